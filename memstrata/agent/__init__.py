@@ -1,0 +1,1 @@
+"""(placeholder until its issue lands)"""

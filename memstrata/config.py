@@ -1,0 +1,97 @@
+"""Settings: keyword-only, validated, grouped into small frozen policy objects.
+
+``MemoryManager.open(url, **settings)`` builds a :class:`Settings`; unknown
+keys are rejected with :class:`~memstrata.errors.InvalidSettingError`. The
+environment is read once, when settings are built, never at import:
+
+* ``MEMSTRATA_HOME`` - data directory (default ``~/.local/share/memstrata``);
+  the default database is ``$MEMSTRATA_HOME/memstrata.db``;
+* ``MEMSTRATA_URL`` - database URL used when none is passed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, InstanceOf, field_validator
+from pydantic import ValidationError as PydanticValidationError
+
+from memstrata.errors import InvalidSettingError
+from memstrata.policies.conflict import ConflictPolicy
+from memstrata.policies.retention import RetentionPolicy
+from memstrata.policies.retrieval import RetrievalPolicy
+from memstrata.policies.write import WritePolicy
+
+__all__ = ["DEFAULT_SCOPE", "SCOPE_PATTERN", "Settings", "default_home"]
+
+DEFAULT_SCOPE = "default"
+SCOPE_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_.\-]{0,63}$")
+DEFAULT_MAX_CONTENT_CHARS = 8000
+
+
+def default_home(environ: dict[str, str] | None = None) -> Path:
+    env = os.environ if environ is None else environ
+    if env.get("MEMSTRATA_HOME"):
+        return Path(env["MEMSTRATA_HOME"]).expanduser()
+    base = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "memstrata"
+
+
+class Settings(BaseModel):
+    """Everything configurable about a :class:`~memstrata.MemoryManager`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: SQLAlchemy URL; SQLite file by default, ``postgresql://…`` for deployments
+    url: str | None = None
+    #: data directory (default database, index files)
+    home: Path | None = None
+    #: where derived index files live (default: beside the SQLite file, or in home)
+    index_dir: Path | None = None
+    #: vector backend registered under ``memstrata.vector_backends``
+    vector_backend: str = "local"
+    #: options of the vector backend (validated by the backend; unknown keys rejected)
+    vector_options: dict[str, Any] = Field(default_factory=dict)
+    #: the allowed scopes; ``None`` allows any well-formed scope name
+    scopes: frozenset[str] | None = None
+    max_content_chars: int = Field(default=DEFAULT_MAX_CONTENT_CHARS, gt=0, le=1_000_000)
+    write: InstanceOf[WritePolicy] = Field(default_factory=WritePolicy)
+    retrieval: InstanceOf[RetrievalPolicy] = Field(default_factory=RetrievalPolicy)
+    retention: InstanceOf[RetentionPolicy] = Field(default_factory=RetentionPolicy)
+    conflict: InstanceOf[ConflictPolicy] = Field(default_factory=ConflictPolicy)
+    #: working memory: entry time-to-live, entries per session, sessions kept
+    working_ttl_seconds: float = Field(default=900.0, gt=0)
+    working_max_entries: int = Field(default=256, gt=0)
+    working_max_sessions: int = Field(default=4096, gt=0)
+    #: BM25 parameters of the keyword index
+    bm25_k1: float = Field(default=1.2, ge=0)
+    bm25_b: float = Field(default=0.75, ge=0, le=1)
+    keyword_memory_budget_bytes: int = Field(default=512 * 1024**2, gt=0)
+    #: path of a sentence-transformers model folder (default: the packaged MiniLM)
+    embedding_model: Path | None = None
+    echo_sql: bool = False
+
+    @field_validator("scopes", mode="before")
+    @classmethod
+    def _check_scopes(cls, value: Any) -> Any:
+        if value is None:
+            return None
+        names = frozenset([value] if isinstance(value, str) else value)
+        bad = sorted(n for n in names if not SCOPE_PATTERN.match(str(n)))
+        if bad:
+            raise ValueError(f"malformed scope names: {bad}")
+        return names
+
+    @classmethod
+    def build(cls, **values: Any) -> Settings:
+        """Validate keyword settings, filling ``url``/``home`` from the environment."""
+        try:
+            settings = cls(**values)
+        except PydanticValidationError as exc:
+            raise InvalidSettingError(f"invalid settings: {exc}") from exc
+        home = settings.home or default_home()
+        url = settings.url or os.environ.get("MEMSTRATA_URL") or f"sqlite:///{home / 'memstrata.db'}"
+        return settings.model_copy(update={"home": home, "url": url})

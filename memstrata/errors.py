@@ -1,0 +1,186 @@
+"""Typed errors raised by memstrata.
+
+Every error a caller can act on is one of these; errors from SQLAlchemy, the
+embedding model, openai or weaviate are translated at the seam where they occur
+and chained with ``raise ... from exc``. Exceptions carry data and never log.
+
+The tree::
+
+    MemstrataError
+    ├── InvalidInputError (also ValueError)      bad input: nothing was changed
+    │   ├── MissingUserError                     no / malformed user id
+    │   ├── EmptyContentError
+    │   ├── ContentTooLargeError
+    │   ├── UnknownTypeError                     not a MemoryType
+    │   ├── UnknownScopeError                    malformed, or not in the configured scopes
+    │   ├── DimensionMismatchError               vector of the wrong length
+    │   └── InvalidSettingError
+    │       └── InvalidURLError                  database URL that cannot be used
+    ├── NotFoundError (also KeyError)
+    │   ├── MemoryNotFoundError                  no such record *for this user*
+    │   └── TaskNotFoundError
+    ├── StateError
+    │   ├── ClosedError                          the manager (or an index) is closed
+    │   ├── NotInConflictError                   resolve_conflict on a record with no conflict
+    │   └── LeaseHeldError                       another process holds a job's lease
+    ├── StorageError                             the SQL system of record failed
+    │   └── SchemaVersionError                   database is newer than this code
+    ├── IndexBackendError                        a vector / keyword index backend failed
+    ├── EmbeddingError                           the embedding model failed
+    │   └── ModelMismatchError                   stored vectors come from another model: run reindex
+    └── MissingDependencyError (also ImportError) an optional extra is not installed
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ClosedError",
+    "ContentTooLargeError",
+    "DimensionMismatchError",
+    "EmbeddingError",
+    "EmptyContentError",
+    "IndexBackendError",
+    "InvalidInputError",
+    "InvalidSettingError",
+    "InvalidURLError",
+    "LeaseHeldError",
+    "MemoryNotFoundError",
+    "MemstrataError",
+    "MissingDependencyError",
+    "MissingUserError",
+    "ModelMismatchError",
+    "NotFoundError",
+    "NotInConflictError",
+    "SchemaVersionError",
+    "StateError",
+    "StorageError",
+    "TaskNotFoundError",
+    "UnknownScopeError",
+    "UnknownTypeError",
+]
+
+
+class MemstrataError(Exception):
+    """Base class of every error memstrata raises on purpose."""
+
+
+class InvalidInputError(MemstrataError, ValueError):
+    """The call was rejected before anything was changed."""
+
+
+class MissingUserError(InvalidInputError):
+    """A user id is required and was missing, empty or malformed."""
+
+
+class EmptyContentError(InvalidInputError):
+    """Memory content was empty or only whitespace."""
+
+
+class ContentTooLargeError(InvalidInputError):
+    """Memory content is longer than the configured limit."""
+
+    def __init__(self, length: int, limit: int) -> None:
+        super().__init__(f"content has {length} characters; the limit is {limit}")
+        self.length = length
+        self.limit = limit
+
+
+class UnknownTypeError(InvalidInputError):
+    """A memory type that is not one of :class:`memstrata.MemoryType`."""
+
+
+class UnknownScopeError(InvalidInputError):
+    """A scope that is malformed or not among the configured scopes."""
+
+
+class DimensionMismatchError(InvalidInputError):
+    """A vector whose length differs from the index / model dimension."""
+
+    def __init__(self, got: int, expected: int) -> None:
+        super().__init__(f"vector has dimension {got}; expected {expected}")
+        self.got = got
+        self.expected = expected
+
+
+class InvalidSettingError(InvalidInputError):
+    """A setting (keyword argument, environment value) that cannot be used."""
+
+
+class InvalidURLError(InvalidSettingError):
+    """A database URL that cannot be parsed or names an unsupported backend."""
+
+
+class NotFoundError(MemstrataError, KeyError):
+    """Something looked up by id does not exist (for this user)."""
+
+    def __str__(self) -> str:  # KeyError quotes its argument; keep messages readable
+        return str(self.args[0]) if self.args else ""
+
+
+class MemoryNotFoundError(NotFoundError):
+    """No memory with this id belongs to this user."""
+
+
+class TaskNotFoundError(NotFoundError):
+    """No task with this id belongs to this user."""
+
+
+class StateError(MemstrataError):
+    """The object is in a state that does not allow the call."""
+
+
+class ClosedError(StateError):
+    """The manager or backend has been closed."""
+
+
+class NotInConflictError(StateError):
+    """``resolve_conflict`` was called on a record that is not in a pending conflict."""
+
+
+class LeaseHeldError(StateError):
+    """Another process holds the lease of the job that was asked to run."""
+
+
+class StorageError(MemstrataError):
+    """The SQL system of record failed; the transaction was rolled back."""
+
+
+class SchemaVersionError(StorageError):
+    """The database schema is newer than this version of memstrata understands."""
+
+
+class IndexBackendError(MemstrataError):
+    """A derived index (vector or keyword) failed. SQL still holds every record."""
+
+
+class EmbeddingError(MemstrataError):
+    """The embedding model could not embed the text."""
+
+
+class ModelMismatchError(EmbeddingError):
+    """This user's stored vectors were made by another embedding model.
+
+    Mixing vector spaces would make recall silently wrong, so memstrata refuses;
+    ``memstrata reindex`` (or :meth:`MemoryManager.reindex`) re-embeds with the
+    current model.
+    """
+
+    def __init__(self, user_id: str, stored: str, current: str) -> None:
+        super().__init__(
+            f"vectors of user {user_id!r} were made by {stored!r}, the current model is "
+            f"{current!r}; run `memstrata reindex --user {user_id}` to re-embed"
+        )
+        self.user_id = user_id
+        self.stored = stored
+        self.current = current
+
+
+class MissingDependencyError(MemstrataError, ImportError):
+    """An optional dependency is not installed; the message names the extra."""
+
+    def __init__(self, package: str, extra: str) -> None:
+        super().__init__(
+            f"{package} is not installed; install it with `pip install 'memstrata[{extra}]'`"
+        )
+        self.package = package
+        self.extra = extra

@@ -1,0 +1,199 @@
+"""The SQL connection: engine set-up, transactions, migrations, error translation.
+
+SQLite (the embedded default) runs in WAL mode with ``synchronous=NORMAL`` and a
+busy timeout; write transactions start with ``BEGIN IMMEDIATE`` so two writers
+queue instead of failing on lock upgrade. PostgreSQL goes through psycopg 3.
+Every SQLAlchemy error leaving this module is a :class:`~memstrata.errors.StorageError`.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, Engine, create_engine, event, insert, select, text
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+from sqlalchemy.pool import StaticPool
+
+from memstrata.errors import (
+    ClosedError,
+    InvalidURLError,
+    MissingDependencyError,
+    SchemaVersionError,
+    StorageError,
+)
+from memstrata.memory._schema import meta_table, migrations_table
+
+__all__ = ["Database", "parse_url"]
+
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+_WRITE_OPTION = "memstrata_write"
+
+
+def parse_url(url: str | URL) -> URL:
+    """Validate a database URL; PostgreSQL URLs are pointed at psycopg 3."""
+    if isinstance(url, str) and not url.strip():
+        raise InvalidURLError("the database URL is empty")
+    try:
+        parsed = make_url(url)
+    except ArgumentError as exc:
+        raise InvalidURLError(f"cannot parse database URL {str(url)!r}: {exc}") from exc
+    backend = parsed.get_backend_name()
+    if backend in ("postgres", "postgresql"):
+        if parsed.drivername in ("postgres", "postgresql"):
+            parsed = parsed.set(drivername="postgresql+psycopg")
+        try:
+            import psycopg  # noqa: F401
+        except ImportError as exc:
+            raise MissingDependencyError("psycopg", "postgres") from exc
+        return parsed
+    if backend == "sqlite":
+        if parsed.drivername != "sqlite":
+            raise InvalidURLError(f"unsupported SQLite driver {parsed.drivername!r}")
+        return parsed
+    raise InvalidURLError(
+        f"unsupported database {backend!r}: memstrata runs on SQLite and PostgreSQL"
+    )
+
+
+class Database:
+    """One engine plus the transaction helpers the stores use."""
+
+    def __init__(self, url: str | URL, *, echo: bool = False) -> None:
+        self.url = parse_url(url)
+        self.dialect = self.url.get_backend_name()
+        self.memory_db = self.dialect == "sqlite" and self.url.database in (None, "", ":memory:")
+        self.closed = False
+        try:
+            self.engine = self._create_engine(echo)
+        except SQLAlchemyError as exc:
+            raise StorageError(f"cannot open {self.safe_url}: {exc}") from exc
+
+    @property
+    def safe_url(self) -> str:
+        """The URL with any password hidden."""
+        return self.url.render_as_string(hide_password=True)
+
+    @property
+    def sqlite_path(self) -> Path | None:
+        if self.dialect != "sqlite" or self.memory_db or self.url.database is None:
+            return None
+        return Path(self.url.database).resolve()
+
+    def _create_engine(self, echo: bool) -> Engine:
+        if self.dialect == "sqlite":
+            kwargs: dict[str, Any] = {"connect_args": {"check_same_thread": False}}
+            if self.memory_db:
+                kwargs["poolclass"] = StaticPool
+            else:
+                path = Path(str(self.url.database)).expanduser()
+                path.parent.mkdir(parents=True, exist_ok=True)
+            engine = create_engine(self.url, echo=echo, **kwargs)
+            _install_sqlite_hooks(engine, wal=not self.memory_db)
+            return engine
+        return create_engine(self.url, echo=echo, pool_pre_ping=True, pool_size=5,
+                             max_overflow=10)
+
+    @contextmanager
+    def read(self) -> Iterator[Connection]:
+        """A read transaction (deferred on SQLite: takes no write lock)."""
+        if self.closed:
+            raise ClosedError("the memory manager is closed")
+        try:
+            with self.engine.connect() as conn, conn.begin():
+                yield conn
+        except SQLAlchemyError as exc:
+            raise StorageError(f"database read failed: {exc}") from exc
+
+    @contextmanager
+    def write(self) -> Iterator[Connection]:
+        """A write transaction: all or nothing. ``BEGIN IMMEDIATE`` on SQLite."""
+        if self.closed:
+            raise ClosedError("the memory manager is closed")
+        try:
+            with self.engine.connect() as conn:
+                conn.execution_options(**{_WRITE_OPTION: True})
+                with conn.begin():
+                    yield conn
+        except SQLAlchemyError as exc:
+            raise StorageError(f"database write failed: {exc}") from exc
+
+    def lock_migrations(self, conn: Connection) -> None:
+        """Serialise concurrent migrators (SQLite is already, by BEGIN IMMEDIATE)."""
+        if self.dialect == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(727271)"))
+
+    def migrate(self) -> int:
+        """Apply pending migrations; return the schema version."""
+        from memstrata.memory._migrations import MIGRATIONS, apply_migration
+
+        latest = MIGRATIONS[-1].version
+        with self.write() as conn:
+            self.lock_migrations(conn)
+            migrations_table.create(conn, checkfirst=True)
+            applied = set(conn.execute(select(migrations_table.c.version)).scalars())
+            newest_known = max(applied, default=0)
+            if newest_known > latest:
+                raise SchemaVersionError(
+                    f"database schema version {newest_known} is newer than this memstrata "
+                    f"({latest}); upgrade memstrata"
+                )
+            for migration in MIGRATIONS:
+                if migration.version in applied:
+                    continue
+                apply_migration(conn, migration, self.dialect)
+                conn.execute(
+                    insert(migrations_table).values(
+                        version=migration.version, name=migration.name, applied_at=time.time()
+                    )
+                )
+            if conn.execute(
+                select(meta_table.c.value).where(meta_table.c.key == "db_uuid")
+            ).scalar_one_or_none() is None:
+                conn.execute(insert(meta_table).values(key="db_uuid", value=uuid.uuid4().hex))
+        return latest
+
+    def db_uuid(self) -> str:
+        with self.read() as conn:
+            return str(
+                conn.execute(
+                    select(meta_table.c.value).where(meta_table.c.key == "db_uuid")
+                ).scalar_one()
+            )
+
+    def dispose(self) -> None:
+        self.closed = True
+        self.engine.dispose()
+
+
+def _install_sqlite_hooks(engine: Engine, *, wal: bool) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        # Let SQLAlchemy's "begin" event below decide how transactions start.
+        dbapi_conn.isolation_level = None
+        cursor = dbapi_conn.cursor()
+        try:
+            if wal:
+                cursor.execute("PRAGMA journal_mode=WAL")
+                cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+            cursor.execute("PRAGMA foreign_keys=ON")
+        finally:
+            cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        if conn.get_execution_options().get(_WRITE_OPTION):
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+        else:
+            conn.exec_driver_sql("BEGIN")
+
+
+def read_migration_sql(name: str) -> str:
+    return resources.files("memstrata.memory.migrations").joinpath(name).read_text("utf-8")

@@ -1,0 +1,344 @@
+"""Keyword retrieval: a per-user BM25 index, derived from SQL like the vectors.
+
+Why not SQLite FTS5 / PostgreSQL full text: BM25 statistics here are per user
+(a tenant's rare word is rare *for that tenant*), ranking is identical on both
+SQL backends, and the index syncs, persists and rebuilds through the same
+watermark mechanism as the vector index. Terms come from
+:func:`memstrata._text.tokenize` (stop words removed, English Snowball stems,
+CJK unigrams + bigrams).
+
+Postings are append-only arrays; deletions clear an ``alive`` flag and the
+shard is compacted when a quarter of it is dead.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from array import array
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from memstrata._text import tokenize
+from memstrata.memory._shards import ShardCache
+from memstrata.memory.vector import NO_FILTER, Hit, IndexBatch, IndexRow, SearchFilter, Watermark
+
+__all__ = ["BM25", "KeywordIndex"]
+
+_FORMAT = 1
+_COMPACT_DEAD_SHARE = 0.25
+_COMPACT_MIN_DEAD = 64
+
+
+class BM25:
+    """BM25 parameters (Okapi): term saturation ``k1`` and length normalisation ``b``."""
+
+    __slots__ = ("b", "k1")
+
+    def __init__(self, k1: float = 1.2, b: float = 0.75) -> None:
+        if k1 < 0 or not 0.0 <= b <= 1.0:
+            raise ValueError("BM25 needs k1 >= 0 and 0 <= b <= 1")
+        self.k1 = k1
+        self.b = b
+
+
+class KeywordShard:
+    def __init__(self) -> None:
+        self.docs: list[str] = []
+        self.doc_pos: dict[str, int] = {}
+        self.lengths = array("I")
+        self.alive = bytearray()
+        self.scope_codes = array("H")
+        self.type_codes = array("B")
+        self.scope_names: dict[str, int] = {}
+        self.type_names: dict[str, int] = {}
+        self.postings: dict[str, tuple[array[int], array[int]]] = {}
+        self.n_alive = 0
+        self.total_len = 0
+        self.watermark: Watermark | None = None
+        self.unsaved = 0
+
+    def nbytes(self) -> int:
+        postings = sum(len(d) * 6 + 100 for d, _ in self.postings.values())
+        return len(self.docs) * 120 + postings + 4096
+
+    @staticmethod
+    def _code(names: dict[str, int], name: str) -> int:
+        return names.setdefault(name, len(names))
+
+    def upsert(self, rows: Sequence[IndexRow]) -> None:
+        for row in rows:
+            if row.id in self.doc_pos:
+                continue
+            doc = len(self.docs)
+            terms = Counter(tokenize(row.text))
+            self.docs.append(row.id)
+            self.doc_pos[row.id] = doc
+            length = sum(terms.values())
+            self.lengths.append(length)
+            self.alive.append(1)
+            self.scope_codes.append(self._code(self.scope_names, row.scope))
+            self.type_codes.append(self._code(self.type_names, row.type))
+            for term, tf in terms.items():
+                posting = self.postings.get(term)
+                if posting is None:
+                    posting = (array("I"), array("H"))
+                    self.postings[term] = posting
+                posting[0].append(doc)
+                posting[1].append(min(tf, 65535))
+            self.n_alive += 1
+            self.total_len += length
+            self.unsaved += 1
+
+    def remove(self, ids: Iterable[str]) -> None:
+        for memory_id in ids:
+            doc = self.doc_pos.get(memory_id)
+            if doc is None or not self.alive[doc]:
+                continue
+            self.alive[doc] = 0
+            self.n_alive -= 1
+            self.total_len -= self.lengths[doc]
+            self.unsaved += 1
+        dead = len(self.docs) - self.n_alive
+        if dead >= _COMPACT_MIN_DEAD and dead > _COMPACT_DEAD_SHARE * len(self.docs):
+            self._compact()
+
+    def _compact(self) -> None:
+        """Rebuild without dead documents (positions change; ids do not)."""
+        old_docs = self.docs
+        alive = bytes(self.alive)
+        remap = np.full(len(old_docs), -1, dtype=np.int64)
+        keep = [d for d in range(len(old_docs)) if alive[d]]
+        remap[keep] = np.arange(len(keep))
+        self.docs = [old_docs[d] for d in keep]
+        self.doc_pos = {memory_id: p for p, memory_id in enumerate(self.docs)}
+        self.lengths = array("I", (self.lengths[d] for d in keep))
+        self.scope_codes = array("H", (self.scope_codes[d] for d in keep))
+        self.type_codes = array("B", (self.type_codes[d] for d in keep))
+        self.alive = bytearray(b"\x01" * len(keep))
+        postings: dict[str, tuple[array[int], array[int]]] = {}
+        for term, (docs, tfs) in self.postings.items():
+            d = np.frombuffer(docs, dtype=np.uint32)
+            new = remap[d]
+            live = new >= 0
+            if live.any():
+                postings[term] = (
+                    array("I", new[live].astype(np.uint32).tobytes()),
+                    array("H", np.frombuffer(tfs, dtype=np.uint16)[live].tobytes()),
+                )
+        self.postings = postings
+
+    def _filter_mask(self, where: SearchFilter) -> np.ndarray:
+        mask = np.frombuffer(self.alive, dtype=np.uint8).astype(bool)
+        if where.scopes is not None:
+            codes = [self.scope_names[s] for s in where.scopes if s in self.scope_names]
+            mask &= np.isin(np.frombuffer(self.scope_codes, dtype=np.uint16), codes)
+        if where.types is not None:
+            codes = [self.type_names[t] for t in where.types if t in self.type_names]
+            mask &= np.isin(np.frombuffer(self.type_codes, dtype=np.uint8), codes)
+        return mask
+
+    def scores(self, terms: Sequence[str], params: BM25, mask: np.ndarray) -> np.ndarray:
+        n = len(self.docs)
+        out = np.zeros(n, dtype=np.float32)
+        if self.n_alive == 0:
+            return out
+        alive = np.frombuffer(self.alive, dtype=np.uint8)
+        lengths = np.frombuffer(self.lengths, dtype=np.uint32)
+        avgdl = max(self.total_len / self.n_alive, 1.0)
+        k1, b = params.k1, params.b
+        for term in dict.fromkeys(terms):
+            posting = self.postings.get(term)
+            if posting is None:
+                continue
+            docs = np.frombuffer(posting[0], dtype=np.uint32)
+            live = alive[docs].astype(bool)
+            df = int(live.sum())
+            if df == 0:
+                continue
+            idf = math.log(1.0 + (self.n_alive - df + 0.5) / (df + 0.5))
+            tf = np.frombuffer(posting[1], dtype=np.uint16).astype(np.float32)
+            norm = k1 * (1.0 - b + b * lengths[docs] / avgdl)
+            out[docs] += np.where(live, idf * tf * (k1 + 1.0) / (tf + norm), 0.0)
+        out[~mask] = 0.0
+        return out
+
+    def search(self, terms: Sequence[str], k: int, params: BM25, where: SearchFilter) -> list[Hit]:
+        if not terms or not self.docs:
+            return []
+        scores = self.scores(terms, params, self._filter_mask(where))
+        nonzero = np.flatnonzero(scores)
+        if nonzero.size == 0:
+            return []
+        if nonzero.size > k:
+            top = nonzero[np.argpartition(-scores[nonzero], k - 1)[:k]]
+        else:
+            top = nonzero
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [Hit(self.docs[d], float(scores[d])) for d in top]
+
+    def score_ids(self, terms: Sequence[str], ids: Sequence[str], params: BM25) -> dict[str, float]:
+        if not terms:
+            return {}
+        positions = [self.doc_pos[i] for i in ids if i in self.doc_pos]
+        if not positions:
+            return {}
+        mask = np.zeros(len(self.docs), dtype=bool)
+        mask[positions] = True
+        scores = self.scores(terms, params, mask)
+        return {self.docs[p]: float(scores[p]) for p in positions if scores[p] > 0}
+
+    def save(self, path: Path) -> None:
+        terms = list(self.postings)
+        offsets = np.zeros(len(terms) + 1, dtype=np.int64)
+        for i, term in enumerate(terms):
+            offsets[i + 1] = offsets[i] + len(self.postings[term][0])
+        all_docs = np.empty(int(offsets[-1]), dtype=np.uint32)
+        all_tfs = np.empty(int(offsets[-1]), dtype=np.uint16)
+        for i, term in enumerate(terms):
+            docs, tfs = self.postings[term]
+            all_docs[offsets[i] : offsets[i + 1]] = np.frombuffer(docs, dtype=np.uint32)
+            all_tfs[offsets[i] : offsets[i + 1]] = np.frombuffer(tfs, dtype=np.uint16)
+        state = {
+            "format": _FORMAT,
+            "scopes": list(self.scope_names),
+            "types": list(self.type_names),
+            "generation": self.watermark.generation if self.watermark else None,
+            "seq": self.watermark.seq if self.watermark else None,
+        }
+        with open(path, "wb") as fh:
+            np.savez(
+                fh,
+                state=np.frombuffer(json.dumps(state).encode("utf-8"), dtype=np.uint8),
+                docs=np.asarray(self.docs, dtype="S32"),
+                lengths=np.frombuffer(self.lengths, dtype=np.uint32),
+                alive=np.frombuffer(bytes(self.alive), dtype=np.uint8),
+                scope_codes=np.frombuffer(self.scope_codes, dtype=np.uint16),
+                type_codes=np.frombuffer(self.type_codes, dtype=np.uint8),
+                terms=np.frombuffer("\x00".join(terms).encode("utf-8"), dtype=np.uint8),
+                offsets=offsets,
+                all_docs=all_docs,
+                all_tfs=all_tfs,
+            )
+
+    @classmethod
+    def load(cls, path: Path) -> KeywordShard | None:
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                state = json.loads(bytes(data["state"]).decode("utf-8"))
+                if state.get("format") != _FORMAT:
+                    return None
+                shard = cls()
+                shard.docs = [raw.decode("ascii") for raw in data["docs"]]
+                shard.doc_pos = {memory_id: p for p, memory_id in enumerate(shard.docs)}
+                shard.lengths = array("I", data["lengths"].astype(np.uint32).tobytes())
+                shard.alive = bytearray(data["alive"].astype(np.uint8).tobytes())
+                shard.scope_codes = array("H", data["scope_codes"].astype(np.uint16).tobytes())
+                shard.type_codes = array("B", data["type_codes"].astype(np.uint8).tobytes())
+                shard.scope_names = {name: i for i, name in enumerate(state["scopes"])}
+                shard.type_names = {name: i for i, name in enumerate(state["types"])}
+                raw_terms = bytes(data["terms"]).decode("utf-8")
+                terms = raw_terms.split("\x00") if raw_terms else []
+                offsets = data["offsets"]
+                all_docs = data["all_docs"].astype(np.uint32)
+                all_tfs = data["all_tfs"].astype(np.uint16)
+                if len(offsets) != len(terms) + 1:
+                    return None
+                for i, term in enumerate(terms):
+                    lo, hi = int(offsets[i]), int(offsets[i + 1])
+                    shard.postings[term] = (
+                        array("I", all_docs[lo:hi].tobytes()),
+                        array("H", all_tfs[lo:hi].tobytes()),
+                    )
+                alive = np.frombuffer(shard.alive, dtype=np.uint8).astype(bool)
+                shard.n_alive = int(alive.sum())
+                shard.total_len = int(np.frombuffer(shard.lengths, dtype=np.uint32)[alive].sum())
+                if state.get("generation") is not None:
+                    shard.watermark = Watermark(state["generation"], int(state["seq"]))
+                return shard
+        except (OSError, ValueError, KeyError, UnicodeDecodeError, json.JSONDecodeError):
+            return None
+
+
+class KeywordIndex:
+    """Per-user BM25 over the indexed text of retrievable records."""
+
+    def __init__(
+        self,
+        *,
+        directory: Path | None,
+        memory_budget_bytes: int = 512 * 1024**2,
+        params: BM25 | None = None,
+        save_every: int = 2000,
+    ) -> None:
+        self.params = params or BM25()
+        self._cache: ShardCache[KeywordShard] = ShardCache(
+            directory=None if directory is None else Path(directory) / "keyword",
+            suffix="bm25.npz",
+            budget_bytes=memory_budget_bytes,
+            load=lambda path, _user: KeywordShard.load(path),
+            create=KeywordShard,
+            save_every=save_every,
+        )
+
+    def watermark(self, user_id: str) -> Watermark | None:
+        with self._cache.locked(user_id):
+            shard = self._cache.peek(user_id)
+            return None if shard is None else shard.watermark
+
+    def apply(self, user_id: str, batch: IndexBatch, *, reset: bool = False) -> None:
+        with self._cache.locked(user_id):
+            shard = KeywordShard() if reset else self._cache.get(user_id)
+            if batch.removals:
+                shard.remove(batch.removals)
+            shard.upsert(batch.upserts)
+            shard.watermark = batch.watermark
+            shard.unsaved += 1 if reset else 0
+            self._cache.touch(user_id, shard)
+
+    def search(
+        self, user_id: str, query: str | Sequence[str], k: int, where: SearchFilter = NO_FILTER
+    ) -> list[Hit]:
+        """Top-``k`` records by BM25 (``query`` as text, or as already tokenised terms)."""
+        terms = tokenize(query) if isinstance(query, str) else list(query)
+        with self._cache.locked(user_id):
+            shard = self._cache.peek(user_id)
+            if shard is None:
+                return []
+            return shard.search(terms, k, self.params, where)
+
+    def score_ids(
+        self, user_id: str, query: str | Sequence[str], ids: Sequence[str]
+    ) -> dict[str, float]:
+        """BM25 of specific records (records without a match are absent)."""
+        terms = tokenize(query) if isinstance(query, str) else list(query)
+        with self._cache.locked(user_id):
+            shard = self._cache.peek(user_id)
+            if shard is None:
+                return {}
+            return shard.score_ids(terms, ids, self.params)
+
+    def size(self, user_id: str) -> int:
+        with self._cache.locked(user_id):
+            shard = self._cache.peek(user_id)
+            return 0 if shard is None else shard.n_alive
+
+    def drop_user(self, user_id: str) -> None:
+        with self._cache.locked(user_id):
+            self._cache.drop(user_id)
+
+    def unload(self) -> None:
+        self._cache.clear_memory()
+
+    @property
+    def loaded_bytes(self) -> int:
+        return self._cache.loaded_bytes
+
+    def flush(self) -> None:
+        self._cache.flush()
+
+    def close(self) -> None:
+        self._cache.close()

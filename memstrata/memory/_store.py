@@ -1,0 +1,557 @@
+"""SQL operations on long-term records. No policy lives here.
+
+Every function takes the user id and puts it in the WHERE clause: a record of
+another user is simply not found. Functions that change what the derived
+indexes must see (insert, status changes that leave or re-enter the
+retrievable set, deletion) stamp the row (or a deletion event) with a new
+``users.seq`` value; the indexes catch up by reading everything above their
+watermark.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+import uuid
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sqlalchemy import Connection, Row, and_, delete, func, insert, or_, select, update
+
+from memstrata.clock import from_epoch
+from memstrata.memory._schema import memories, memory_events, memory_vectors, users
+from memstrata.memory.embedder import Vectors
+from memstrata.types import (
+    RETRIEVABLE,
+    MemoryRecord,
+    MemoryType,
+    Slot,
+    Source,
+    Status,
+    normalize_slot_part,
+)
+
+__all__ = [
+    "IndexRow",
+    "UserState",
+    "decode_vector",
+    "encode_vector",
+    "new_id",
+    "slot_key",
+]
+
+RETRIEVABLE_VALUES = tuple(sorted(s.value for s in RETRIEVABLE))
+#: SQL parameter lists are chunked below SQLite's limit
+_CHUNK = 500
+
+
+def new_id() -> str:
+    """32 hex digits, time-ordered (48-bit milliseconds + 80 random bits)."""
+    millis = int(time.time() * 1000) & ((1 << 48) - 1)
+    return f"{millis:012x}{os.urandom(10).hex()}"
+
+
+def slot_key(scope_free_subject: str, attribute: str) -> str:
+    raw = f"{normalize_slot_part(scope_free_subject)}\x1f{normalize_slot_part(attribute)}"
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()[:32]
+
+
+def encode_vector(vector: np.ndarray) -> bytes:
+    return np.ascontiguousarray(vector, dtype="<f2").tobytes()
+
+
+def decode_vector(blob: bytes) -> Vectors:
+    return np.frombuffer(blob, dtype="<f2").astype(np.float32)
+
+
+def _chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:
+    for start in range(0, len(items), _CHUNK):
+        yield items[start : start + _CHUNK]
+
+
+@dataclass(frozen=True, slots=True)
+class UserState:
+    user_id: str
+    seq: int
+    generation: str
+    embed_model: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class IndexRow:
+    """What the derived indexes hold for one retrievable record."""
+
+    id: str
+    scope: str
+    type: str
+    text: str
+    vector: Vectors | None
+
+
+def index_text(content: str, context: str | None) -> str:
+    return content if not context else f"{context}\n{content}"
+
+
+# ---------------------------------------------------------------- users
+
+
+def user_state(conn: Connection, user_id: str) -> UserState | None:
+    row = conn.execute(
+        select(users.c.seq, users.c.generation, users.c.embed_model).where(
+            users.c.user_id == user_id
+        )
+    ).first()
+    if row is None:
+        return None
+    return UserState(user_id, int(row.seq), str(row.generation), row.embed_model)
+
+
+def lock_user(conn: Connection, user_id: str, now: float) -> UserState:
+    """Create the user row if needed and lock it for this transaction.
+
+    On PostgreSQL ``FOR UPDATE`` serialises writers of one user; SQLite is
+    already serialised by ``BEGIN IMMEDIATE``.
+    """
+    state = conn.execute(
+        select(users.c.seq, users.c.generation, users.c.embed_model)
+        .where(users.c.user_id == user_id)
+        .with_for_update()
+    ).first()
+    if state is None:
+        generation = uuid.uuid4().hex
+        conn.execute(
+            insert(users).values(
+                user_id=user_id, seq=0, generation=generation, embed_model=None, created_at=now
+            )
+        )
+        return UserState(user_id, 0, generation, None)
+    return UserState(user_id, int(state.seq), str(state.generation), state.embed_model)
+
+
+def set_user_seq(conn: Connection, user_id: str, seq: int) -> None:
+    conn.execute(update(users).where(users.c.user_id == user_id).values(seq=seq))
+
+
+def set_user_model(conn: Connection, user_id: str, model: str | None) -> None:
+    conn.execute(update(users).where(users.c.user_id == user_id).values(embed_model=model))
+
+
+class SeqCounter:
+    """Hands out ``users.seq`` values inside one write transaction."""
+
+    def __init__(self, state: UserState) -> None:
+        self.user_id = state.user_id
+        self.start = state.seq
+        self.value = state.seq
+
+    def next(self) -> int:
+        self.value += 1
+        return self.value
+
+    def commit(self, conn: Connection) -> None:
+        if self.value != self.start:
+            set_user_seq(conn, self.user_id, self.value)
+
+
+# ---------------------------------------------------------------- records
+
+
+def row_to_record(row: Row[Any] | Mapping[str, Any]) -> MemoryRecord:
+    m = row._mapping if isinstance(row, Row) else row
+    slot = None
+    if m["subject"] is not None and m["attribute"] is not None:
+        slot = Slot(m["subject"], m["attribute"], m["value"] or "")
+    return MemoryRecord(
+        id=m["id"],
+        user_id=m["user_id"],
+        scope=m["scope"],
+        type=MemoryType(m["type"]),
+        content=m["content"],
+        status=Status(m["status"]),
+        confidence=float(m["confidence"]),
+        importance=float(m["importance"]),
+        source=Source(m["source"]),
+        created_at=from_epoch(m["created_at"]),
+        updated_at=from_epoch(m["updated_at"]),
+        valid_from=from_epoch(m["valid_from"]),
+        valid_to=_opt_time(m["valid_to"]),
+        last_accessed_at=_opt_time(m["last_accessed_at"]),
+        access_count=int(m["access_count"]),
+        expires_at=_opt_time(m["expires_at"]),
+        pinned=bool(m["pinned"]),
+        slot=slot,
+        context=m["context"],
+        session_id=m["session_id"],
+        task_id=m["task_id"],
+        step_id=m["step_id"],
+        supersedes=m["supersedes"],
+        superseded_by=m["superseded_by"],
+        conflict_group=m["conflict_group"],
+        metadata=dict(m["metadata"] or {}),
+    )
+
+
+def _opt_time(value: float | None) -> Any:
+    return None if value is None else from_epoch(value)
+
+
+def fetch(conn: Connection, user_id: str, ids: Sequence[str]) -> dict[str, Row[Any]]:
+    """Rows of this user's records with these ids (missing ids are absent)."""
+    out: dict[str, Row[Any]] = {}
+    unique = list(dict.fromkeys(ids))
+    for chunk in _chunks(unique):
+        for row in conn.execute(
+            select(memories).where(memories.c.user_id == user_id, memories.c.id.in_(chunk))
+        ):
+            out[row.id] = row
+    return out
+
+
+def fetch_with_vectors(
+    conn: Connection, user_id: str, ids: Sequence[str]
+) -> list[tuple[Row[Any], bytes | None]]:
+    """Rows plus their stored vector blobs, for re-scoring recall candidates."""
+    out: list[tuple[Row[Any], bytes | None]] = []
+    unique = list(dict.fromkeys(ids))
+    for chunk in _chunks(unique):
+        query = (
+            select(memories, memory_vectors.c.vector.label("_vector"))
+            .select_from(
+                memories.outerjoin(memory_vectors, memory_vectors.c.memory_id == memories.c.id)
+            )
+            .where(memories.c.user_id == user_id, memories.c.id.in_(chunk))
+        )
+        for row in conn.execute(query):
+            out.append((row, row._mapping["_vector"]))
+    return out
+
+
+def slot_rows(conn: Connection, user_id: str, scope: str, key: str) -> list[Row[Any]]:
+    """Live (retrievable) records of one slot, oldest first."""
+    return list(
+        conn.execute(
+            select(memories)
+            .where(
+                memories.c.user_id == user_id,
+                memories.c.scope == scope,
+                memories.c.slot_key == key,
+                memories.c.status.in_(RETRIEVABLE_VALUES),
+            )
+            .order_by(memories.c.valid_from, memories.c.id)
+        )
+    )
+
+
+def rows_by_hash(
+    conn: Connection, user_id: str, scope: str, hashes: Sequence[str]
+) -> dict[str, Row[Any]]:
+    """Live records of this scope whose content hash is among ``hashes``."""
+    out: dict[str, Row[Any]] = {}
+    for chunk in _chunks(list(dict.fromkeys(hashes))):
+        for row in conn.execute(
+            select(memories).where(
+                memories.c.user_id == user_id,
+                memories.c.scope == scope,
+                memories.c.content_hash.in_(chunk),
+                memories.c.status.in_(RETRIEVABLE_VALUES),
+            )
+        ):
+            out.setdefault(row.content_hash, row)
+    return out
+
+
+def group_rows(conn: Connection, user_id: str, group: str) -> list[Row[Any]]:
+    return list(
+        conn.execute(
+            select(memories)
+            .where(memories.c.user_id == user_id, memories.c.conflict_group == group)
+            .order_by(memories.c.valid_from, memories.c.id)
+        )
+    )
+
+
+def insert_records(
+    conn: Connection, rows: Sequence[dict[str, Any]], vectors: Sequence[dict[str, Any]]
+) -> None:
+    if rows:
+        conn.execute(insert(memories), list(rows))
+    if vectors:
+        conn.execute(insert(memory_vectors), list(vectors))
+
+
+def update_record(conn: Connection, user_id: str, memory_id: str, **values: Any) -> None:
+    conn.execute(
+        update(memories)
+        .where(memories.c.user_id == user_id, memories.c.id == memory_id)
+        .values(**values)
+    )
+
+
+def add_events(conn: Connection, events: Sequence[dict[str, Any]]) -> None:
+    if events:
+        conn.execute(insert(memory_events), [{"details": {}, "seq": None, **e} for e in events])
+
+
+def touch(
+    conn: Connection,
+    user_id: str,
+    updates: Iterable[tuple[str, float | None]],
+    now: float,
+) -> None:
+    """Record a use: last access, access count, and the (extended) expiry."""
+    for memory_id, expires in updates:
+        conn.execute(
+            update(memories)
+            .where(memories.c.user_id == user_id, memories.c.id == memory_id)
+            .values(
+                last_accessed_at=now,
+                access_count=memories.c.access_count + 1,
+                expires_at=expires,
+            )
+        )
+
+
+def chain_ids(conn: Connection, user_id: str, memory_id: str) -> list[str]:
+    """Every version of the fact ``memory_id`` belongs to, oldest first.
+
+    The closure over supersession links in both directions plus, for a
+    structured fact, every record of the same slot and scope.
+    """
+    start = fetch(conn, user_id, [memory_id]).get(memory_id)
+    if start is None:
+        return []
+    seen: dict[str, Row[Any]] = {start.id: start}
+    frontier = [start]
+    while frontier:
+        links: set[str] = set()
+        for row in frontier:
+            links.update(x for x in (row.supersedes, row.superseded_by) if x)
+        ids = [row.id for row in frontier]
+        reverse = conn.execute(
+            select(memories).where(
+                memories.c.user_id == user_id,
+                or_(memories.c.superseded_by.in_(ids), memories.c.supersedes.in_(ids)),
+            )
+        ).all()
+        found = [r for r in reverse if r.id not in seen]
+        missing = [i for i in links if i not in seen and i not in {r.id for r in found}]
+        found += list(fetch(conn, user_id, missing).values()) if missing else []
+        for row in found:
+            seen[row.id] = row
+        frontier = found
+    slot_rows_all = [r for r in seen.values() if r.slot_key is not None]
+    for row in slot_rows_all[:1]:
+        for other in conn.execute(
+            select(memories).where(
+                memories.c.user_id == user_id,
+                memories.c.scope == row.scope,
+                memories.c.slot_key == row.slot_key,
+            )
+        ):
+            seen.setdefault(other.id, other)
+    ordered = sorted(seen.values(), key=lambda r: (r.valid_from, r.created_at, r.id))
+    return [r.id for r in ordered]
+
+
+def delete_records(
+    conn: Connection, user_id: str, ids: Sequence[str], counter: SeqCounter, *,
+    action: str, reason: str, now: float,
+) -> list[str]:
+    """Hard-delete records (vectors cascade); record one event each, without content."""
+    rows = fetch(conn, user_id, ids)
+    if not rows:
+        return []
+    doomed = list(rows)
+    events = [
+        {
+            "user_id": user_id,
+            "memory_id": memory_id,
+            "action": action,
+            "reason": reason,
+            "at": now,
+            "seq": counter.next(),
+            "details": {"type": rows[memory_id].type, "scope": rows[memory_id].scope},
+        }
+        for memory_id in doomed
+    ]
+    for chunk in _chunks(doomed):
+        conn.execute(
+            delete(memory_vectors).where(
+                memory_vectors.c.user_id == user_id, memory_vectors.c.memory_id.in_(chunk)
+            )
+        )
+        conn.execute(
+            delete(memories).where(memories.c.user_id == user_id, memories.c.id.in_(chunk))
+        )
+        # no dangling links from the records that remain
+        for column in (memories.c.supersedes, memories.c.superseded_by):
+            conn.execute(
+                update(memories)
+                .where(memories.c.user_id == user_id, column.in_(chunk))
+                .values({column.name: None})
+            )
+    add_events(conn, events)
+    return doomed
+
+
+# ---------------------------------------------------------------- derived-index feed
+
+
+def _index_rows(conn: Connection, condition: Any) -> list[IndexRow]:
+    query = (
+        select(
+            memories.c.id,
+            memories.c.scope,
+            memories.c.type,
+            memories.c.content,
+            memories.c.context,
+            memory_vectors.c.vector,
+        )
+        .select_from(
+            memories.outerjoin(memory_vectors, memory_vectors.c.memory_id == memories.c.id)
+        )
+        .where(condition)
+        .order_by(memories.c.seq)
+    )
+    return [
+        IndexRow(
+            id=row.id,
+            scope=row.scope,
+            type=row.type,
+            text=index_text(row.content, row.context),
+            vector=None if row.vector is None else decode_vector(row.vector),
+        )
+        for row in conn.execute(query)
+    ]
+
+
+def all_index_rows(conn: Connection, user_id: str) -> list[IndexRow]:
+    return _index_rows(
+        conn,
+        and_(memories.c.user_id == user_id, memories.c.status.in_(RETRIEVABLE_VALUES)),
+    )
+
+
+def changes_since(
+    conn: Connection, user_id: str, seq: int
+) -> tuple[list[IndexRow], list[str]]:
+    """(records to upsert, ids to remove) for everything above ``seq``."""
+    upserts = _index_rows(
+        conn,
+        and_(
+            memories.c.user_id == user_id,
+            memories.c.seq > seq,
+            memories.c.status.in_(RETRIEVABLE_VALUES),
+        ),
+    )
+    removed = list(
+        conn.execute(
+            select(memories.c.id).where(
+                memories.c.user_id == user_id,
+                memories.c.seq > seq,
+                memories.c.status.not_in(RETRIEVABLE_VALUES),
+            )
+        ).scalars()
+    )
+    removed += list(
+        conn.execute(
+            select(memory_events.c.memory_id).where(
+                memory_events.c.user_id == user_id,
+                memory_events.c.seq > seq,
+                memory_events.c.memory_id.is_not(None),
+            )
+        ).scalars()
+    )
+    live = {row.id for row in upserts}
+    return upserts, [memory_id for memory_id in dict.fromkeys(removed) if memory_id not in live]
+
+
+def count_by_status(conn: Connection, user_id: str | None = None) -> dict[str, int]:
+    query = select(memories.c.status, func.count()).group_by(memories.c.status)
+    if user_id is not None:
+        query = query.where(memories.c.user_id == user_id)
+    return {str(status): int(n) for status, n in conn.execute(query)}
+
+
+def list_rows(
+    conn: Connection,
+    user_id: str,
+    *,
+    scopes: Sequence[str] | None,
+    types: Sequence[str] | None,
+    statuses: Sequence[str],
+    limit: int,
+    offset: int = 0,
+    subject: str | None = None,
+    attribute: str | None = None,
+    newest_first: bool = True,
+) -> list[Row[Any]]:
+    query = select(memories).where(
+        memories.c.user_id == user_id, memories.c.status.in_(list(statuses))
+    )
+    if scopes is not None:
+        query = query.where(memories.c.scope.in_(list(scopes)))
+    if types is not None:
+        query = query.where(memories.c.type.in_(list(types)))
+    if subject is not None and attribute is not None:
+        query = query.where(memories.c.slot_key == slot_key(subject, attribute))
+    elif subject is not None or attribute is not None:
+        conds = []
+        if subject is not None:
+            conds.append(func.lower(memories.c.subject) == normalize_slot_part(subject))
+        if attribute is not None:
+            conds.append(func.lower(memories.c.attribute) == normalize_slot_part(attribute))
+        query = query.where(and_(*conds))
+    order = memories.c.valid_from.desc() if newest_first else memories.c.valid_from.asc()
+    query = query.order_by(order, memories.c.id).limit(limit).offset(offset)
+    return list(conn.execute(query))
+
+
+def users_with_records(conn: Connection) -> list[str]:
+    return list(conn.execute(select(users.c.user_id).order_by(users.c.user_id)).scalars())
+
+
+def rows_needing_embedding(conn: Connection, user_id: str, model: str) -> list[tuple[str, str]]:
+    """(id, indexed text) of records with no vector from ``model``."""
+    query = (
+        select(memories.c.id, memories.c.content, memories.c.context)
+        .select_from(
+            memories.outerjoin(memory_vectors, memory_vectors.c.memory_id == memories.c.id)
+        )
+        .where(
+            memories.c.user_id == user_id,
+            or_(memory_vectors.c.memory_id.is_(None), memory_vectors.c.model != model),
+        )
+        .order_by(memories.c.seq)
+    )
+    return [(row.id, index_text(row.content, row.context)) for row in conn.execute(query)]
+
+
+def replace_vectors(
+    conn: Connection, user_id: str, model: str, dim: int, vectors: Mapping[str, bytes]
+) -> None:
+    ids = list(vectors)
+    for chunk in _chunks(ids):
+        conn.execute(
+            delete(memory_vectors).where(
+                memory_vectors.c.user_id == user_id, memory_vectors.c.memory_id.in_(chunk)
+            )
+        )
+    if ids:
+        conn.execute(
+            insert(memory_vectors),
+            [
+                {"memory_id": i, "user_id": user_id, "model": model, "dim": dim,
+                 "vector": vectors[i]}
+                for i in ids
+            ],
+        )
+
+
+def new_generation(conn: Connection, user_id: str) -> str:
+    generation = uuid.uuid4().hex
+    conn.execute(update(users).where(users.c.user_id == user_id).values(generation=generation))
+    return generation

@@ -1,0 +1,348 @@
+"""One write transaction of long-term memory: gather what the write policy needs,
+ask it, carry out its verdicts.
+
+The caller has embedded the candidates and found their vector neighbours;
+everything that must be exact - the live values of a slot, exact duplicates -
+is read here, inside the transaction, after the user's row is locked, so two
+writers of one user cannot both create a value for the same slot. Records
+written earlier in the same transaction are seen as if they were committed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from sqlalchemy import Connection
+
+from memstrata import _text
+from memstrata.clock import from_epoch, to_epoch
+from memstrata.memory import _store
+from memstrata.memory._store import IndexRow, SeqCounter, UserState, encode_vector, index_text
+from memstrata.memory.embedder import Vectors
+from memstrata.policies.conflict import ConflictPolicy, SlotMatch
+from memstrata.policies.retention import RetentionPolicy
+from memstrata.policies.write import Candidate, Neighbour, Verdict, WritePolicy, decide
+from memstrata.types import RETRIEVABLE, MemoryInput, MemoryType, Status, WriteDecision
+
+__all__ = ["PreparedWrite", "WriteTxn"]
+
+_RETRIEVABLE = {s.value for s in RETRIEVABLE}
+_MAX_SOURCES_KEPT = 20
+
+
+@dataclass(slots=True)
+class PreparedWrite:
+    """A validated candidate with its embedding and its nearest live records."""
+
+    item: MemoryInput
+    candidate: Candidate
+    vector: Vectors
+    #: (record id, cosine) of existing records at or above the duplicate threshold
+    near: list[tuple[str, float]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class WriteTxn:
+    conn: Connection
+    user_id: str
+    state: UserState
+    now: float
+    model: str
+    write_policy: WritePolicy
+    conflict_policy: ConflictPolicy
+    retention: RetentionPolicy
+    counter: SeqCounter = field(init=False)
+    pending: dict[str, dict[str, Any]] = field(default_factory=dict)
+    vectors: list[dict[str, Any]] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    removals: list[str] = field(default_factory=list)
+    upserts: list[IndexRow] = field(default_factory=list)
+    #: rows written in this transaction by (scope, content_hash) / (scope, slot_key)
+    _by_hash: dict[tuple[str, str], str] = field(default_factory=dict)
+    _by_slot: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    _written_vectors: list[tuple[str, str, str, Vectors]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.counter = SeqCounter(self.state)
+
+    # ------------------------------------------------------------ reads
+
+    def _row(self, memory_id: str) -> dict[str, Any] | None:
+        if memory_id in self.pending:
+            return self.pending[memory_id]
+        found = _store.fetch(self.conn, self.user_id, [memory_id]).get(memory_id)
+        return None if found is None else dict(found._mapping)
+
+    def _slot_matches(self, scope: str, key: str, cand_value: str) -> list[SlotMatch]:
+        rows = [dict(r._mapping) for r in _store.slot_rows(self.conn, self.user_id, scope, key)]
+        rows += [
+            self.pending[i]
+            for i in self._by_slot.get((scope, key), [])
+            if self.pending[i]["status"] in _RETRIEVABLE
+        ]
+        seen: set[str] = set()
+        out = []
+        for row in rows:
+            if row["id"] in seen:
+                continue
+            seen.add(row["id"])
+            out.append(
+                SlotMatch(
+                    record_id=row["id"],
+                    value=row["value"],
+                    same_value=row["value"] is not None
+                    and _text.normalize(row["value"]) == _text.normalize(cand_value),
+                    conflict_group=row["conflict_group"],
+                )
+            )
+        return out
+
+    def _neighbours(self, prepared: PreparedWrite, exact_id: str | None) -> list[Neighbour]:
+        scope = prepared.item.scope
+        out: list[Neighbour] = []
+        if exact_id is not None:
+            row = self._row(exact_id)
+            if row is not None:
+                out.append(
+                    Neighbour(exact_id, 1.0, row["content"], MemoryType(row["type"]), exact=True)
+                )
+        ids = [memory_id for memory_id, _ in prepared.near]
+        rows = _store.fetch(self.conn, self.user_id, ids) if ids else {}
+        for memory_id, sim in prepared.near:
+            found = rows.get(memory_id)
+            if found is None or found.status not in _RETRIEVABLE or found.scope != scope:
+                continue
+            out.append(Neighbour(memory_id, sim, found.content, MemoryType(found.type)))
+        # records written earlier in this transaction
+        threshold = self.write_policy.duplicate_similarity
+        for memory_id, w_scope, w_type, vector in self._written_vectors:
+            if w_scope != scope:
+                continue
+            sim = float(np.dot(vector, prepared.vector))
+            if sim >= threshold:
+                row = self.pending[memory_id]
+                out.append(Neighbour(memory_id, sim, row["content"], MemoryType(w_type)))
+        return out
+
+    # ------------------------------------------------------------ decide + act
+
+    def write(self, prepared: PreparedWrite) -> WriteDecision:
+        item = prepared.item
+        chash = _text.content_hash(item.content)
+        exact_id = self._by_hash.get((item.scope, chash))
+        if exact_id is None:
+            found = _store.rows_by_hash(self.conn, self.user_id, item.scope, [chash]).get(chash)
+            exact_id = None if found is None else found.id
+        slot_matches: list[SlotMatch] = []
+        key = None
+        if item.slot is not None:
+            key = _store.slot_key(item.slot.subject, item.slot.attribute)
+            slot_matches = self._slot_matches(item.scope, key, item.slot.value)
+        verdict = decide(
+            prepared.candidate,
+            slot_matches=slot_matches,
+            neighbours=self._neighbours(prepared, exact_id) if item.slot is None else (),
+            policy=self.write_policy,
+            conflicts=self.conflict_policy,
+        )
+        return self._carry_out(prepared, verdict, chash, key, slot_matches)
+
+    def _carry_out(
+        self,
+        prepared: PreparedWrite,
+        verdict: Verdict,
+        chash: str,
+        key: str | None,
+        slot_matches: Sequence[SlotMatch],
+    ) -> WriteDecision:
+        if verdict.outcome == "reinforced":
+            target = verdict.targets[0]
+            self._reinforce(target, prepared, verdict.reason)
+            return WriteDecision("reinforced", verdict.reason, target)
+        if verdict.outcome not in ("written", "corrected", "conflict"):
+            return WriteDecision(verdict.outcome, verdict.reason)
+        row = self._new_row(prepared, chash, key)
+        if verdict.outcome == "corrected":
+            latest = self._supersede(verdict.targets, row, verdict.reason)
+            row["supersedes"] = latest
+        elif verdict.outcome == "conflict":
+            groups = [m.conflict_group for m in slot_matches if m.conflict_group]
+            group = groups[0] if groups else _store.new_id()
+            row["status"] = Status.PENDING_CONFIRMATION.value
+            row["conflict_group"] = group
+            for target in verdict.targets:
+                self._update(target, status=Status.PENDING_CONFIRMATION.value,
+                             conflict_group=group)
+                self._event(target, "conflict", verdict.reason, {"with": row["id"],
+                                                                  "group": group})
+        self._insert(row, prepared)
+        return WriteDecision(verdict.outcome, verdict.reason, row["id"], verdict.targets)
+
+    def _new_row(self, prepared: PreparedWrite, chash: str, key: str | None) -> dict[str, Any]:
+        item = prepared.item
+        at = to_epoch(item.at) if item.at is not None else self.now
+        valid_from = to_epoch(item.valid_from) if item.valid_from is not None else at
+        expires = self.retention.expires_at(item.type, from_epoch(at), override=item.ttl)
+        slot = item.slot
+        return {
+            "id": _store.new_id(),
+            "user_id": self.user_id,
+            "scope": item.scope,
+            "type": item.type.value,
+            "content": item.content,
+            "context": item.context,
+            "content_hash": chash,
+            "subject": slot.subject if slot else None,
+            "attribute": slot.attribute if slot else None,
+            "value": slot.value if slot else None,
+            "slot_key": key,
+            "confidence": item.confidence,
+            "importance": item.importance,
+            "source": item.source.value,
+            "session_id": item.session_id,
+            "task_id": item.task_id,
+            "step_id": item.step_id,
+            "created_at": at,
+            "updated_at": self.now,
+            "valid_from": valid_from,
+            "valid_to": None,
+            "last_accessed_at": None,
+            "access_count": 0,
+            "expires_at": None if expires is None else to_epoch(expires),
+            "status": Status.ACTIVE.value,
+            "pinned": item.pinned,
+            "supersedes": None,
+            "superseded_by": None,
+            "conflict_group": None,
+            "metadata": dict(item.metadata),
+            "seq": 0,
+        }
+
+    def _insert(self, row: dict[str, Any], prepared: PreparedWrite) -> None:
+        row["seq"] = self.counter.next()
+        self.pending[row["id"]] = row
+        self.vectors.append(
+            {
+                "memory_id": row["id"],
+                "user_id": self.user_id,
+                "model": self.model,
+                "dim": int(prepared.vector.shape[0]),
+                "vector": encode_vector(prepared.vector),
+            }
+        )
+        self._by_hash.setdefault((row["scope"], row["content_hash"]), row["id"])
+        if row["slot_key"] is not None:
+            self._by_slot.setdefault((row["scope"], row["slot_key"]), []).append(row["id"])
+        self._written_vectors.append((row["id"], row["scope"], row["type"], prepared.vector))
+
+    def _update(self, memory_id: str, **values: Any) -> None:
+        if memory_id in self.pending:
+            self.pending[memory_id].update(values)
+        else:
+            _store.update_record(self.conn, self.user_id, memory_id, **values)
+
+    def _event(self, memory_id: str, action: str, reason: str, details: dict[str, Any],
+               seq: int | None = None) -> None:
+        self.events.append(
+            {
+                "user_id": self.user_id,
+                "memory_id": memory_id,
+                "action": action,
+                "reason": reason,
+                "at": self.now,
+                "seq": seq,
+                "details": details,
+            }
+        )
+
+    def _reinforce(self, target: str, prepared: PreparedWrite, reason: str) -> None:
+        row = self._row(target)
+        if row is None:  # pragma: no cover - target came from this transaction's reads
+            return
+        item = prepared.item
+        metadata = dict(row["metadata"] or {})
+        metadata["reinforced"] = int(metadata.get("reinforced", 0)) + 1
+        source = {
+            k: v
+            for k, v in {
+                "at": self.now,
+                "source": item.source.value,
+                "session_id": item.session_id,
+                "task_id": item.task_id,
+                "step_id": item.step_id,
+            }.items()
+            if v is not None
+        }
+        sources = [*list(metadata.get("sources", []))[-(_MAX_SOURCES_KEPT - 1):], source]
+        metadata["sources"] = sources
+        expires = self.retention.extended(
+            MemoryType(row["type"]),
+            None if row["expires_at"] is None else from_epoch(row["expires_at"]),
+            from_epoch(self.now),
+        )
+        values: dict[str, Any] = {
+            "confidence": max(float(row["confidence"]), item.confidence),
+            "metadata": metadata,
+            "updated_at": self.now,
+            "last_accessed_at": self.now,
+            "expires_at": None if expires is None else to_epoch(expires),
+        }
+        if row["status"] == Status.DEMOTED.value:
+            values["status"] = Status.ACTIVE.value
+        self._update(target, **values)
+        self._event(target, "reinforced", reason, {"by_source": item.source.value})
+
+    def _supersede(self, targets: Sequence[str], new_row: dict[str, Any], reason: str) -> str:
+        latest: tuple[float, str] | None = None
+        for target in targets:
+            row = self._row(target)
+            if row is None:  # pragma: no cover
+                continue
+            seq = self.counter.next()
+            self._update(
+                target,
+                status=Status.SUPERSEDED.value,
+                valid_to=new_row["valid_from"],
+                superseded_by=new_row["id"],
+                updated_at=self.now,
+                seq=seq,
+            )
+            self._event(target, "superseded", reason, {"by": new_row["id"]})
+            self.removals.append(target)
+            candidate = (float(row["valid_from"]), target)
+            if latest is None or candidate > latest:
+                latest = candidate
+        assert latest is not None
+        return latest[1]
+
+    # ------------------------------------------------------------ commit
+
+    def finish(self) -> UserState:
+        """Write everything pending; returns the user's state after the change."""
+        rows = list(self.pending.values())
+        _store.insert_records(self.conn, rows, self.vectors)
+        _store.add_events(self.conn, self.events)
+        if rows and self.state.embed_model is None:
+            _store.set_user_model(self.conn, self.user_id, self.model)
+        self.counter.commit(self.conn)
+        vectors = {v["memory_id"]: v for v in self.vectors}
+        for row in rows:
+            if row["status"] in _RETRIEVABLE:
+                self.upserts.append(
+                    IndexRow(
+                        id=row["id"],
+                        scope=row["scope"],
+                        type=row["type"],
+                        text=index_text(row["content"], row["context"]),
+                        vector=_store.decode_vector(vectors[row["id"]]["vector"]),
+                    )
+                )
+        return UserState(
+            self.user_id,
+            self.counter.value,
+            self.state.generation,
+            self.state.embed_model or (self.model if rows else None),
+        )

@@ -1,0 +1,616 @@
+"""Long-term memory: per user and scope, structured plus vector.
+
+Writes go: validate -> screen by the write policy (cheap drops need no
+embedding) -> embed -> find near neighbours in the vector index -> one SQL
+transaction that locks the user, reads the exact facts (slot values, exact
+duplicates), asks the write policy and writes -> hand the committed change to
+the derived indexes. A failure before commit leaves nothing behind; the
+indexes only ever learn about committed rows.
+
+Recall goes: sync the user's indexes with SQL -> dense and keyword candidates
+-> re-read the candidates from SQL (status, expiry, the exact user) -> fuse,
+threshold, decay, weight -> top-k -> count the use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from memstrata import _text
+from memstrata.clock import Clock, from_epoch, to_epoch
+from memstrata.config import Settings
+from memstrata.errors import (
+    DimensionMismatchError,
+    EmbeddingError,
+    InvalidInputError,
+    MemoryNotFoundError,
+    ModelMismatchError,
+    NotInConflictError,
+    StorageError,
+)
+from memstrata.memory import _store
+from memstrata.memory._db import Database
+from memstrata.memory._keyword import KeywordIndex
+from memstrata.memory._store import SeqCounter, UserState, decode_vector, index_text
+from memstrata.memory._sync import IndexSync
+from memstrata.memory._validate import (
+    check_input,
+    check_scopes,
+    check_statuses,
+    check_types,
+    check_user,
+)
+from memstrata.memory._writer import PreparedWrite, WriteTxn
+from memstrata.memory.embedder import Embedder
+from memstrata.memory.vector import SearchFilter, VectorIndex
+from memstrata.policies.retrieval import MAX_TOP_K, RetrievalPolicy
+from memstrata.policies.write import Candidate, screen
+from memstrata.types import (
+    RETRIEVABLE,
+    MemoryInput,
+    MemoryRecord,
+    MemoryType,
+    RecallHit,
+    Status,
+    WriteDecision,
+)
+
+__all__ = ["LongTermMemory", "PartialWriteError"]
+
+WRITE_CHUNK = 256
+_RETRIEVABLE_VALUES = [s.value for s in RETRIEVABLE]
+Progress = bool | Callable[[int], None]
+
+
+class PartialWriteError(StorageError):
+    """A batch failed part-way: ``decisions`` holds the chunks that were committed."""
+
+    def __init__(self, message: str, decisions: list[WriteDecision]) -> None:
+        super().__init__(message)
+        self.decisions = decisions
+
+
+class LongTermMemory:
+    def __init__(
+        self,
+        *,
+        db: Database,
+        embedder: Embedder,
+        vectors: VectorIndex,
+        keywords: KeywordIndex,
+        sync: IndexSync,
+        settings: Settings,
+        clock: Clock,
+        on_forget: Callable[[str, set[str]], None] | None = None,
+    ) -> None:
+        self._db = db
+        self._embedder = embedder
+        self._vectors = vectors
+        self._keywords = keywords
+        self._sync = sync
+        self._settings = settings
+        self._clock = clock
+        self._on_forget = on_forget
+
+    # ------------------------------------------------------------ write
+
+    def coerce(self, item: MemoryInput | str | dict[str, Any], **fields: Any) -> MemoryInput:
+        return check_input(
+            item,
+            fields,
+            limit=self._settings.max_content_chars,
+            allowed_scopes=self._settings.scopes,
+        )
+
+    def remember(
+        self, user_id: str, item: MemoryInput | str | dict[str, Any], **fields: Any
+    ) -> WriteDecision:
+        """Offer one memory to the write policy; returns its decision."""
+        return self.remember_many(user_id, [self.coerce(item, **fields)])[0]
+
+    def remember_many(
+        self,
+        user_id: str,
+        items: Iterable[MemoryInput | str | dict[str, Any]],
+        *,
+        progress: Progress = False,
+    ) -> list[WriteDecision]:
+        """Offer a batch; one decision per item, in order.
+
+        Every item is validated before anything is written. Items are stored in
+        transactions of ``WRITE_CHUNK``; if storage fails part-way,
+        :class:`PartialWriteError` carries the decisions of the committed chunks.
+        """
+        user_id = check_user(user_id)
+        inputs = [self.coerce(item) for item in items]
+        decisions: list[WriteDecision] = []
+        bar = _progress_bar(progress, len(inputs), "remember")
+        try:
+            for start in range(0, len(inputs), WRITE_CHUNK):
+                chunk = inputs[start : start + WRITE_CHUNK]
+                try:
+                    decisions.extend(self._write_chunk(user_id, chunk))
+                except StorageError as exc:
+                    if not decisions:
+                        raise
+                    raise PartialWriteError(
+                        f"{len(decisions)} of {len(inputs)} items were committed before: {exc}",
+                        decisions,
+                    ) from exc
+                _advance(bar, progress, len(chunk))
+        finally:
+            if bar is not None:
+                bar.close()
+        return decisions
+
+    def _write_chunk(self, user_id: str, chunk: Sequence[MemoryInput]) -> list[WriteDecision]:
+        out: list[WriteDecision | None] = [None] * len(chunk)
+        candidates = [_candidate(item) for item in chunk]
+        todo: list[int] = []
+        for i, candidate in enumerate(candidates):
+            early = screen(candidate, self._settings.write)
+            if early is None:
+                todo.append(i)
+            else:
+                out[i] = WriteDecision(early.outcome, early.reason)
+        if todo:
+            state = self._sync.ensure(user_id)
+            self._check_model(user_id, state)
+            texts = [index_text(chunk[i].content, chunk[i].context) for i in todo]
+            vectors = self._checked(self._embedder.embed(texts), len(texts))
+            prepared = [
+                PreparedWrite(chunk[i], candidates[i], vectors[j]) for j, i in enumerate(todo)
+            ]
+            self._find_near(user_id, prepared)
+            now = to_epoch(self._clock.now())
+            with self._db.write() as conn:
+                before = _store.lock_user(conn, user_id, now)
+                self._check_model(user_id, before)
+                txn = WriteTxn(
+                    conn=conn,
+                    user_id=user_id,
+                    state=before,
+                    now=now,
+                    model=self._embedder.name,
+                    write_policy=self._settings.write,
+                    conflict_policy=self._settings.conflict,
+                    retention=self._settings.retention,
+                )
+                for j, i in enumerate(todo):
+                    out[i] = txn.write(prepared[j])
+                after = txn.finish()
+            self._sync.apply_own(user_id, before, after, txn.upserts, txn.removals)
+        return [d for d in out if d is not None]
+
+    def _find_near(self, user_id: str, prepared: list[PreparedWrite]) -> None:
+        threshold = self._settings.write.duplicate_similarity
+        by_scope: dict[str, list[int]] = {}
+        for i, p in enumerate(prepared):
+            if p.item.slot is None:
+                by_scope.setdefault(p.item.scope, []).append(i)
+        for scope, idxs in by_scope.items():
+            matrix = np.vstack([prepared[i].vector for i in idxs])
+            results = self._vectors.search(
+                user_id, matrix, 3, SearchFilter(scopes=frozenset({scope}))
+            )
+            for i, hits in zip(idxs, results, strict=True):
+                prepared[i].near = [(h.id, h.score) for h in hits if h.score >= threshold]
+
+    def _checked(self, vectors: np.ndarray, n: int) -> np.ndarray:
+        """Embedder output must be (n, index dim); anything else changes nothing."""
+        if vectors.ndim != 2 or vectors.shape[0] != n:
+            raise EmbeddingError(f"embedder returned shape {vectors.shape} for {n} texts")
+        if vectors.shape[1] != self._vectors.dim:
+            raise DimensionMismatchError(int(vectors.shape[1]), self._vectors.dim)
+        return vectors
+
+    def _check_model(self, user_id: str, state: UserState | None) -> None:
+        if state is not None and state.embed_model not in (None, self._embedder.name):
+            raise ModelMismatchError(user_id, state.embed_model, self._embedder.name)
+
+    # ------------------------------------------------------------ recall
+
+    def recall(
+        self,
+        user_id: str,
+        query: str,
+        *,
+        scope: str | Iterable[str] | None = None,
+        types: MemoryType | str | Iterable[MemoryType | str] | None = None,
+        k: int | None = None,
+        min_relevance: float | None = None,
+        policy: RetrievalPolicy | None = None,
+        record_use: bool = True,
+    ) -> list[RecallHit]:
+        """The few memories most worth showing for ``query``, best first.
+
+        ``scope=None`` searches every scope of the user; pass a scope (or several)
+        to keep scenes apart. ``record_use=False`` makes a read-only recall (no
+        access count, no expiry extension) - evaluations use it so the order of
+        questions cannot change the answers.
+        """
+        user_id = check_user(user_id)
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidInputError("the recall query is empty")
+        scopes = check_scopes(scope, self._settings.scopes)
+        kinds = check_types(types)
+        policy = policy or self._settings.retrieval
+        if k is not None:
+            if not isinstance(k, int) or not 1 <= k <= MAX_TOP_K:
+                raise InvalidInputError(f"k must be an integer in 1..{MAX_TOP_K}")
+            policy = replace(policy, top_k=k)
+        if min_relevance is not None:
+            if not 0.0 <= min_relevance <= 1.0:
+                raise InvalidInputError("min_relevance must be in [0, 1]")
+            policy = replace(policy, min_relevance=min_relevance)
+        state = self._sync.ensure(user_id)
+        if state is None:
+            return []
+        self._check_model(user_id, state)
+        qvec = self._checked(self._embedder.embed([query]), 1)[0]
+        hits = self._rank(user_id, query, qvec, scopes, kinds, policy)
+        if record_use and hits:
+            hits = self._record_use(user_id, hits)
+        return hits
+
+    def candidates(
+        self,
+        user_id: str,
+        query: str,
+        qvec: np.ndarray,
+        where: SearchFilter,
+        n: int,
+    ) -> tuple[dict[str, float], dict[str, float]]:
+        """Raw dense and keyword candidate scores (id -> score), ``n`` from each."""
+        dense = {h.id: h.score for h in self._vectors.search(user_id, qvec[None, :], n, where)[0]}
+        terms = _text.tokenize(query)
+        keyword = {h.id: h.score for h in self._keywords.search(user_id, terms, n, where)}
+        dense_only = [i for i in dense if i not in keyword]
+        if dense_only and terms:
+            keyword.update(self._keywords.score_ids(user_id, terms, dense_only))
+        return dense, keyword
+
+    def _rank(
+        self,
+        user_id: str,
+        query: str,
+        qvec: np.ndarray,
+        scopes: frozenset[str] | None,
+        kinds: frozenset[MemoryType] | None,
+        policy: RetrievalPolicy,
+    ) -> list[RecallHit]:
+        where = SearchFilter(scopes, None if kinds is None else frozenset(k.value for k in kinds))
+        dense, keyword = self.candidates(user_id, query, qvec, where, policy.candidates)
+        ids = list(dict.fromkeys([*dense, *keyword]))
+        if not ids:
+            return []
+        with self._db.read() as conn:
+            rows = _store.fetch_with_vectors(conn, user_id, ids)
+        now = self._clock.now()
+        retention = self._settings.retention
+        scored: list[RecallHit] = []
+        for row, blob in rows:
+            status = Status(row.status)
+            if status not in RETRIEVABLE or not where.admits(row.scope, row.type):
+                continue
+            expires = None if row.expires_at is None else from_epoch(row.expires_at)
+            life = retention.lifecycle(expires, pinned=bool(row.pinned), now=now)
+            if life == "purgeable":
+                continue
+            dense_score = dense.get(row.id)
+            if dense_score is None:
+                dense_score = 0.0 if blob is None else float(np.dot(decode_vector(blob), qvec))
+            kw = keyword.get(row.id, 0.0)
+            relevance = policy.relevance(dense_score, kw)
+            if relevance < policy.min_relevance:
+                continue
+            kind = MemoryType(row.type)
+            last_used = max(row.created_at, row.last_accessed_at or 0.0)
+            decay = policy.decay(kind, from_epoch(last_used), now, pinned=bool(row.pinned))
+            weight = policy.weight_of(status, expired=life == "expired")
+            score = relevance * decay * float(row.confidence) * weight
+            scored.append(
+                RecallHit(
+                    record=_store.row_to_record(row),
+                    score=score,
+                    relevance=relevance,
+                    dense=dense_score,
+                    keyword=policy.keyword_signal(kw),
+                    decay=decay,
+                    status_weight=weight,
+                )
+            )
+        scored.sort(key=lambda h: (-h.score, h.record.id))
+        return scored[: policy.top_k]
+
+    def _record_use(self, user_id: str, hits: list[RecallHit]) -> list[RecallHit]:
+        now_dt = self._clock.now()
+        now = to_epoch(now_dt)
+        retention = self._settings.retention
+        updates = []
+        for hit in hits:
+            rec = hit.record
+            extended = retention.extended(rec.type, rec.expires_at, now_dt)
+            updates.append((rec.id, None if extended is None else to_epoch(extended)))
+        with self._db.write() as conn:
+            _store.touch(conn, user_id, updates, now)
+        out = []
+        for hit, (_, expires) in zip(hits, updates, strict=True):
+            rec = replace(
+                hit.record,
+                last_accessed_at=now_dt,
+                access_count=hit.record.access_count + 1,
+                expires_at=None if expires is None else from_epoch(expires),
+            )
+            out.append(replace(hit, record=rec))
+        return out
+
+    # ------------------------------------------------------------ read by id / fields
+
+    def get(self, user_id: str, memory_id: str) -> MemoryRecord:
+        user_id = check_user(user_id)
+        with self._db.read() as conn:
+            row = _store.fetch(conn, user_id, [str(memory_id)]).get(str(memory_id))
+        if row is None:
+            raise MemoryNotFoundError(f"no memory {memory_id!r} for user {user_id!r}")
+        return _store.row_to_record(row)
+
+    def history(self, user_id: str, memory_id: str) -> list[MemoryRecord]:
+        """The supersession chain through this record, oldest first."""
+        user_id = check_user(user_id)
+        with self._db.read() as conn:
+            ids = _store.chain_ids(conn, user_id, str(memory_id))
+            if not ids:
+                raise MemoryNotFoundError(f"no memory {memory_id!r} for user {user_id!r}")
+            rows = _store.fetch(conn, user_id, ids)
+        return [_store.row_to_record(rows[i]) for i in ids if i in rows]
+
+    def lookup(
+        self,
+        user_id: str,
+        *,
+        subject: str | None = None,
+        attribute: str | None = None,
+        scope: str | Iterable[str] | None = None,
+        include_pending: bool = True,
+        limit: int = 100,
+    ) -> list[MemoryRecord]:
+        """Structured facts matched by fields (not by similarity), newest first."""
+        user_id = check_user(user_id)
+        if subject is None and attribute is None:
+            raise InvalidInputError("lookup needs a subject, an attribute or both")
+        statuses = [Status.ACTIVE.value, Status.DEMOTED.value]
+        if include_pending:
+            statuses.append(Status.PENDING_CONFIRMATION.value)
+        scopes = check_scopes(scope, self._settings.scopes)
+        with self._db.read() as conn:
+            rows = _store.list_rows(
+                conn,
+                user_id,
+                scopes=None if scopes is None else sorted(scopes),
+                types=None,
+                statuses=statuses,
+                limit=limit,
+                subject=subject,
+                attribute=attribute,
+            )
+        return [_store.row_to_record(r) for r in rows]
+
+    def list_records(
+        self,
+        user_id: str,
+        *,
+        scope: str | Iterable[str] | None = None,
+        types: MemoryType | str | Iterable[MemoryType | str] | None = None,
+        statuses: Status | str | Iterable[Status | str] = tuple(RETRIEVABLE),
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[MemoryRecord]:
+        user_id = check_user(user_id)
+        scopes = check_scopes(scope, self._settings.scopes)
+        kinds = check_types(types)
+        wanted = check_statuses(statuses)
+        with self._db.read() as conn:
+            rows = _store.list_rows(
+                conn,
+                user_id,
+                scopes=None if scopes is None else sorted(scopes),
+                types=None if kinds is None else sorted(k.value for k in kinds),
+                statuses=sorted(s.value for s in wanted),
+                limit=limit,
+                offset=offset,
+            )
+        return [_store.row_to_record(r) for r in rows]
+
+    def conflicts(
+        self, user_id: str, *, scope: str | Iterable[str] | None = None
+    ) -> list[list[MemoryRecord]]:
+        """Open conflicts: groups of pending records, oldest first within a group."""
+        records = self.list_records(
+            user_id, scope=scope, statuses=[Status.PENDING_CONFIRMATION], limit=10_000,
+            types=None,
+        )
+        groups: dict[str, list[MemoryRecord]] = {}
+        for rec in records:
+            groups.setdefault(rec.conflict_group or rec.id, []).append(rec)
+        return [sorted(g, key=lambda r: (r.valid_from, r.id)) for g in groups.values()]
+
+    # ------------------------------------------------------------ change by id
+
+    def forget(
+        self, user_id: str, memory_id: str, *, reason: str = "user request", history: bool = True
+    ) -> list[str]:
+        """Delete a memory (and, by default, its older and newer versions) at once.
+
+        SQL row, vector and keyword entries go in the same call; the deletion is
+        recorded as an event without the content. Returns the ids deleted.
+        """
+        user_id = check_user(user_id)
+        now = to_epoch(self._clock.now())
+        with self._db.write() as conn:
+            before = _store.lock_user(conn, user_id, now)
+            ids = _store.chain_ids(conn, user_id, str(memory_id)) if history else (
+                [str(memory_id)] if _store.fetch(conn, user_id, [str(memory_id)]) else []
+            )
+            if not ids:
+                raise MemoryNotFoundError(f"no memory {memory_id!r} for user {user_id!r}")
+            counter = SeqCounter(before)
+            deleted = _store.delete_records(
+                conn, user_id, ids, counter, action="forgotten", reason=reason, now=now
+            )
+            counter.commit(conn)
+            after = replace(before, seq=counter.value)
+        self._sync.apply_own(user_id, before, after, (), deleted)
+        if self._on_forget is not None:
+            self._on_forget(user_id, set(deleted))
+        return deleted
+
+    def pin(self, user_id: str, memory_id: str, pinned: bool = True) -> MemoryRecord:
+        """Pinned records never expire and do not decay."""
+        user_id = check_user(user_id)
+        now = to_epoch(self._clock.now())
+        with self._db.write() as conn:
+            if not _store.fetch(conn, user_id, [str(memory_id)]):
+                raise MemoryNotFoundError(f"no memory {memory_id!r} for user {user_id!r}")
+            _store.update_record(conn, user_id, str(memory_id), pinned=pinned, updated_at=now)
+            _store.add_events(conn, [{
+                "user_id": user_id, "memory_id": str(memory_id),
+                "action": "pinned" if pinned else "unpinned",
+                "reason": "pinned by the caller" if pinned else "unpinned by the caller",
+                "at": now,
+            }])
+        return self.get(user_id, memory_id)
+
+    def resolve_conflict(
+        self,
+        user_id: str,
+        keep: str,
+        *,
+        keep_others: bool = False,
+        reason: str = "confirmed by the user",
+    ) -> MemoryRecord:
+        """Settle a pending conflict in favour of ``keep``.
+
+        The other pending records of the group are superseded by it (kept as
+        history), or with ``keep_others=True`` all become active (both were true).
+        """
+        user_id = check_user(user_id)
+        now = to_epoch(self._clock.now())
+        removals: list[str] = []
+        with self._db.write() as conn:
+            before = _store.lock_user(conn, user_id, now)
+            row = _store.fetch(conn, user_id, [str(keep)]).get(str(keep))
+            if row is None:
+                raise MemoryNotFoundError(f"no memory {keep!r} for user {user_id!r}")
+            if row.status != Status.PENDING_CONFIRMATION.value or not row.conflict_group:
+                raise NotInConflictError(f"memory {keep!r} is not part of a pending conflict")
+            counter = SeqCounter(before)
+            others = [
+                r for r in _store.group_rows(conn, user_id, row.conflict_group)
+                if r.id != row.id and r.status == Status.PENDING_CONFIRMATION.value
+            ]
+            events: list[dict[str, Any]] = []
+            latest_other: Any = None
+            for other in others:
+                if keep_others:
+                    _store.update_record(conn, user_id, other.id, status=Status.ACTIVE.value,
+                                         updated_at=now)
+                    events.append(_event(user_id, other.id, "conflict_resolved", reason, now))
+                    continue
+                _store.update_record(
+                    conn, user_id, other.id, status=Status.SUPERSEDED.value,
+                    superseded_by=row.id, valid_to=now, updated_at=now, seq=counter.next(),
+                )
+                events.append(_event(user_id, other.id, "superseded", reason, now,
+                                     {"by": row.id}))
+                removals.append(other.id)
+                if latest_other is None or other.valid_from > latest_other.valid_from:
+                    latest_other = other
+            values: dict[str, Any] = {"status": Status.ACTIVE.value, "updated_at": now}
+            if latest_other is not None and row.supersedes is None:
+                values["supersedes"] = latest_other.id
+            _store.update_record(conn, user_id, row.id, **values)
+            events.append(_event(user_id, row.id, "confirmed", reason, now))
+            _store.add_events(conn, events)
+            counter.commit(conn)
+            after = replace(before, seq=counter.value)
+        self._sync.apply_own(user_id, before, after, (), removals)
+        return self.get(user_id, keep)
+
+    # ------------------------------------------------------------ maintenance
+
+    def reindex(self, user_id: str, *, progress: Progress = False) -> dict[str, int]:
+        """Re-embed what the current model did not embed, then rebuild the indexes."""
+        user_id = check_user(user_id)
+        model = self._embedder.name
+        with self._db.read() as conn:
+            todo = _store.rows_needing_embedding(conn, user_id, model)
+        bar = _progress_bar(progress, len(todo), f"re-embed {user_id}")
+        new_vectors: dict[str, bytes] = {}
+        try:
+            for start in range(0, len(todo), WRITE_CHUNK):
+                part = todo[start : start + WRITE_CHUNK]
+                matrix = self._embedder.embed([text for _, text in part])
+                for (memory_id, _), vector in zip(part, matrix, strict=True):
+                    new_vectors[memory_id] = _store.encode_vector(vector)
+                _advance(bar, progress, len(part))
+        finally:
+            if bar is not None:
+                bar.close()
+        now = to_epoch(self._clock.now())
+        with self._db.write() as conn:
+            state = _store.lock_user(conn, user_id, now)
+            late = [
+                (i, t) for i, t in _store.rows_needing_embedding(conn, user_id, model)
+                if i not in new_vectors
+            ]
+            if late:
+                matrix = self._embedder.embed([text for _, text in late])
+                for (memory_id, _), vector in zip(late, matrix, strict=True):
+                    new_vectors[memory_id] = _store.encode_vector(vector)
+            _store.replace_vectors(conn, user_id, model, self._embedder.dim, new_vectors)
+            _store.set_user_model(conn, user_id, model if state.seq or new_vectors else None)
+            if new_vectors:
+                # other processes' indexes hold the old vectors: make them rebuild
+                _store.new_generation(conn, user_id)
+        records = self._sync.rebuild(user_id)
+        return {"reembedded": len(new_vectors), "indexed": records}
+
+
+def _candidate(item: MemoryInput) -> Candidate:
+    return Candidate(
+        content=item.content,
+        type=item.type,
+        confidence=item.confidence,
+        source=item.source,
+        slot=item.slot,
+        correction=item.correction,
+        verified=item.verified,
+        ephemeral=item.ephemeral,
+    )
+
+
+def _event(
+    user_id: str, memory_id: str, action: str, reason: str, at: float,
+    details: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    return {"user_id": user_id, "memory_id": memory_id, "action": action, "reason": reason,
+            "at": at, "details": details or {}}
+
+
+def _progress_bar(progress: Progress, total: int, desc: str) -> Any:
+    if progress is True and total > 0:
+        return tqdm(total=total, desc=desc, unit="item", leave=False)
+    return None
+
+
+def _advance(bar: Any, progress: Progress, n: int) -> None:
+    if bar is not None:
+        bar.update(n)
+    elif callable(progress):
+        progress(n)

@@ -1,0 +1,106 @@
+"""Conflict policy: what happens when a new statement contradicts a kept one.
+
+For structured slots the contradiction is exact: same user, scope, subject and
+attribute, a different value. The default mode ``confirm`` keeps both, links
+them as one conflict group and marks both ``pending_confirmation`` so the
+planner asks the user; ``newest_wins`` supersedes at once. An explicit
+correction from the user ("actually, not X but Y") always wins at once, keeping
+the old record as ``superseded`` for history.
+
+For free text, :func:`texts_contradict` gives the cheap offline signals the
+write path and the consolidation job share: the same statement with different
+numbers, or with the negation flipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from memstrata._text import content_words, has_negation, numbers
+
+__all__ = ["ConflictMode", "ConflictPolicy", "SlotMatch", "SlotVerdict", "slot_verdict",
+           "texts_contradict"]
+
+ConflictMode = Literal["confirm", "newest_wins"]
+
+
+@dataclass(frozen=True, slots=True)
+class ConflictPolicy:
+    mode: ConflictMode = "confirm"
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("confirm", "newest_wins"):
+            raise ValueError("mode must be 'confirm' or 'newest_wins'")
+
+
+@dataclass(frozen=True, slots=True)
+class SlotMatch:
+    """A live record holding the same subject/attribute."""
+
+    record_id: str
+    value: str | None
+    same_value: bool
+    conflict_group: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SlotVerdict:
+    action: Literal["new", "reinforce", "supersede", "conflict"]
+    reason: str
+    targets: tuple[str, ...] = ()
+
+
+def slot_verdict(
+    matches: Sequence[SlotMatch], *, correction: bool, policy: ConflictPolicy
+) -> SlotVerdict:
+    """Decide a slot write against the live records of the same slot."""
+    if not matches:
+        return SlotVerdict("new", "no current value for this slot")
+    different = [m for m in matches if not m.same_value]
+    same = [m for m in matches if m.same_value]
+    if same and not correction:
+        why = "the slot already holds this value"
+        if different:
+            why += " (one side of an open conflict; it stays open until confirmed)"
+        return SlotVerdict("reinforce", why, (same[0].record_id,))
+    if correction:
+        return SlotVerdict(
+            "supersede",
+            "explicit correction: the newest statement wins, the old value is kept as history",
+            tuple(m.record_id for m in matches),
+        )
+    if policy.mode == "newest_wins":
+        return SlotVerdict(
+            "supersede",
+            "conflict mode newest_wins: the new value replaces the old one",
+            tuple(m.record_id for m in matches),
+        )
+    return SlotVerdict(
+        "conflict",
+        "contradicts the current value; both kept pending the user's confirmation",
+        tuple(m.record_id for m in different),
+    )
+
+
+def texts_contradict(a: str, b: str, *, min_overlap: float = 0.5) -> str | None:
+    """Why two similar statements contradict, or ``None``.
+
+    Offline and cheap: the statements must share most of their content words;
+    then differing numbers or a flipped negation is a contradiction. Paraphrases
+    with nothing flipped are not.
+    """
+    words_a, words_b = set(content_words(a)), set(content_words(b))
+    if not words_a or not words_b:
+        return None
+    overlap = len(words_a & words_b) / min(len(words_a), len(words_b))
+    if overlap < min_overlap:
+        return None
+    nums_a, nums_b = numbers(a), numbers(b)
+    if nums_a and nums_b and nums_a != nums_b:
+        return f"same statement with different numbers ({', '.join(sorted(nums_a))} vs " \
+               f"{', '.join(sorted(nums_b))})"
+    if has_negation(a) != has_negation(b):
+        return "same statement with the negation flipped"
+    return None

@@ -1,0 +1,122 @@
+"""Retrieval policy: how recalled candidates are scored, filtered and cut.
+
+``score = relevance x decay x confidence x status_weight``
+
+* ``relevance`` fuses the dense cosine similarity and the keyword (BM25) score
+  with weights, not ranks: ``w * dense + (1 - w) * bm25 / (bm25 + saturation)``.
+  Score fusion keeps the *size* of each signal, so a strong keyword match on a
+  rare name beats a lukewarm paraphrase, and a threshold means the same thing
+  whatever else is in the candidate set.
+* ``decay`` halves every ``half_life[type]`` since the record was last used
+  (or written), down to ``decay_floor``; pinned records do not decay.
+* ``status_weight`` ranks demoted (and expired) records below active ones.
+
+Nothing whose relevance is below ``min_relevance`` is returned: noise is worse
+than absence.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from types import MappingProxyType
+
+from memstrata.types import MemoryType, Status
+
+__all__ = ["DEFAULT_HALF_LIFE", "RetrievalPolicy"]
+
+DEFAULT_HALF_LIFE: Mapping[MemoryType, timedelta | None] = MappingProxyType(
+    {
+        MemoryType.PROFILE: None,
+        MemoryType.PREFERENCE: timedelta(days=180),
+        MemoryType.KNOWLEDGE: timedelta(days=365),
+        MemoryType.EVENT: timedelta(days=365),
+        MemoryType.EXPERIENCE: timedelta(days=90),
+        MemoryType.RULE: None,
+        MemoryType.SUMMARY: timedelta(days=180),
+    }
+)
+DEFAULT_STATUS_WEIGHT: Mapping[Status, float] = MappingProxyType(
+    {
+        Status.ACTIVE: 1.0,
+        Status.PENDING_CONFIRMATION: 0.9,
+        Status.DEMOTED: 0.5,
+    }
+)
+DEFAULT_TOP_K = 5
+DEFAULT_MIN_RELEVANCE = 0.15
+DEFAULT_DENSE_WEIGHT = 0.6
+DEFAULT_KEYWORD_SATURATION = 6.0
+DEFAULT_CANDIDATES = 50
+DEFAULT_DECAY_FLOOR = 0.5
+MAX_TOP_K = 100
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalPolicy:
+    """Parameters of recall ranking. All are plain numbers a user can sweep."""
+
+    top_k: int = DEFAULT_TOP_K
+    min_relevance: float = DEFAULT_MIN_RELEVANCE
+    #: weight of the dense score in the fusion; the keyword score gets the rest
+    dense_weight: float = DEFAULT_DENSE_WEIGHT
+    #: BM25 score at which the keyword signal is worth 0.5
+    keyword_saturation: float = DEFAULT_KEYWORD_SATURATION
+    #: how many candidates each retriever proposes before fusion
+    candidates: int = DEFAULT_CANDIDATES
+    half_life: Mapping[MemoryType, timedelta | None] = field(
+        default_factory=lambda: DEFAULT_HALF_LIFE
+    )
+    decay_floor: float = DEFAULT_DECAY_FLOOR
+    status_weight: Mapping[Status, float] = field(default_factory=lambda: DEFAULT_STATUS_WEIGHT)
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.top_k <= MAX_TOP_K:
+            raise ValueError(f"top_k must be in 1..{MAX_TOP_K}")
+        if not 0.0 <= self.min_relevance <= 1.0:
+            raise ValueError("min_relevance must be in [0, 1]")
+        if not 0.0 <= self.dense_weight <= 1.0:
+            raise ValueError("dense_weight must be in [0, 1]")
+        if self.keyword_saturation <= 0:
+            raise ValueError("keyword_saturation must be positive")
+        if self.candidates < 1:
+            raise ValueError("candidates must be positive")
+        if not 0.0 <= self.decay_floor <= 1.0:
+            raise ValueError("decay_floor must be in [0, 1]")
+        half_life = dict(DEFAULT_HALF_LIFE)
+        half_life.update(self.half_life)
+        weights = dict(DEFAULT_STATUS_WEIGHT)
+        weights.update(self.status_weight)
+        object.__setattr__(self, "half_life", MappingProxyType(half_life))
+        object.__setattr__(self, "status_weight", MappingProxyType(weights))
+
+    def keyword_signal(self, bm25: float) -> float:
+        """BM25 squashed into [0, 1): ``bm25 / (bm25 + saturation)``."""
+        return bm25 / (bm25 + self.keyword_saturation) if bm25 > 0 else 0.0
+
+    def relevance(self, dense: float, bm25: float) -> float:
+        """Fused relevance in [0, 1] of one candidate."""
+        dense_part = max(0.0, dense)
+        return self.dense_weight * dense_part + (1.0 - self.dense_weight) * self.keyword_signal(
+            bm25
+        )
+
+    def decay(
+        self, kind: MemoryType, last_used: datetime, now: datetime, *, pinned: bool = False
+    ) -> float:
+        """Multiplier in [decay_floor, 1] for a record last used at ``last_used``."""
+        half_life = self.half_life.get(kind)
+        if pinned or half_life is None:
+            return 1.0
+        age = max(0.0, (now - last_used).total_seconds())
+        fresh = math.pow(0.5, age / half_life.total_seconds())
+        return self.decay_floor + (1.0 - self.decay_floor) * fresh
+
+    def weight_of(self, status: Status, *, expired: bool = False) -> float:
+        """Status weight; an expired record weighs as a demoted one."""
+        weight = self.status_weight.get(status, 0.0)
+        if expired:
+            weight = min(weight, self.status_weight.get(Status.DEMOTED, 0.0))
+        return weight

@@ -91,8 +91,25 @@ class IndexRow:
     vector: Vectors | None
 
 
-def index_text(content: str, context: str | None) -> str:
-    return content if not context else f"{context}\n{content}"
+def index_text(
+    content: str,
+    context: str | None = None,
+    subject: str | None = None,
+    attribute: str | None = None,
+    value: str | None = None,
+) -> str:
+    """What is embedded and keyword-indexed: context, the slot as words, the content.
+
+    A structured fact is found by its fields too ("alice city: Munich" answers
+    "where does Alice live?" far better than "I moved last week" alone).
+    """
+    parts = []
+    if context:
+        parts.append(context)
+    if subject and attribute and value:
+        parts.append(f"{subject} {attribute}: {value}")
+    parts.append(content)
+    return "\n".join(parts)
 
 
 # ---------------------------------------------------------------- users
@@ -408,6 +425,9 @@ def _index_rows(conn: Connection, condition: Any) -> list[IndexRow]:
             memories.c.type,
             memories.c.content,
             memories.c.context,
+            memories.c.subject,
+            memories.c.attribute,
+            memories.c.value,
             memory_vectors.c.vector,
         )
         .select_from(
@@ -421,7 +441,7 @@ def _index_rows(conn: Connection, condition: Any) -> list[IndexRow]:
             id=row.id,
             scope=row.scope,
             type=row.type,
-            text=index_text(row.content, row.context),
+            text=index_text(row.content, row.context, row.subject, row.attribute, row.value),
             vector=None if row.vector is None else decode_vector(row.vector),
         )
         for row in conn.execute(query)
@@ -517,7 +537,8 @@ def users_with_records(conn: Connection) -> list[str]:
 def rows_needing_embedding(conn: Connection, user_id: str, model: str) -> list[tuple[str, str]]:
     """(id, indexed text) of records with no vector from ``model``."""
     query = (
-        select(memories.c.id, memories.c.content, memories.c.context)
+        select(memories.c.id, memories.c.content, memories.c.context, memories.c.subject,
+               memories.c.attribute, memories.c.value)
         .select_from(
             memories.outerjoin(memory_vectors, memory_vectors.c.memory_id == memories.c.id)
         )
@@ -527,7 +548,10 @@ def rows_needing_embedding(conn: Connection, user_id: str, model: str) -> list[t
         )
         .order_by(memories.c.seq)
     )
-    return [(row.id, index_text(row.content, row.context)) for row in conn.execute(query)]
+    return [
+        (row.id, index_text(row.content, row.context, row.subject, row.attribute, row.value))
+        for row in conn.execute(query)
+    ]
 
 
 def replace_vectors(

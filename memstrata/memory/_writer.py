@@ -336,7 +336,8 @@ class WriteTxn:
                         id=row["id"],
                         scope=row["scope"],
                         type=row["type"],
-                        text=index_text(row["content"], row["context"]),
+                        text=index_text(row["content"], row["context"], row["subject"],
+                                        row["attribute"], row["value"]),
                         vector=_store.decode_vector(vectors[row["id"]]["vector"]),
                     )
                 )

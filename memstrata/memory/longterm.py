@@ -161,7 +161,7 @@ class LongTermMemory:
         if todo:
             state = self._sync.ensure(user_id)
             self._check_model(user_id, state)
-            texts = [index_text(chunk[i].content, chunk[i].context) for i in todo]
+            texts = [_indexed(chunk[i]) for i in todo]
             vectors = self._checked(self._embedder.embed(texts), len(texts))
             prepared = [
                 PreparedWrite(chunk[i], candidates[i], vectors[j]) for j, i in enumerate(todo)
@@ -580,6 +580,15 @@ class LongTermMemory:
                 _store.new_generation(conn, user_id)
         records = self._sync.rebuild(user_id)
         return {"reembedded": len(new_vectors), "indexed": records}
+
+
+def _indexed(item: MemoryInput) -> str:
+    slot = item.slot
+    return index_text(
+        item.content, item.context,
+        slot.subject if slot else None, slot.attribute if slot else None,
+        slot.value if slot else None,
+    )
 
 
 def _candidate(item: MemoryInput) -> Candidate:

@@ -29,7 +29,7 @@ from memstrata.types import MemoryType, Slot, Source, WriteOutcome
 __all__ = ["Candidate", "Neighbour", "Verdict", "WritePolicy", "decide", "memorability", "screen"]
 
 DEFAULT_MIN_CONFIDENCE = 0.5
-DEFAULT_DUPLICATE_SIMILARITY = 0.95
+DEFAULT_DUPLICATE_SIMILARITY = 0.92
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +115,15 @@ _DURABLE = re.compile(
     re.IGNORECASE,
 )
 _MOOD_MAX_WORDS = 10
+_SMALL_TALK_OPENER = re.compile(
+    r"^\W*(?:hi|hey|hello|hiya|yo|thanks|thank you|thx|ty|cheers|good (?:morning|evening|night|"
+    r"afternoon|day)|bye|goodbye|see you|ok|okay|cool|lol|haha\w*|sure|great|nice|awesome|"
+    r"你好|谢谢|好的|哈哈|再见|早上好|晚安)\b",
+    re.IGNORECASE,
+)
+#: first-person statements carry facts even after a greeting ("hey, I moved to Paris")
+_STATEMENT = re.compile(r"\b(?:i|i'm|im|i've|i'd|my|mine|we|our|me)\b|我", re.IGNORECASE)
+_SMALL_TALK_MAX_WORDS = 7
 
 
 def memorability(text: str) -> tuple[bool, str]:
@@ -124,7 +133,14 @@ def memorability(text: str) -> tuple[bool, str]:
     if not informative:
         return False, "small talk: no informative words"
     stripped = text.strip()
-    if _DURABLE.search(stripped) is None and len(stripped.split()) <= _MOOD_MAX_WORDS:
+    n_words = len(stripped.split())
+    if (
+        n_words <= _SMALL_TALK_MAX_WORDS
+        and _SMALL_TALK_OPENER.search(stripped)
+        and not _STATEMENT.search(stripped)
+    ):
+        return False, "small talk: a greeting or thanks with no statement about the user"
+    if _DURABLE.search(stripped) is None and n_words <= _MOOD_MAX_WORDS:
         for pattern in _MOOD_PATTERNS:
             if pattern.search(stripped):
                 return False, "a one-off mood or reaction, not a stable preference"

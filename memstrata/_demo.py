@@ -21,7 +21,7 @@ from rich.table import Table
 
 from memstrata.clock import ManualClock
 from memstrata.memory.manager import MemoryManager
-from memstrata.types import MemoryInput, Slot
+from memstrata.types import MemoryInput, MemoryType, Slot
 
 __all__ = ["SCRIPT", "run_demo"]
 
@@ -130,7 +130,7 @@ def run_demo(db_path: Path, console: Console | None = None) -> dict[str, Any]:
                         d = memory.remember(
                             session.user,
                             MemoryInput(
-                                content=u.text, type=u.type, scope=u.scope,
+                                content=u.text, type=MemoryType(u.type), scope=u.scope,
                                 slot=Slot(*u.slot) if u.slot else None,
                                 correction=u.correction, session_id=session_id,
                             ),

@@ -93,5 +93,7 @@ class Settings(BaseModel):
         except PydanticValidationError as exc:
             raise InvalidSettingError(f"invalid settings: {exc}") from exc
         home = settings.home or default_home()
-        url = settings.url or os.environ.get("MEMSTRATA_URL") or f"sqlite:///{home / 'memstrata.db'}"
+        url = (
+            settings.url or os.environ.get("MEMSTRATA_URL") or f"sqlite:///{home / 'memstrata.db'}"
+        )
         return settings.model_copy(update={"home": home, "url": url})

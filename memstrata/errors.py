@@ -28,6 +28,13 @@ The tree::
     ├── IndexBackendError                        a vector / keyword index backend failed
     ├── EmbeddingError                           the embedding model failed
     │   └── ModelMismatchError                   stored vectors come from another model: run reindex
+    ├── LLMError                                 a language-model endpoint failed
+    │   ├── LLMUnavailableError                  cannot connect (retried, then given up)
+    │   ├── LLMTimeoutError                      no answer within the read timeout
+    │   ├── LLMRateLimitError                    429 after the retry budget
+    │   ├── LLMAuthError                         401 / 403: check the key
+    │   ├── LLMResponseError                     4xx / malformed or unexpected response
+    │   └── UnplannedModelCallError              a real model call while tests forbid them
     └── MissingDependencyError (also ImportError) an optional extra is not installed
 """
 
@@ -43,6 +50,12 @@ __all__ = [
     "InvalidInputError",
     "InvalidSettingError",
     "InvalidURLError",
+    "LLMAuthError",
+    "LLMError",
+    "LLMRateLimitError",
+    "LLMResponseError",
+    "LLMTimeoutError",
+    "LLMUnavailableError",
     "LeaseHeldError",
     "MemoryNotFoundError",
     "MemstrataError",
@@ -57,6 +70,7 @@ __all__ = [
     "TaskNotFoundError",
     "UnknownScopeError",
     "UnknownTypeError",
+    "UnplannedModelCallError",
 ]
 
 
@@ -173,6 +187,36 @@ class ModelMismatchError(EmbeddingError):
         self.user_id = user_id
         self.stored = stored
         self.current = current
+
+
+class LLMError(MemstrataError):
+    """A language-model endpoint failed. ``retriable`` says whether trying later may help."""
+
+    retriable: bool = False
+
+
+class LLMUnavailableError(LLMError):
+    retriable = True
+
+
+class LLMTimeoutError(LLMError):
+    retriable = True
+
+
+class LLMRateLimitError(LLMError):
+    retriable = True
+
+
+class LLMAuthError(LLMError):
+    pass
+
+
+class LLMResponseError(LLMError):
+    pass
+
+
+class UnplannedModelCallError(LLMError):
+    """A real model call was attempted while ``memstrata.testing`` forbids them."""
 
 
 class MissingDependencyError(MemstrataError, ImportError):

@@ -18,9 +18,9 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from memstrata import ManualClock, MemoryManager  # noqa: E402
-from memstrata.memory.embedder import Embedder  # noqa: E402
-from memstrata.testing import PostgresServer, find_pg_bin  # noqa: E402
+from memstrata import ManualClock, MemoryManager
+from memstrata.memory.embedder import Embedder
+from memstrata.testing import PostgresServer, find_pg_bin
 
 START = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 

@@ -99,7 +99,9 @@ class VectorShard:
         fresh = [r for r in rows if r.vector is not None and r.id not in self.pos]
         if not fresh:
             return
-        matrix = np.vstack([r.vector for r in fresh]).astype(np.float32, copy=False)
+        matrix = np.vstack([r.vector for r in fresh if r.vector is not None]).astype(
+            np.float32, copy=False
+        )
         if matrix.shape[1] != self.dim:
             raise DimensionMismatchError(matrix.shape[1], self.dim)
         self.index.add(np.ascontiguousarray(matrix))
@@ -225,7 +227,9 @@ class VectorShard:
 def _new_faiss_index(dim: int, precision: Precision) -> Any:
     if precision == "float32":
         return faiss.IndexFlatIP(dim)
-    return faiss.IndexScalarQuantizer(dim, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT)
+    return faiss.IndexScalarQuantizer(
+        dim, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT
+    )
 
 
 class LocalVectorIndex:

@@ -79,9 +79,12 @@ class SentenceTransformerEmbedder:
                     model = SentenceTransformer(str(self._path), device="cpu")
                 except (OSError, ValueError, RuntimeError) as exc:
                     raise EmbeddingError(f"cannot load model from {self._path}: {exc}") from exc
-                dim = model.get_embedding_dimension() if hasattr(
-                    model, "get_embedding_dimension"
-                ) else model.get_sentence_embedding_dimension()
+                getter = getattr(model, "get_embedding_dimension", None)
+                if getter is None:
+                    getter = model.get_sentence_embedding_dimension
+                dim = getter()
+                if dim is None:
+                    raise EmbeddingError(f"model at {self._path} does not report a dimension")
                 self._dim = int(dim)
                 self._model = model
         return self._model

@@ -86,7 +86,7 @@ class LongTermMemory:
         sync: IndexSync,
         settings: Settings,
         clock: Clock,
-        on_forget: Callable[[str, set[str]], None] | None = None,
+        on_forget: Callable[[str, set[str]], object] | None = None,
     ) -> None:
         self._db = db
         self._embedder = embedder

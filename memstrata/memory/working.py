@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -138,7 +138,7 @@ class WorkingMemory:
                 self._promoted[key] = decision.record_id
         return decision
 
-    def forget_records(self, record_ids: set[str]) -> int:
+    def forget_records(self, record_ids: Collection[str]) -> int:
         """Drop entries that were promoted into records now forgotten."""
         with self._lock:
             doomed = [k for k, rid in self._promoted.items() if rid in record_ids]
@@ -187,7 +187,7 @@ class WorkingMemoryStore:
         with self._lock:
             return [wm for (uid, _), wm in self._sessions.items() if uid == user_id]
 
-    def forget_records(self, user_id: str, record_ids: set[str]) -> int:
+    def forget_records(self, user_id: str, record_ids: Collection[str]) -> int:
         return sum(wm.forget_records(record_ids) for wm in self.sessions_of(user_id))
 
     def drop_user(self, user_id: str) -> int:

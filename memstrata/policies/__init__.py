@@ -7,7 +7,14 @@ what they need from the stores and carries out what they decide.
 from memstrata.policies.conflict import ConflictMode, ConflictPolicy, texts_contradict
 from memstrata.policies.retention import RetentionPolicy
 from memstrata.policies.retrieval import RetrievalPolicy
-from memstrata.policies.write import Candidate, Neighbour, Verdict, WritePolicy, decide, memorability
+from memstrata.policies.write import (
+    Candidate,
+    Neighbour,
+    Verdict,
+    WritePolicy,
+    decide,
+    memorability,
+)
 
 __all__ = [
     "Candidate",

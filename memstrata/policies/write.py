@@ -84,11 +84,10 @@ class Verdict:
 
 _SMALL_TALK_WORDS = frozenset(
     """
-    hi hey hello hiya yo morning evening night afternoon good great nice cool awesome ok okay
-    sure yes yeah yep no nope thanks thank thx ty cheers bye goodbye see later lol haha hahaha
-    hmm um uh wow omg fine well alright right true indeed welcome please sorry np cya day
-    doing going how what up sup
-    你好 谢谢 好的 哈哈 嗯 再见 早上好 晚安 拜拜 没事 可以 收到
+    hi hey hello hiya yo morning evening night afternoon good great nice cool awesome ok
+    okay sure yes yeah yep no nope thanks thank thx ty cheers bye goodbye see later lol haha
+    hahaha hmm um uh wow omg fine well alright right true indeed welcome please sorry np cya
+    day doing going how what up sup 你好 谢谢 好的 哈哈 嗯 再见 早上好 晚安 拜拜 没事 可以 收到
     """.split()
 )
 _MOOD_PATTERNS = (

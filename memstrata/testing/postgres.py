@@ -9,6 +9,7 @@ the ``postgres`` system user via ``runuser``.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import shutil
@@ -106,11 +107,9 @@ class PostgresServer:
 
     def stop(self) -> None:
         if self._started:
-            try:
+            with contextlib.suppress(subprocess.CalledProcessError):
                 self._run(str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-m", "immediate",
                           "stop")
-            except subprocess.CalledProcessError:
-                pass
             self._started = False
         shutil.rmtree(self.root, ignore_errors=True)
 

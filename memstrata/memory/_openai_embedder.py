@@ -1,0 +1,102 @@
+"""Embeddings from any OpenAI-compatible ``/embeddings`` endpoint.
+
+For deployments that already run an embedding service (OpenAI, vLLM, Ollama,
+text-embeddings-inference behind an OpenAI-compatible route). The same LRU
+cache as the local embedder saves repeated queries. The dimension is learned
+from the first response unless given; ``name`` is ``"<model>:<dim>"`` so a
+change of model or dimension is detected like any other.
+
+Token counts for context budgets are an estimate (about 0.75 words per token):
+there is no tokenizer for an arbitrary remote model offline.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from cachetools import LRUCache
+
+from memstrata.errors import EmbeddingError, InvalidSettingError
+from memstrata.memory.embedder import Vectors, normalize_rows
+
+__all__ = ["OpenAIEmbedder"]
+
+DEFAULT_BATCH = 128
+
+
+class OpenAIEmbedder:
+    def __init__(
+        self,
+        *,
+        model: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        dim: int | None = None,
+        batch_size: int = DEFAULT_BATCH,
+        cache_size: int = 20_000,
+        timeout: float = 60.0,
+    ) -> None:
+        if not model:
+            raise InvalidSettingError("an embedding model name is required")
+        import openai
+
+        self._openai = openai
+        self._client = openai.OpenAI(
+            base_url=base_url, api_key=api_key or "not-needed", timeout=timeout, max_retries=2
+        )
+        self._model = model
+        self._dim = dim
+        self._batch = batch_size
+        self._cache: LRUCache[str, Vectors] = LRUCache(maxsize=max(1, cache_size))
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return f"{self._model}:{self.dim}"
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            self._dim = int(self._request(["dimension probe"]).shape[1])
+        return self._dim
+
+    def count_tokens(self, text: str) -> int:
+        return math.ceil(len(text.split()) / 0.75)
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        if isinstance(texts, str):
+            raise TypeError("embed() takes a sequence of texts, not one string")
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        fresh: dict[str, Vectors] = {}
+        for start in range(0, len(missing), self._batch):
+            part = missing[start : start + self._batch]
+            for text, vector in zip(part, self._request(part), strict=True):
+                fresh[text] = vector
+        with self._lock:
+            for text, vector in fresh.items():
+                self._cache[text] = vector
+            rows = [fresh[t] if t in fresh else self._cache[t] for t in texts]
+        if not rows:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.ascontiguousarray(np.vstack(rows), dtype=np.float32)
+
+    def _request(self, texts: list[str]) -> Vectors:
+        o = self._openai
+        try:
+            response: Any = self._client.embeddings.create(model=self._model, input=texts)
+        except (o.APIError, o.OpenAIError) as exc:
+            raise EmbeddingError(f"embedding endpoint failed: {exc}") from exc
+        data = sorted(response.data, key=lambda d: d.index)
+        if len(data) != len(texts):
+            raise EmbeddingError(f"endpoint returned {len(data)} vectors for {len(texts)} texts")
+        matrix = normalize_rows(np.asarray([d.embedding for d in data], dtype=np.float32))
+        if self._dim is not None and matrix.shape[1] != self._dim:
+            raise EmbeddingError(
+                f"endpoint returned dimension {matrix.shape[1]}, expected {self._dim}"
+            )
+        return matrix

@@ -95,7 +95,11 @@ def _raw_tokens(text: str) -> list[str]:
 
 def content_words(text: str) -> list[str]:
     """Lower-cased words that are not stop words (unstemmed)."""
-    return [t for t in _raw_tokens(text) if t not in STOP_WORDS and (len(t) > 1 or t.isdigit())]
+    return [
+        t
+        for t in _raw_tokens(text)
+        if t not in STOP_WORDS and (len(t) > 1 or t.isdigit() or _CJK_RUN.match(t))
+    ]
 
 
 @lru_cache(maxsize=65536)

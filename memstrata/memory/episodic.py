@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import TypeAdapter
+from pydantic import ConfigDict, TypeAdapter
 from sqlalchemy import func, insert, select, update
 
 from memstrata.clock import Clock, from_epoch, to_epoch
@@ -76,6 +76,8 @@ class Step:
     subtask_id: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     kind: Literal["step"] = "step"
+
+    __pydantic_config__ = ConfigDict(extra="forbid")
 
 
 _STEP = TypeAdapter(Step)

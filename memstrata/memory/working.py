@@ -93,7 +93,7 @@ class WorkingMemory:
             return len(self._entries)
 
     def items(self) -> list[tuple[str, Any]]:
-        """Live entries, least recently used first."""
+        """Live (unexpired) entries."""
         with self._lock:
             self._entries.expire()
             return list(self._entries.items())

@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, InstanceOf, field_validator
 from pydantic import ValidationError as PydanticValidationError
 
-from memstrata.errors import InvalidSettingError
+from memstrata.errors import InvalidSettingError, InvalidURLError
 from memstrata.policies.conflict import ConflictPolicy
 from memstrata.policies.retention import RetentionPolicy
 from memstrata.policies.retrieval import RetrievalPolicy
@@ -88,6 +88,8 @@ class Settings(BaseModel):
     @classmethod
     def build(cls, **values: Any) -> Settings:
         """Validate keyword settings, filling ``url``/``home`` from the environment."""
+        if "url" in values and values["url"] is not None and not str(values["url"]).strip():
+            raise InvalidURLError("the database URL is empty")
         try:
             settings = cls(**values)
         except PydanticValidationError as exc:

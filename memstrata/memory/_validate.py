@@ -95,7 +95,7 @@ def check_input(
         if fields:
             item = item.model_copy(update=fields)
             item = MemoryInput.model_validate(item.model_dump())
-    else:
+    elif isinstance(item, str | dict):
         raw = {"content": item, **fields} if isinstance(item, str) else {**item, **fields}
         if "type" in raw:
             check_types(raw["type"])
@@ -105,6 +105,10 @@ def check_input(
             if "content" not in raw or raw.get("content") is None:
                 raise EmptyContentError("content is required") from exc
             raise InvalidInputError(f"invalid memory: {exc}") from exc
+    else:
+        raise EmptyContentError(
+            f"a memory is text, a dict or a MemoryInput, not {type(item).__name__}"
+        )
     check_content(item.content, limit)
     check_scope(item.scope, allowed_scopes)
     if item.slot is not None:

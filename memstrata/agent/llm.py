@@ -19,7 +19,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from memstrata.errors import (
@@ -59,6 +59,10 @@ class Timeouts:
     connect: float = 10.0
     read: float = 120.0
 
+    def __post_init__(self) -> None:
+        if not (self.connect > 0 and self.read > 0):
+            raise InvalidSettingError("timeouts must be positive seconds")
+
 
 @dataclass(frozen=True, slots=True)
 class Retry:
@@ -69,9 +73,22 @@ class Retry:
     max_delay: float = 8.0
     jitter: float = 0.1
 
-    def delay(self, attempt: int) -> float:
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise InvalidSettingError("Retry.max_attempts must be at least 1")
+        if self.base_delay < 0 or self.max_delay < 0 or not 0 <= self.jitter <= 1:
+            raise InvalidSettingError("Retry delays must be >= 0 and jitter in [0, 1]")
+
+    def delay(self, attempt: int, *, retry_after: float | None = None) -> float:
+        """Seconds to wait before attempt ``attempt + 1``; never more than ``max_delay``.
+
+        A server's ``Retry-After`` is honoured when it is shorter than the cap
+        (a longer one would break the bound the caller configured).
+        """
         raw = min(self.max_delay, self.base_delay * (2.0 ** (attempt - 1)))
-        return float(raw * (1.0 + self.jitter * random.random()))
+        if retry_after is not None and retry_after >= 0:
+            raw = min(self.max_delay, max(raw, retry_after))
+        return float(min(self.max_delay, raw * (1.0 + self.jitter * random.random())))
 
 
 DEFAULT_TIMEOUTS = Timeouts()
@@ -124,6 +141,8 @@ class ChatResult:
     model: str = ""
     finish_reason: str | None = None
     latency_ms: float = 0.0
+    #: HTTP attempts this result took (1 = no retry)
+    attempts: int = 1
     kind: Literal["chat_result"] = "chat_result"
 
 
@@ -175,7 +194,14 @@ def model_requests_allowed() -> bool:
 
 
 class OpenAIClient:
-    """An OpenAI-compatible chat endpoint via the ``openai`` package."""
+    """An OpenAI-compatible chat endpoint via the ``openai`` package.
+
+    Retries only what can succeed later (connection refused, timeouts, 429,
+    5xx), at most ``retry.max_attempts`` times with capped exponential backoff;
+    4xx, bad credentials and malformed responses fail at once. openai's own
+    retry loop is switched off so there is exactly one budget. A context
+    manager: ``close()`` releases the HTTP connection pool.
+    """
 
     def __init__(
         self,
@@ -193,6 +219,7 @@ class OpenAIClient:
         import openai
 
         self._model = model
+        self.base_url = base_url or "https://api.openai.com/v1"
         self._retry = retry
         self._on_call = on_call
         self._sleep = sleep
@@ -222,6 +249,16 @@ class OpenAIClient:
     @property
     def model(self) -> str:
         return self._model
+
+    def close(self) -> None:
+        """Release the HTTP connection pool. Idempotent."""
+        self._client.close()
+
+    def __enter__(self) -> OpenAIClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def chat(
         self,
@@ -255,10 +292,14 @@ class OpenAIClient:
             except Exception as exc:
                 error = self._translate(exc)
                 if error.retriable and attempt < self._retry.max_attempts:
-                    self._sleep(self._retry.delay(attempt))
+                    self._sleep(self._retry.delay(attempt, retry_after=_retry_after(exc)))
                     continue
+                if error.retriable and attempt > 1:
+                    error = type(error)(f"{error} (gave up after {attempt} attempts)")
                 self._record(payload, None, str(error), attempt, started)
                 raise error from exc
+            if attempt > 1:
+                result = replace(result, attempts=attempt)
             self._record(payload, result, None, attempt, started)
             return result
 
@@ -282,9 +323,16 @@ class OpenAIClient:
     def _translate(self, exc: Exception) -> LLMError:
         o = self._openai
         if isinstance(exc, o.APITimeoutError):
-            return LLMTimeoutError(f"the model endpoint did not answer in time: {exc}")
+            return LLMTimeoutError(
+                f"the model endpoint {self.base_url} did not answer in time: {exc}"
+            )
         if isinstance(exc, o.APIConnectionError):
-            return LLMUnavailableError(f"cannot reach the model endpoint: {exc}")
+            cause = exc.__cause__ or exc.__context__
+            detail = f"{type(cause).__name__}: {cause}" if cause is not None else str(exc)
+            return LLMUnavailableError(
+                f"cannot reach the model endpoint {self.base_url} ({detail}); is the server "
+                "running and is MEMSTRATA_LLM_BASE_URL right?"
+            )
         if isinstance(exc, o.RateLimitError):
             return LLMRateLimitError(f"rate limited by the model endpoint: {exc}")
         if isinstance(exc, o.AuthenticationError | o.PermissionDeniedError):
@@ -328,3 +376,18 @@ class OpenAIClient:
             finish_reason=choice.finish_reason,
             latency_ms=latency_ms,
         )
+
+
+def _retry_after(exc: Exception) -> float | None:
+    """The ``Retry-After`` seconds of an HTTP error response, if it sent one."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return None

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+
 from sqlalchemy import Connection, Table, delete, func, insert, select
 
 from memstrata.memory._schema import memory_events, metadata, users
@@ -9,12 +12,21 @@ from memstrata.memory._schema import memory_events, metadata, users
 __all__ = ["erase_user", "user_tables"]
 
 
+#: modules of other packages that declare user tables on ``metadata``; imported
+#: before an erasure so that a process which never imported them still erases them
+SCHEMA_MODULES = ("memstrata.agent._tables",)
+
+
 def user_tables() -> list[Table]:
     """Every table with a ``user_id`` column (children before parents), but ``users``.
 
     Tables that other packages define on the same ``metadata`` are included
-    automatically, so an erasure can never miss one.
+    automatically (their modules are listed in ``SCHEMA_MODULES``), so an
+    erasure can never miss one.
     """
+    for name in SCHEMA_MODULES:
+        if importlib.util.find_spec(name) is not None:
+            importlib.import_module(name)
     return [
         t for t in reversed(metadata.sorted_tables)
         if "user_id" in t.c and t is not users

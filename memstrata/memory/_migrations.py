@@ -29,6 +29,8 @@ class Migration:
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema", sql="0001_initial"),
+    Migration(2, "consolidation runs, actions, leases, sources", sql="0002_consolidation"),
+    Migration(3, "agent model-call log", sql="0003_agent_llm_calls"),
 )
 
 

@@ -129,22 +129,29 @@ def user_state(conn: Connection, user_id: str) -> UserState | None:
 def lock_user(conn: Connection, user_id: str, now: float) -> UserState:
     """Create the user row if needed and lock it for this transaction.
 
-    On PostgreSQL ``FOR UPDATE`` serialises writers of one user; SQLite is
-    already serialised by ``BEGIN IMMEDIATE``.
+    The row is created with ``INSERT ... ON CONFLICT DO NOTHING`` so two first
+    writers of a new user cannot collide. On PostgreSQL ``FOR UPDATE`` then
+    serialises writers of one user; SQLite is already serialised by
+    ``BEGIN IMMEDIATE``.
     """
-    state = conn.execute(
+    query = (
         select(users.c.seq, users.c.generation, users.c.embed_model)
         .where(users.c.user_id == user_id)
         .with_for_update()
-    ).first()
+    )
+    state = conn.execute(query).first()
     if state is None:
-        generation = uuid.uuid4().hex
+        if conn.dialect.name == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert as dialect_insert
+        else:
+            from sqlalchemy.dialects.sqlite import insert as dialect_insert
         conn.execute(
-            insert(users).values(
-                user_id=user_id, seq=0, generation=generation, embed_model=None, created_at=now
-            )
+            dialect_insert(users)
+            .values(user_id=user_id, seq=0, generation=uuid.uuid4().hex, embed_model=None,
+                    created_at=now)
+            .on_conflict_do_nothing(index_elements=["user_id"])
         )
-        return UserState(user_id, 0, generation, None)
+        state = conn.execute(query).one()
     return UserState(user_id, int(state.seq), str(state.generation), state.embed_model)
 
 

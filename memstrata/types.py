@@ -24,6 +24,7 @@ __all__ = [
     "Status",
     "WriteDecision",
     "WriteOutcome",
+    "normalize_slot_part",
 ]
 
 

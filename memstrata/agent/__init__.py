@@ -1,1 +1,91 @@
-"""(placeholder until its issue lands)"""
+"""The agent kernel: LLM client, governed tools, goal + task table, hybrid planner,
+memory-fed context builder, and the audited loop. See ``docs/agent.md``."""
+
+from memstrata.agent.agent import Agent, AgentSettings, RunResult
+from memstrata.agent.context import (
+    Briefing,
+    BuiltContext,
+    CharCounter,
+    ContextBuilder,
+    ContextSettings,
+    TokenCounter,
+)
+from memstrata.agent.errors import (
+    ContextBudgetExceeded,
+    MalformedOutputError,
+    ReplanLimitExceeded,
+    RunError,
+    StepLimitExceeded,
+    TokenBudgetExceeded,
+    ToolCrashError,
+    UsageError,
+)
+from memstrata.agent.goal import Goal, SubtaskSpec, TaskState
+from memstrata.agent.llm import ChatResult, LLMClient, OpenAIClient, Retry, Timeouts, Usage
+from memstrata.agent.planner import PlanTemplate
+from memstrata.agent.steps import LogEntry
+from memstrata.agent.tools import (
+    Grounded,
+    ModelRetry,
+    Risk,
+    RunContext,
+    Tool,
+    ToolError,
+    ToolResult,
+    tool,
+)
+from memstrata.agent.toolsets import (
+    ApprovalRequest,
+    BreakerPolicy,
+    CachingToolset,
+    FunctionToolset,
+    RetryBackoff,
+    RiskGate,
+    Toolset,
+)
+
+__all__ = [
+    "Agent",
+    "AgentSettings",
+    "ApprovalRequest",
+    "BreakerPolicy",
+    "Briefing",
+    "BuiltContext",
+    "CachingToolset",
+    "CharCounter",
+    "ChatResult",
+    "ContextBudgetExceeded",
+    "ContextBuilder",
+    "ContextSettings",
+    "FunctionToolset",
+    "Goal",
+    "Grounded",
+    "LLMClient",
+    "LogEntry",
+    "MalformedOutputError",
+    "ModelRetry",
+    "OpenAIClient",
+    "PlanTemplate",
+    "ReplanLimitExceeded",
+    "Retry",
+    "RetryBackoff",
+    "Risk",
+    "RiskGate",
+    "RunContext",
+    "RunError",
+    "RunResult",
+    "StepLimitExceeded",
+    "SubtaskSpec",
+    "TaskState",
+    "Timeouts",
+    "TokenBudgetExceeded",
+    "TokenCounter",
+    "Tool",
+    "ToolCrashError",
+    "ToolError",
+    "ToolResult",
+    "Toolset",
+    "Usage",
+    "UsageError",
+    "tool",
+]

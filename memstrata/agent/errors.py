@@ -14,6 +14,7 @@ The tree (all under :class:`memstrata.errors.MemstrataError`)::
     RunError                                a run stopped without reaching its goal
     ├── StepLimitExceeded                   the hard step limit was hit (clean stop)
     ├── ContextBudgetExceeded               the mandatory context does not fit the budget
+    ├── TokenBudgetExceeded                 the task spent its token budget
     ├── MalformedOutputError                the model's output stayed unusable after retries
     ├── ReplanLimitExceeded                 the replan budget is spent
     └── ToolCrashError                      a tool raised an exception it did not declare
@@ -31,6 +32,7 @@ __all__ = [
     "ReplanLimitExceeded",
     "RunError",
     "StepLimitExceeded",
+    "TokenBudgetExceeded",
     "ToolCrashError",
     "UsageError",
 ]
@@ -56,6 +58,10 @@ class StepLimitExceeded(RunError):
 
 class ContextBudgetExceeded(RunError):
     """Even the mandatory part of the context (goal, task table, last round) is over budget."""
+
+
+class TokenBudgetExceeded(RunError):
+    """The task spent more model tokens than its budget allows (clean stop)."""
 
 
 class MalformedOutputError(RunError):

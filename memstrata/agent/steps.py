@@ -63,6 +63,8 @@ class ModelTurn:
     completion_tokens: int = 0
     latency_ms: float = 0.0
     context_tokens: int = 0
+    #: embedding similarity of the echo (or thought) to the goal sentence
+    goal_similarity: float | None = None
     kind: Literal["model"] = "model"
 
     def to_messages(self) -> list[dict[str, Any]]:
@@ -171,6 +173,8 @@ class Reflection:
     evidence: list[int]
     suggested_fix: str
     tool: str | None = None
+    #: de-duplicates reports of one trigger (e.g. "repeated:query_order:v1")
+    key: str = ""
     kind: Literal["reflection"] = "reflection"
 
     def to_messages(self) -> list[dict[str, Any]]:

@@ -70,7 +70,7 @@ DEFAULT_MAX_CHARS = 1200
 FRAMEWORK_ERROR_TYPES: frozenset[str] = frozenset({
     "validation", "not_grounded", "unknown_tool", "malformed_arguments", "timeout",
     "unavailable", "circuit_open", "confirmation_required", "denied", "refused",
-    "skipped", "tool_error", "retry_exhausted",
+    "skipped", "tool_error", "retry_exhausted", "duplicate",
 })
 
 
@@ -158,12 +158,9 @@ class RunContext(Generic[DepsT]):
     retry: int = 0
     #: the MemoryManager, for tools that read or write memory
     memory: Any = None
-
-    @property
-    def idempotency_key(self) -> str:
-        """Stable across retries and resumes of the same call: pass it to side-effecting
-        backends so a call repeated after a crash is applied once."""
-        return f"{self.task_id}:{self.turn}:{self.call_id}"
+    #: ``task:tool:hash(arguments)`` - the same for a retry, and for the same call made
+    #: again after a crash: pass it to side-effecting backends so they apply it once
+    idempotency_key: str = ""
 
 
 def _parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:

@@ -62,6 +62,8 @@ def apply(state: TaskState, entry: LogEntry, *, drift_threshold: float) -> None:
         specs = [SubtaskSpec(s["title"], s["criterion"], s.get("tool"), dict(s.get("args") or {}))
                  for s in item.subtasks]
         state.add_plan(specs, source=item.source)
+        state.prompt_tokens += item.prompt_tokens
+        state.completion_tokens += item.completion_tokens
         if item.version > 1:
             state.replans += 1
         state.phase = "acting"

@@ -202,6 +202,8 @@ class Agent(Generic[DepsT]):
         token_counter: TokenCounter | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        if memory is None or not hasattr(memory, "episodic"):
+            raise UsageError("an Agent needs a MemoryManager: Agent(model, memory=manager)")
         self.memory = memory
         self.settings = settings or AgentSettings()
         self.deps_type = deps_type
@@ -402,9 +404,14 @@ class Agent(Generic[DepsT]):
     def _plan(self, run: _Run, reason: str | None) -> Generator[LogEntry, None, str | None]:
         tools = [t for t in self.toolset.tools() if t.name != COMPLETE_SUBTASK.name]
 
+        spent = [0, 0]
+
         def call(messages: list[dict[str, Any]], defs: list[dict[str, Any]],
                  purpose: str) -> ChatResult:
-            return self._chat(run, messages, defs, purpose, run.state.turn)
+            answer = self._chat(run, messages, defs, purpose, run.state.turn)
+            spent[0] += answer.usage.prompt_tokens
+            spent[1] += answer.usage.completion_tokens
+            return answer
 
         outcome = self.planner.plan(call, run.goal, run.criteria, tools, run.evidence(),
                                     state=run.state if reason else None, reason=reason)
@@ -413,7 +420,7 @@ class Agent(Generic[DepsT]):
         subtasks = [{"title": s.title, "criterion": s.criterion, "tool": s.tool, "args": s.args}
                     for s in outcome.specs]
         yield self._record(run, PlanMade(run.state.plan_version + 1, outcome.source,
-                                         outcome.reason, subtasks))
+                                         outcome.reason, subtasks, spent[0], spent[1]))
         run.state.template_params = outcome.params or run.state.template_params
         self._save(run)
         return None

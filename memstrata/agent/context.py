@@ -81,12 +81,29 @@ class _CachedCounter:
             if hit is not None:
                 self._cache.move_to_end(text)
                 return hit
-        n = int(self._inner.count_tokens(text))
+        n = sum(int(self._inner.count_tokens(chunk)) for chunk in _chunks(text))
         with self._lock:
             self._cache[text] = n
             if len(self._cache) > self._size:
                 self._cache.popitem(last=False)
         return n
+
+
+def _chunks(text: str, size: int = 600) -> list[str]:
+    """Split long text at whitespace so a tokenizer with a short maximum length (MiniLM:
+    256) never sees an over-long sequence; the count differs by at most a token per cut."""
+    if len(text) <= size:
+        return [text]
+    out: list[str] = []
+    start = 0
+    while start < len(text):
+        end = min(len(text), start + size)
+        if end < len(text):
+            cut = text.rfind(" ", start + size // 2, end)
+            end = cut if cut > start else end
+        out.append(text[start:end])
+        start = end
+    return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -154,6 +154,9 @@ class PlanMade:
     source: str
     reason: str
     subtasks: list[dict[str, Any]]
+    #: tokens the planning calls used
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
     kind: Literal["plan"] = "plan"
 
     def to_messages(self) -> list[dict[str, Any]]:

@@ -88,7 +88,7 @@ _ECHO = re.compile(r"^\s*(?:goal|目标)\s*[:：]\s*(.+?)\s*$", re.IGNORECASE | 
 class AgentSettings:
     """Limits and thresholds of the loop (all budgets are explicit)."""
 
-    #: model turns per task (hard limit; clean stop with StepLimitExceeded)
+    #: model turns per run or resume call (hard limit; clean stop with StepLimitExceeded)
     max_steps: int = 30
     max_replans: int = 3
     #: consecutive failed actions that trigger a replan
@@ -369,8 +369,9 @@ class Agent(Generic[DepsT]):
             if question is not None:
                 return (yield from self._pause(run, question))
         echo_retries = 0
+        first_turn = run.state.turn  # the limit is per run/resume call
         while True:
-            if run.state.turn >= cfg.max_steps:
+            if run.state.turn - first_turn >= cfg.max_steps:
                 return (yield from self._fail(run, "step_limit", StepLimitExceeded))
             spent = run.state.prompt_tokens + run.state.completion_tokens
             if cfg.token_budget is not None and spent >= cfg.token_budget:

@@ -14,8 +14,15 @@ from memstrata.agent import Goal, OpenAIClient, Retry
 from memstrata.agent.examples import after_sales as ex
 from memstrata.agent.steps import Action
 from memstrata.cli import main
-from memstrata.testing import OpenAICompatServer, Reply, ScriptedLLM, allow_model_requests, call
-from memstrata.testing import plan, say
+from memstrata.testing import (
+    OpenAICompatServer,
+    Reply,
+    ScriptedLLM,
+    allow_model_requests,
+    call,
+    plan,
+    say,
+)
 
 
 def order(shop: ex.Shop, order_id: str) -> sqlite3.Row:

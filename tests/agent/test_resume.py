@@ -10,12 +10,12 @@ import sys
 import time
 from pathlib import Path
 
+from child_resume import GOAL, make_tools
+
 from memstrata import MemoryManager
 from memstrata.agent import Agent, AgentSettings, CharCounter
 from memstrata.agent.steps import Action
 from memstrata.testing import ScriptedLLM, call, say
-
-from child_resume import GOAL, make_tools
 
 HERE = Path(__file__).parent
 

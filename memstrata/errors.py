@@ -14,6 +14,7 @@ The tree::
     │   ├── UnknownTypeError                     not a MemoryType
     │   ├── UnknownScopeError                    malformed, or not in the configured scopes
     │   ├── DimensionMismatchError               vector of the wrong length
+    │   ├── DatasetError                         an evaluation dataset that cannot be read
     │   └── InvalidSettingError
     │       └── InvalidURLError                  database URL that cannot be used
     ├── NotFoundError (also KeyError)
@@ -43,6 +44,7 @@ from __future__ import annotations
 __all__ = [
     "ClosedError",
     "ContentTooLargeError",
+    "DatasetError",
     "DimensionMismatchError",
     "EmbeddingError",
     "EmptyContentError",
@@ -114,6 +116,20 @@ class DimensionMismatchError(InvalidInputError):
         super().__init__(f"vector has dimension {got}; expected {expected}")
         self.got = got
         self.expected = expected
+
+
+class DatasetError(InvalidInputError):
+    """An evaluation dataset (LoCoMo JSON or memstrata JSONL) is malformed.
+
+    ``source`` names the file and ``line`` the 1-based JSONL line (or ``None``).
+    """
+
+    def __init__(self, message: str, *, source: str | None = None, line: int | None = None
+                 ) -> None:
+        where = "" if source is None else f"{source}{'' if line is None else f':{line}'}: "
+        super().__init__(f"{where}{message}")
+        self.source = source
+        self.line = line
 
 
 class InvalidSettingError(InvalidInputError):

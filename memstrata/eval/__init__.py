@@ -1,1 +1,101 @@
-"""(placeholder until its issue lands)"""
+"""Recall-quality evaluation: LoCoMo-format and JSONL datasets, retrieval metrics, reports.
+
+::
+
+    from memstrata.eval import EvalConfig, evaluate, load_dataset
+
+    result = evaluate(load_dataset("locomo_dev.json"), EvalConfig(k=(1, 5, 10)))
+    print(result.to_markdown())
+    result.save("eval-out")          # results.json, report.md, PNG plots
+
+The command line does the same: ``memstrata eval DATA --out DIR``.
+See ``docs/eval.md`` for the JSONL format and how to read the report.
+"""
+
+from memstrata.eval._data import (
+    LOCOMO_CATEGORIES,
+    Conversation,
+    Dataset,
+    LoadReport,
+    MissingEvidence,
+    Probe,
+    Turn,
+    load_dataset,
+    load_jsonl,
+    load_locomo,
+)
+from memstrata.eval._ingest import (
+    DEFAULT_CONTEXT,
+    EVAL_WRITE_POLICY,
+    IngestedMemory,
+    IngestOptions,
+    IngestReport,
+    open_ingested,
+    turn_context,
+)
+from memstrata.eval._metrics import (
+    Estimate,
+    bootstrap_mean,
+    bootstrap_paired_difference,
+    hit_at,
+    mrr,
+    ndcg_at,
+    recall_at,
+)
+from memstrata.eval._plots import plot_by_category, plot_recall_at_k, plot_token_budget
+from memstrata.eval._result import EvalResult, QuestionResult, RetrieverRun, RetrieverSummary
+from memstrata.eval._retrievers import (
+    BASELINES,
+    DenseRetriever,
+    HybridRetriever,
+    KeywordRetriever,
+    Ranked,
+    Retriever,
+    RRFRetriever,
+)
+from memstrata.eval._run import EvalConfig, Evaluation, evaluate, policy_from
+
+__all__ = [
+    "BASELINES",
+    "DEFAULT_CONTEXT",
+    "EVAL_WRITE_POLICY",
+    "LOCOMO_CATEGORIES",
+    "Conversation",
+    "Dataset",
+    "DenseRetriever",
+    "Estimate",
+    "EvalConfig",
+    "EvalResult",
+    "Evaluation",
+    "HybridRetriever",
+    "IngestOptions",
+    "IngestReport",
+    "IngestedMemory",
+    "KeywordRetriever",
+    "LoadReport",
+    "MissingEvidence",
+    "Probe",
+    "QuestionResult",
+    "RRFRetriever",
+    "Ranked",
+    "Retriever",
+    "RetrieverRun",
+    "RetrieverSummary",
+    "Turn",
+    "bootstrap_mean",
+    "bootstrap_paired_difference",
+    "evaluate",
+    "hit_at",
+    "load_dataset",
+    "load_jsonl",
+    "load_locomo",
+    "mrr",
+    "ndcg_at",
+    "open_ingested",
+    "plot_by_category",
+    "plot_recall_at_k",
+    "plot_token_budget",
+    "policy_from",
+    "recall_at",
+    "turn_context",
+]

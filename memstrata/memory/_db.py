@@ -8,6 +8,7 @@ Every SQLAlchemy error leaving this module is a :class:`~memstrata.errors.Storag
 
 from __future__ import annotations
 
+import sqlite3
 import time
 import uuid
 from collections.abc import Iterator
@@ -33,6 +34,8 @@ from memstrata.memory._schema import meta_table, migrations_table
 __all__ = ["Database", "parse_url"]
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+SQLITE_CACHE_KIB = 32 * 1024
+SQLITE_MMAP_BYTES = 256 * 1024 * 1024
 _WRITE_OPTION = "memstrata_write"
 
 
@@ -179,10 +182,13 @@ def _install_sqlite_hooks(engine: Engine, *, wal: bool) -> None:
         dbapi_conn.isolation_level = None
         cursor = dbapi_conn.cursor()
         try:
-            if wal:
-                cursor.execute("PRAGMA journal_mode=WAL")
-                cursor.execute("PRAGMA synchronous=NORMAL")
             cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+            if wal:
+                _set_wal(cursor)
+                cursor.execute("PRAGMA synchronous=NORMAL")
+                # recall reads ~100 random rows per query: keep hot pages in memory
+                cursor.execute(f"PRAGMA cache_size=-{SQLITE_CACHE_KIB}")
+                cursor.execute(f"PRAGMA mmap_size={SQLITE_MMAP_BYTES}")
             cursor.execute("PRAGMA foreign_keys=ON")
         finally:
             cursor.close()
@@ -193,6 +199,19 @@ def _install_sqlite_hooks(engine: Engine, *, wal: bool) -> None:
             conn.exec_driver_sql("BEGIN IMMEDIATE")
         else:
             conn.exec_driver_sql("BEGIN")
+
+
+def _set_wal(cursor: Any) -> None:
+    """Switch to WAL; the switch needs a moment alone with the file, so retry if busy."""
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 def read_migration_sql(name: str) -> str:

@@ -1,0 +1,166 @@
+"""Shared helpers for the benchmarks: machine info, timing, real-text corpora, JSON output.
+
+The corpus for the speed benchmarks is built from the LoCoMo development
+conversations in ``../shared/data/locomo`` (never copied into the project):
+single sentences plus random pairs of sentences, embedded once with the real
+packaged MiniLM and cached under ``benchmarks/.cache`` (git-ignored), so the
+vectors searched are real embeddings of real conversational text.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import resource
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent
+RESULTS = ROOT / "results"
+CACHE = ROOT / ".cache"
+LOCOMO = Path(os.environ.get("MEMSTRATA_LOCOMO",
+                             ROOT.parent.parent / "shared" / "data" / "locomo" / "locomo_dev.json"))
+
+
+def machine() -> dict[str, Any]:
+    import torch
+
+    return {
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "platform": platform.platform(),
+        "when": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+
+
+def percentiles(samples_s: Sequence[float]) -> dict[str, float]:
+    ms = sorted(s * 1000 for s in samples_s)
+    if not ms:
+        return {}
+
+    def pct(p: float) -> float:
+        return ms[min(len(ms) - 1, max(0, round(p / 100 * (len(ms) - 1))))]
+
+    return {"p50_ms": round(pct(50), 4), "p95_ms": round(pct(95), 4),
+            "p99_ms": round(pct(99), 4), "mean_ms": round(statistics.fmean(ms), 4),
+            "n": len(ms)}
+
+
+def timed(fn: Callable[[], Any], repeat: int, warmup: int = 3) -> list[float]:
+    for _ in range(warmup):
+        fn()
+    out = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - start)
+    return out
+
+
+def rss_mb() -> float:
+    """Current resident set size (Linux)."""
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) / 1024
+
+
+def write_result(name: str, payload: dict[str, Any]) -> Path:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"{name}.json"
+    payload = {"benchmark": name, "machine": machine(), **payload}
+    path.write_text(json.dumps(payload, indent=2) + "\n")
+    print(f"wrote {path.relative_to(ROOT.parent)}")
+    return path
+
+
+def locomo_sentences() -> list[str]:
+    data = json.loads(LOCOMO.read_text())
+    out: list[str] = []
+    for sample in data:
+        conv = sample["conversation"]
+        for key, turns in conv.items():
+            if key.startswith("session_") and isinstance(turns, list):
+                for turn in turns:
+                    for sentence in re.split(r"(?<=[.!?])\s+", turn.get("text", "")):
+                        if len(sentence.split()) >= 4:
+                            out.append(sentence.strip())
+    return list(dict.fromkeys(out))
+
+
+def corpus(n: int, seed: int = 7) -> list[str]:
+    """``n`` distinct realistic texts: sentences, then random sentence pairs."""
+    sentences = locomo_sentences()
+    rng = np.random.default_rng(seed)
+    texts = list(sentences[:n])
+    seen = set(texts)
+    while len(texts) < n:
+        i, j = rng.integers(0, len(sentences), size=2)
+        text = f"{sentences[i]} {sentences[j]}"
+        if text not in seen:
+            seen.add(text)
+            texts.append(text)
+    return texts
+
+
+def embedded_corpus(n: int) -> tuple[list[str], np.ndarray]:
+    """(texts, float32 unit vectors) for ``n`` texts, embedded once and cached."""
+    from memstrata.memory import default_embedder
+
+    CACHE.mkdir(parents=True, exist_ok=True)
+    texts = corpus(n)
+    path = CACHE / f"corpus_{n}.npy"
+    if path.exists():
+        vectors = np.load(path)
+        if vectors.shape[0] == n:
+            return texts, vectors
+    embedder = default_embedder()
+    chunks = []
+    step = 2048
+    for start in range(0, n, step):
+        chunks.append(embedder.embed(texts[start : start + step]))
+        print(f"  embedded {min(n, start + step)}/{n}", flush=True)
+    vectors = np.vstack(chunks).astype(np.float32)
+    np.save(path, vectors)
+    return texts, vectors
+
+
+class PrecomputedEmbedder:
+    """The real model's vectors for known texts (precomputed), the model itself otherwise.
+
+    Lets the store benchmarks ingest 100k records without re-embedding them on
+    every run; queries still go through the real model.
+    """
+
+    def __init__(self, texts: Sequence[str], vectors: np.ndarray) -> None:
+        from memstrata.memory import default_embedder
+
+        self.inner = default_embedder()
+        self.table = {t: v for t, v in zip(texts, vectors, strict=True)}
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def count_tokens(self, text: str) -> int:
+        return self.inner.count_tokens(text)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        known = [self.table.get(t) for t in texts]
+        if all(v is not None for v in known):
+            return np.vstack(known).astype(np.float32)  # type: ignore[arg-type]
+        return self.inner.embed(texts)

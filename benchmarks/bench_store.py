@@ -1,0 +1,205 @@
+"""Store speed through the public API, on SQLite (WAL) with the local index.
+
+* ``remember`` batch-ingest throughput with and without embedding time, and the
+  store's overhead per record as a share of the embedding time (real model);
+* ``recall`` p50/p95 excluding the query embedding (the embedding cache is
+  warmed with the queries first) and including it, for one user with 10k and
+  100k memories, and for 1,000 users x 1,000 memories;
+* cold start: first recall of a 100k-memory user after reopening the manager.
+
+Records for the large stores are real MiniLM embeddings of real conversational
+text, precomputed once (``_common.embedded_corpus``) so a run does not spend an
+hour re-embedding; queries are embedded by the real model.
+
+Run: ``python benchmarks/bench_store.py [--quick]`` -> ``benchmarks/results/store.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from _common import (
+    PrecomputedEmbedder,
+    corpus,
+    embedded_corpus,
+    locomo_sentences,
+    percentiles,
+    write_result,
+)
+from memstrata import ManualClock, MemoryInput, MemoryManager, WritePolicy
+from memstrata.memory import default_embedder
+
+#: ingest measures the store, not the write policy's small-talk filter
+INGEST_POLICY = WritePolicy(drop_small_talk=False)
+
+
+def questions(n: int) -> list[str]:
+    import json
+
+    from _common import LOCOMO
+
+    data = json.loads(LOCOMO.read_text())
+    out = [qa["question"] for sample in data for qa in sample["qa"]]
+    return out[:n]
+
+
+def ingest_throughput(workdir: Path, n: int) -> dict[str, Any]:
+    """Real model: time embedding alone, then remember_many of the same texts."""
+    from memstrata.memory._st_embedder import SentenceTransformerEmbedder
+
+    texts = corpus(n, seed=99)
+    fresh = SentenceTransformerEmbedder(cache_size=1)  # no cache help
+    fresh.embed(["warm up the model"])
+    start = time.perf_counter()
+    for i in range(0, n, 256):
+        fresh.embed(texts[i : i + 256])
+    embed_s = time.perf_counter() - start
+    # the store path, with vectors precomputed so only the store is timed
+    vectors = np.vstack([fresh.embed(texts[i : i + 256]) for i in range(0, n, 256)])
+    with MemoryManager.open(f"sqlite:///{workdir / 'ingest.db'}",
+                            embedder=PrecomputedEmbedder(texts, vectors),
+                            write=INGEST_POLICY) as mm:
+        mm.remember("warm", "warm up the store", type="knowledge")
+        start = time.perf_counter()
+        decisions = mm.remember_many("u", [MemoryInput(content=t) for t in texts])
+        store_s = time.perf_counter() - start
+    written = sum(d.stored for d in decisions)
+    with MemoryManager.open(f"sqlite:///{workdir / 'ingest2.db'}",
+                            embedder=SentenceTransformerEmbedder(cache_size=1),
+                            write=INGEST_POLICY) as mm:
+        mm.remember("warm", "warm up the store", type="knowledge")
+        start = time.perf_counter()
+        mm.remember_many("u", [MemoryInput(content=t) for t in texts])
+        end_to_end_s = time.perf_counter() - start
+    res = {
+        "records": n,
+        "written": written,
+        "embedding_ms_per_record": round(embed_s / n * 1000, 4),
+        "store_ms_per_record": round(store_s / n * 1000, 4),
+        "store_overhead_share_of_embedding": round(store_s / embed_s, 4),
+        "records_per_s_without_embedding": round(n / store_s, 1),
+        "records_per_s_with_embedding": round(n / end_to_end_s, 1),
+        "target_overhead_share": 0.10,
+    }
+    print("ingest", res, flush=True)
+    return res
+
+
+def recall_latency(mm: MemoryManager, users: list[str], queries: list[str],
+                   repeat: int) -> dict[str, Any]:
+    embedder = mm.embedder
+    embedder.embed(queries)  # warm the cache: timings below exclude the query embedding
+    rng = np.random.default_rng(3)
+    samples = []
+    hits = 0
+    for i in range(repeat):
+        user = users[int(rng.integers(0, len(users)))]
+        q = queries[i % len(queries)]
+        start = time.perf_counter()
+        found = mm.recall(user, q, record_use=False)
+        samples.append(time.perf_counter() - start)
+        hits += bool(found)
+    with_use = []
+    for i in range(min(repeat, 200)):
+        user = users[int(rng.integers(0, len(users)))]
+        start = time.perf_counter()
+        mm.recall(user, queries[i % len(queries)])
+        with_use.append(time.perf_counter() - start)
+    return {"excluding_embedding": percentiles(samples),
+            "excluding_embedding_with_use_recorded": percentiles(with_use),
+            "share_with_results": round(hits / repeat, 3)}
+
+
+def recall_including_embedding(mm: MemoryManager, user: str, n: int) -> dict[str, Any]:
+    fresh = [f"{q} (variant {i})" for i, q in enumerate(questions(n))]
+    samples = []
+    for q in fresh:
+        start = time.perf_counter()
+        mm.recall(user, q, record_use=False)
+        samples.append(time.perf_counter() - start)
+    return percentiles(samples)
+
+
+def big_user(workdir: Path, n: int, texts: list[str], vectors: np.ndarray,
+             queries: list[str]) -> dict[str, Any]:
+    url = f"sqlite:///{workdir / f'user{n}.db'}"
+    embedder = PrecomputedEmbedder(texts, vectors)
+    clock = ManualClock()
+    start = time.perf_counter()
+    with MemoryManager.open(url, embedder=embedder, clock=clock, write=INGEST_POLICY) as mm:
+        mm.remember_many("u", [MemoryInput(content=t) for t in texts[:n]], progress=True)
+        ingest_s = time.perf_counter() - start
+        warm = recall_latency(mm, ["u"], queries, repeat=400)
+        warm["including_embedding"] = recall_including_embedding(mm, "u", 200)
+    # cold: reopen, first recall loads the persisted shards
+    with MemoryManager.open(url, embedder=embedder, clock=clock) as mm:
+        mm.embedder.embed([queries[0]])
+        start = time.perf_counter()
+        mm.recall("u", queries[0], record_use=False)
+        cold_s = time.perf_counter() - start
+    res = {"memories": n, "ingest_s": round(ingest_s, 1), **warm,
+           "cold_first_recall_s": round(cold_s, 3)}
+    print(f"user with {n}", res, flush=True)
+    return res
+
+
+def many_users(workdir: Path, users: int, per_user: int, texts: list[str],
+               vectors: np.ndarray, queries: list[str]) -> dict[str, Any]:
+    url = f"sqlite:///{workdir / 'many.db'}"
+    embedder = PrecomputedEmbedder(texts, vectors)
+    rng = np.random.default_rng(5)
+    start = time.perf_counter()
+    with MemoryManager.open(url, embedder=embedder, clock=ManualClock(),
+                            write=INGEST_POLICY) as mm:
+        for u in range(users):
+            pick = rng.choice(len(texts), size=per_user, replace=False)
+            mm.remember_many(f"user{u}", [MemoryInput(content=texts[i]) for i in pick])
+            if u % 100 == 99:
+                print(f"  {u + 1}/{users} users", flush=True)
+        ingest_s = time.perf_counter() - start
+        res = recall_latency(mm, [f"user{u}" for u in range(users)], queries, repeat=1000)
+    res = {"users": users, "per_user": per_user, "ingest_s": round(ingest_s, 1), **res}
+    print("many users", res, flush=True)
+    return res
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    big = 10_000 if args.quick else 100_000
+    texts, vectors = embedded_corpus(big + 300)
+    texts, vectors = texts[:big], vectors[:big]
+    queries = questions(300)
+    default_embedder().embed(["warm up"])
+    workdir = Path(tempfile.mkdtemp(prefix="memstrata-store-"))
+    try:
+        result = {
+            "database": "SQLite (WAL, synchronous=NORMAL), local index",
+            "ingest": ingest_throughput(workdir, 1000 if args.quick else 4000),
+            "recall_one_user": {
+                str(n): big_user(workdir, n, texts, vectors, queries)
+                for n in ([1_000, 10_000] if args.quick else [10_000, 100_000])
+            },
+            "recall_many_users": many_users(workdir, 100 if args.quick else 1000, 1000,
+                                            texts, vectors, queries),
+            "references": {
+                "mem0_search_ms_excluding_embedding_at_600_per_user": 56,
+                "mem0_search_ms_p50_including_embedding": 69,
+            },
+        }
+        write_result("store_quick" if args.quick else "store", result)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    _ = locomo_sentences
+
+
+if __name__ == "__main__":
+    main()

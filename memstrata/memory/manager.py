@@ -17,7 +17,7 @@ import threading
 from collections.abc import Iterable
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memstrata.clock import Clock, SystemClock, to_epoch
 from memstrata.config import Settings
@@ -40,6 +40,10 @@ from memstrata.types import (
     Status,
     WriteDecision,
 )
+
+if TYPE_CHECKING:
+    from memstrata.consolidation.briefing import Briefing
+    from memstrata.consolidation.formation import Observation
 
 __all__ = ["ManagerState", "MemoryManager", "default_embedder"]
 
@@ -268,6 +272,26 @@ class MemoryManager:
 
     def resolve_conflict(self, user_id: str, keep: str, **options: Any) -> MemoryRecord:
         return self.longterm.resolve_conflict(user_id, keep, **options)
+
+    # ------------------------------------------------------------ formation and briefing
+
+    def observe(self, user_id: str, session_id: str, role: str, text: str, **options: Any
+                ) -> Observation:
+        """Append a conversation turn and form memories from it (fast, offline);
+        see :func:`memstrata.consolidation.formation.observe` for options."""
+        from memstrata.consolidation.formation import observe
+
+        self._check_open()
+        return observe(self, user_id, session_id, role, text, **options)
+
+    def briefing(self, user_id: str, scope: str | None = None, goal: str | None = None,
+                 **options: Any) -> Briefing:
+        """Questions to ask, lessons for ``goal`` and profile facts to pin, for the planner;
+        see :func:`memstrata.consolidation.briefing.build_briefing`."""
+        from memstrata.consolidation.briefing import build_briefing
+
+        self._check_open()
+        return build_briefing(self, user_id, scope, goal, **options)
 
     # ------------------------------------------------------------ whole-user operations
 

@@ -1,0 +1,287 @@
+"""Offline judgement of two statements of one user: duplicate, contradiction, update?
+
+Pure and deterministic; the ``conflicts`` job uses it when no LLM is
+configured (or past the LLM's token budget). Checks, in order:
+
+1. **explicit correction** - the newer statement says "not X but Y" and the
+   older one mentions X: the newer *updates* (supersedes) the older;
+2. **contradiction signals** - the same single-valued attribute with another
+   value (read by the fast extractor: city, favourite colour, employer, ...);
+   the same statement with other numbers ("two cups" / "5 cups", "两杯" /
+   "四杯"); the negation flipped ("I like jazz" / "I don't like jazz");
+   a reversed preference ("tea over coffee" / "coffee over tea"); one value
+   swapped inside an *exclusive* frame ("I usually take the train" / "I
+   usually drive": usually, always, prefer, favourite, 通常, 最喜欢 ...).
+   A contradiction whose newer side reads as a change ("actually", "now",
+   "anymore", "moved", "from now on", "以后", "现在", "改成") is an *update*;
+   otherwise it is flagged for the user to confirm;
+3. **duplicates** - same type and a dense cosine at or above the threshold, or
+   (for Chinese and other CJK text, where the English MiniLM embeds most
+   characters as unknown) the same characters in order once preference verbs
+   are normalised ("偏好" = "喜欢") and fillers dropped;
+4. otherwise the two are **compatible** (both can be true).
+
+Trade-off: these rules see the surface of the text; semantic contradictions
+with no shared words ("I'm vegetarian" / "I eat meat every day") are missed -
+that is what the LLM method is for. They are tuned on
+``benchmarks/data/preference_updates.json`` (precision and recall in
+``benchmarks/results/consolidation_scenarios.json``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from functools import lru_cache
+from typing import Literal
+
+from memstrata._text import STOP_WORDS, content_words, has_negation, normalize
+from memstrata.consolidation.extract import extract, is_correction_text
+from memstrata.types import Slot, normalize_slot_part
+
+__all__ = ["Item", "PairVerdict", "Relation", "classify", "is_cjk", "read_slots"]
+
+Relation = Literal["duplicate", "contradiction", "update", "compatible"]
+
+_CJK_CHAR = re.compile(r"[\u3400-\u9fff]")
+_NUMBER_WORDS = {
+    "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
+    "seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12",
+    "twenty": "20", "thirty": "30", "fifty": "50", "hundred": "100", "once": "1", "twice": "2",
+    "零": "0", "一": "1", "两": "2", "二": "2", "三": "3", "四": "4", "五": "5", "六": "6",
+    "七": "7", "八": "8", "九": "9", "十": "10",
+}
+_ZH_NUMERAL = re.compile(
+    r"[零一两二三四五六七八九十](?=[个杯次天周年岁点只位份本张瓶块元斤公里小时分钟])"
+)
+_DIGITS = re.compile(
+    r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])|(?<=[^\x00-\x7f])\d+(?:\.\d+)?|\d+(?=[^\x00-\x7f])"
+)
+_EN_WORD = re.compile(r"[a-z0-9@._'-]+|[^\x00-\x7f]")
+_LEAD_FILLER = re.compile(r"^(?:please|kindly|ok(?:ay)?|so|and|also|well)\b[,\s]*", re.IGNORECASE)
+#: phrases that mark a change; removed before comparing the statements themselves
+_CUE_PHRASES = re.compile(
+    r"\b(?:actually|from now on|going forward|in (?:the )?future|anymore|any more|no longer|"
+    r"these days|nowadays|now|instead|correction|i meant|switched jobs|changed)\b[,:]?\s*|"
+    r"其实|实际上|以后都|以后|今后|从现在开始|从今天起|现在|不再|都|了|啦|改成|改为|换成",
+    re.IGNORECASE,
+)
+_EN_SYNONYMS = {
+    "prefer": "like", "love": "like", "enjoy": "like", "adore": "like", "likes": "like",
+    "loves": "like", "prefers": "like", "enjoys": "like", "favourite": "favorite",
+    "centre": "center", "i'm": "i am", "don't": "do not", "doesn't": "does not",
+    "can't": "cannot", "won't": "will not", "i've": "i have",
+}
+_ZH_SYNONYMS = (
+    ("比较喜欢", "喜欢"), ("更喜欢", "喜欢"), ("最喜欢", "喜欢"), ("偏好", "喜欢"),
+    ("偏爱", "喜欢"), ("喜爱", "喜欢"), ("热爱", "喜欢"), ("位置", "座位"), ("位子", "座位"),
+    ("习惯", ""), ("通常", ""), ("一般", ""), ("去", ""), ("坐", ""), ("的", ""),
+)
+#: frames in which one value excludes another ("I usually X" vs "I usually Y")
+_EXCLUSIVE = re.compile(
+    r"\b(?:prefer|preferred|favou?rite|usually|always|normally|typically|generally|only|"
+    r"main|primary|default|budget|rather)\b|最喜欢|更喜欢|偏好|通常|一般|总是|一直|每次都|只|默认|预算",
+    re.IGNORECASE,
+)
+_OVER = re.compile(r"\bprefer\s+(?P<a>.+?)\s+(?:over|to|rather than|than)\s+(?P<b>.+?)[.!]?$",
+                   re.IGNORECASE)
+_MIN_OVERLAP = 0.5
+#: a swapped value is at most this many words (English) / characters (CJK) per side
+_MAX_SWAP_WORDS = 3
+_MAX_SWAP_CHARS = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """What the judge sees of one record."""
+
+    content: str
+    type: str
+    slot: Slot | None = None
+    #: the record was written as a correction (observe's extractor said so)
+    correction: bool = False
+    #: "not X but Y": X
+    replaces: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PairVerdict:
+    relation: Relation
+    reason: str
+
+
+def is_cjk(text: str) -> bool:
+    """Mostly Chinese/Japanese characters (the English embedding cannot judge them)."""
+    cjk = len(_CJK_CHAR.findall(text))
+    return cjk > 0 and cjk >= len(re.findall(r"[A-Za-z]", text)) / 4
+
+
+@lru_cache(maxsize=65536)
+def read_slots(text: str) -> tuple[Slot, ...]:
+    """Single-valued attributes the fast extractor can read from a text."""
+    return tuple(e.slot for e in extract(text) if e.slot is not None)
+
+
+@lru_cache(maxsize=65536)
+def _replaces(text: str) -> str | None:
+    for e in extract(text):
+        if e.replaces:
+            return e.replaces
+    return None
+
+
+def _strip_cues(text: str) -> str:
+    return _LEAD_FILLER.sub("", _CUE_PHRASES.sub(" ", text)).strip()
+
+
+@lru_cache(maxsize=65536)
+def _tokens(text: str) -> tuple[str, ...]:
+    """Comparable units: English words (synonyms folded, number words as digits) or
+    CJK characters (synonyms folded, fillers dropped)."""
+    stripped = _strip_cues(text)
+    if is_cjk(stripped):
+        folded = normalize(stripped)
+        for old, new in _ZH_SYNONYMS:
+            folded = folded.replace(old, new)
+        return tuple(c for c in folded if not c.isspace() and c not in "，。！？,.!?；;、：:")
+    out: list[str] = []
+    for word in _EN_WORD.findall(normalize(stripped)):
+        word = word.strip(".'")
+        if not word:
+            continue
+        word = _EN_SYNONYMS.get(word, word)
+        out.extend(_NUMBER_WORDS.get(w, w) for w in word.split())
+    return tuple(out)
+
+
+def _numbers(text: str) -> frozenset[str]:
+    found = {m.group(0).replace(",", "") for m in _DIGITS.finditer(text)}
+    for word in re.findall(r"[a-z]+", text.casefold()):
+        if word in _NUMBER_WORDS:
+            found.add(_NUMBER_WORDS[word])
+    for m in _ZH_NUMERAL.finditer(text):
+        found.add(_NUMBER_WORDS[m.group(0)])
+    return frozenset(found)
+
+
+def _overlap(a: str, b: str) -> float:
+    wa, wb = set(content_words(_strip_cues(a))), set(content_words(_strip_cues(b)))
+    wa -= {"不", "没", "别"}
+    wb -= {"不", "没", "别"}
+    if not wa or not wb:
+        return 0.0
+    return len(wa & wb) / min(len(wa), len(wb))
+
+
+def _swap(a: tuple[str, ...], b: tuple[str, ...], cjk: bool) -> tuple[str, str] | None:
+    """The one value that differs between two otherwise identical statements."""
+    if not a or not b or a == b:
+        return None
+    ops = [op for op in SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes() if op[0] != "equal"]
+    removed = [t for op in ops for t in a[op[1] : op[2]]]
+    added = [t for op in ops for t in b[op[3] : op[4]]]
+    if not removed or not added:
+        return None
+    shared = len(a) - len(removed)
+    if shared < max(1, min(len(a), len(b)) // 2):
+        return None
+    if cjk:
+        if len(removed) > _MAX_SWAP_CHARS or len(added) > _MAX_SWAP_CHARS:
+            return None
+    elif len(ops) != 1 or len(removed) > _MAX_SWAP_WORDS or len(added) > _MAX_SWAP_WORDS:
+        return None
+    sep = "" if cjk else " "
+    return sep.join(removed), sep.join(added)
+
+
+def _reversed_preference(a: str, b: str) -> bool:
+    ma, mb = _OVER.search(_strip_cues(a)), _OVER.search(_strip_cues(b))
+    if ma is None or mb is None:
+        return False
+    na = (normalize(ma["a"]), normalize(ma["b"]))
+    nb = (normalize(mb["a"]), normalize(mb["b"]))
+    return na[0] == nb[1] and na[1] == nb[0] and na[0] != na[1]
+
+
+def _slot_conflict(a: Item, b: Item) -> str | None:
+    slots_a = [a.slot] if a.slot is not None else list(read_slots(a.content))
+    slots_b = [b.slot] if b.slot is not None else list(read_slots(b.content))
+    for sa in slots_a:
+        for sb in slots_b:
+            if sa.key == sb.key and normalize_slot_part(sa.value) != normalize_slot_part(sb.value):
+                return f"different {sa.attribute}: {sa.value!r} vs {sb.value!r}"
+    return None
+
+
+def contradiction(older: Item, newer: Item) -> str | None:
+    """Why the two statements cannot both hold, or None."""
+    slot = _slot_conflict(older, newer)
+    if slot is not None:
+        return slot
+    overlap = _overlap(older.content, newer.content)
+    nums_a, nums_b = _numbers(older.content), _numbers(newer.content)
+    if nums_a and nums_b and nums_a != nums_b and overlap >= _MIN_OVERLAP:
+        return f"same statement with different numbers ({', '.join(sorted(nums_a))} vs " \
+               f"{', '.join(sorted(nums_b))})"
+    neg_a = has_negation(_strip_cues(older.content))
+    neg_b = has_negation(_strip_cues(newer.content))
+    if neg_a != neg_b and overlap >= _MIN_OVERLAP:
+        return "same statement with the negation flipped"
+    if _reversed_preference(older.content, newer.content):
+        return "the preference is reversed"
+    cjk = is_cjk(older.content) or is_cjk(newer.content)
+    swap = _swap(_tokens(older.content), _tokens(newer.content), cjk)
+    if swap is not None:
+        exclusive = _EXCLUSIVE.search(older.content) or _EXCLUSIVE.search(newer.content)
+        if exclusive or newer.correction or is_correction_text(newer.content):
+            return f"same statement with a different value ({swap[0]!r} vs {swap[1]!r})"
+    return None
+
+
+def _lcs(a: tuple[str, ...], b: tuple[str, ...]) -> int:
+    return sum(block.size for block in SequenceMatcher(a=a, b=b, autojunk=False)
+               .get_matching_blocks())
+
+
+def _lexical_duplicate(a: str, b: str) -> bool:
+    """Same tokens, or one statement is the other plus filler (stop words in English,
+    at most two characters in CJK text: "我花生过敏" / "我对花生过敏")."""
+    ta, tb = _tokens(a), _tokens(b)
+    if not ta or not tb:
+        return False
+    if ta == tb:
+        return True
+    short, long_ = (ta, tb) if len(ta) <= len(tb) else (tb, ta)
+    if len(short) < 3 or _lcs(short, long_) != len(short):
+        return False
+    added = list(long_)
+    for token in short:
+        added.remove(token)
+    if is_cjk(a) or is_cjk(b):
+        return len(added) <= 2
+    return all(t in STOP_WORDS for t in added)
+
+
+def is_newer_correction(newer: Item) -> bool:
+    return newer.correction or is_correction_text(newer.content)
+
+
+def classify(older: Item, newer: Item, *, cosine: float,
+             duplicate_similarity: float) -> PairVerdict:
+    """Relation of two statements of one user and scope, ``older`` said first."""
+    replaced = newer.replaces or _replaces(newer.content)
+    if replaced and normalize(replaced) in normalize(older.content):
+        return PairVerdict("update", f"the newer statement corrects {replaced!r}")
+    why = contradiction(older, newer)
+    if why is not None:
+        if is_newer_correction(newer):
+            return PairVerdict("update", f"explicit change: {why}")
+        return PairVerdict("contradiction", why)
+    if older.type == newer.type:
+        cjk = is_cjk(older.content) or is_cjk(newer.content)
+        if not cjk and cosine >= duplicate_similarity:
+            return PairVerdict("duplicate", f"same meaning (cosine {cosine:.2f})")
+        if _lexical_duplicate(older.content, newer.content):
+            return PairVerdict("duplicate", "same statement in other words")
+    return PairVerdict("compatible", "both can hold")

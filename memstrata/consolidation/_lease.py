@@ -1,0 +1,131 @@
+"""The lease row that keeps two processes from running one job at once.
+
+A lease is a row of ``consolidation_leases`` (one per job, created by
+migration 0002). Taking it is one write transaction: read the row (``FOR
+UPDATE`` on PostgreSQL; SQLite is serialised by ``BEGIN IMMEDIATE``), refuse if
+another holder's lease has not expired, else write our holder id and a new
+expiry. The holder renews it inside every batch transaction, so a batch that
+commits proves the lease was still ours; a holder that lost it (it stalled for
+longer than the lease) fails its batch and stops.
+
+A crashed holder's lease is taken over when it expires, or at once when the
+holder id names a process on this host that no longer exists (a laptop
+rerunning after a crash need not wait out the lease).
+
+The row also remembers the newest *scheduled slot* (cron fire time) a run was
+completed for: two schedulers that both fire the 03:00 job run it once - the
+second finds the lease held, or the slot already done.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from dataclasses import dataclass
+from typing import Literal
+
+from sqlalchemy import Connection, select, update
+
+from memstrata.consolidation._tables import leases
+from memstrata.errors import InvalidInputError, LeaseHeldError
+
+__all__ = ["Claim", "LeaseLostError", "acquire", "make_holder", "release", "renew"]
+
+
+class LeaseLostError(LeaseHeldError):
+    """Another process took the lease over (this one stalled past its expiry)."""
+
+
+def make_holder() -> str:
+    """``host:pid:random`` - unique per run, and says which process holds it."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def _holder_dead(holder: str) -> bool:
+    """True when ``holder`` names a process of this host that has exited."""
+    host, _, rest = holder.partition(":")
+    pid_text = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False
+    pid = int(pid_text)
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """Outcome of :func:`acquire`."""
+
+    outcome: Literal["acquired", "slot_done"]
+    #: the previous holder was taken over (expired or dead)
+    took_over: str | None = None
+
+
+def acquire(
+    conn: Connection,
+    name: str,
+    holder: str,
+    *,
+    now: float,
+    ttl: float,
+    slot: float | None = None,
+) -> Claim:
+    """Take the lease ``name`` for ``holder`` or raise :class:`LeaseHeldError`.
+
+    With ``slot`` (a scheduled fire time), returns ``slot_done`` without taking
+    the lease when a run for that slot (or a later one) already completed.
+    """
+    row = conn.execute(
+        select(leases).where(leases.c.name == name).with_for_update()
+    ).first()
+    if row is None:
+        raise InvalidInputError(f"no lease row for job {name!r}")
+    took_over = None
+    if row.holder is not None and row.holder != holder:
+        alive = row.expires_at is not None and row.expires_at > now
+        if alive and not _holder_dead(row.holder):
+            raise LeaseHeldError(
+                f"job {name!r} is running in another process ({row.holder}) - its lease "
+                f"expires in {row.expires_at - now:.0f} s"
+            )
+        took_over = str(row.holder)
+    if slot is not None and row.last_slot is not None and row.last_slot >= slot:
+        return Claim("slot_done", took_over)
+    conn.execute(
+        update(leases)
+        .where(leases.c.name == name)
+        .values(holder=holder, acquired_at=now, expires_at=now + ttl)
+    )
+    return Claim("acquired", took_over)
+
+
+def renew(conn: Connection, name: str, holder: str, *, now: float, ttl: float,
+          run_id: str | None = None) -> None:
+    """Extend our lease inside the caller's transaction, or raise :class:`LeaseLostError`."""
+    values: dict[str, object] = {"expires_at": now + ttl}
+    if run_id is not None:
+        values["run_id"] = run_id
+    result = conn.execute(
+        update(leases).where(leases.c.name == name, leases.c.holder == holder).values(**values)
+    )
+    if result.rowcount != 1:
+        raise LeaseLostError(f"the lease of job {name!r} was taken over by another process")
+
+
+def release(conn: Connection, name: str, holder: str, *, now: float,
+            slot: float | None = None) -> None:
+    """Give the lease back; with ``slot``, remember that this slot's run completed."""
+    values: dict[str, object] = {"holder": None, "expires_at": now, "run_id": None}
+    if slot is not None:
+        values["last_slot"] = slot
+    conn.execute(
+        update(leases).where(leases.c.name == name, leases.c.holder == holder).values(**values)
+    )

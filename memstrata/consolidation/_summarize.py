@@ -1,0 +1,394 @@
+"""The ``summarize`` job: ended sessions and finished tasks become one-line memories.
+
+* A session whose last turn is older than ``session_idle_seconds`` gets one
+  ``summary`` record (scope from the turns, ``session_id`` set, the turn range
+  in ``metadata.turns``). If the session continues later, the next run writes
+  a new summary that supersedes the old one (history kept).
+* A finished task (``done`` / ``abandoned``, or ``failed`` and left alone for
+  ``session_idle_seconds``) gets one ``experience`` record - a lesson such as
+  "book a flight: tried search_v1: failed on timeout; search_v2 worked -> done"
+  - linked by ``task_id``. A task changed since (retried) gets a new lesson
+  superseding the old.
+* With an LLM, the session call also returns the durable facts of the turns
+  the fast extractor could not read (``fast_extracted == 0``); they go through
+  the write policy as ``inferred`` memories.
+
+Originals stay in episodic storage. ``consolidation_sources`` remembers what
+was folded (up to which turn / task version), so the job is idempotent; the
+new records pass through the same write transaction as any memory (write
+policy, duplicate check, ``seq``), and everything they change is recorded.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from sqlalchemy import Connection, delete, func, insert, select, union
+
+from memstrata import _text
+from memstrata.clock import from_epoch
+from memstrata.config import DEFAULT_SCOPE, SCOPE_PATTERN
+from memstrata.consolidation._apply import apply_updates, changed_columns, snapshot
+from memstrata.consolidation._job import Applied, JobContext, UserPlan, combine_methods
+from memstrata.consolidation._llm import LESSON_SYSTEM, SUMMARY_SYSTEM, LLMGate
+from memstrata.consolidation._summary import Turn, lesson_line, one_line, session_summary
+from memstrata.consolidation._tables import sources
+from memstrata.consolidation.reports import Method, PlannedAction
+from memstrata.errors import ModelMismatchError
+from memstrata.memory import _store
+from memstrata.memory._schema import task_steps, tasks, turns
+from memstrata.memory._store import index_text
+from memstrata.memory._writer import PreparedWrite, WriteTxn
+from memstrata.policies.write import Candidate
+from memstrata.types import MemoryInput, MemoryType, Slot, Source, Status
+
+__all__ = ["SummarizeJob"]
+
+_TRANSCRIPT_CHARS = 6000
+_LLM_FACT_CONFIDENCE_CAP = 0.8
+
+
+@dataclass
+class _New:
+    """A record to write, with where it came from."""
+
+    action: str
+    item: MemoryInput
+    vector: np.ndarray | None = None
+    #: (kind, source id, last item) marked as folded once written
+    source: tuple[str, str, int] | None = None
+    #: the previous summary / lesson of the same source, superseded by this one
+    replaces: str | None = None
+    reason: str = ""
+
+
+@dataclass
+class _Payload:
+    new: list[_New] = field(default_factory=list)
+    #: sources folded with nothing worth keeping (marked without a record)
+    empty: list[tuple[str, str, int, str]] = field(default_factory=list)
+
+
+def _scope_of(metadata: Sequence[dict[str, Any]]) -> str:
+    scopes = Counter(str(m.get("scope")) for m in metadata if m.get("scope"))
+    for scope, _ in scopes.most_common():
+        if SCOPE_PATTERN.match(scope):
+            return scope
+    return DEFAULT_SCOPE
+
+
+class SummarizeJob:
+    name = "summarize"
+    lease = "summarize"
+    plan_in_txn = False
+
+    def users(self, conn: Connection, ctx: JobContext, after: str | None,
+              limit: int | None) -> list[str]:
+        q1 = select(turns.c.user_id.label("u"))
+        q2 = select(tasks.c.user_id.label("u"))
+        if after is not None:
+            q1 = q1.where(turns.c.user_id > after)
+            q2 = q2.where(tasks.c.user_id > after)
+        both = union(q1, q2).subquery()
+        query = select(both.c.u).order_by(both.c.u)
+        if limit is not None:
+            query = query.limit(limit)
+        return [str(u) for u in conn.execute(query).scalars()]
+
+    # ------------------------------------------------------------ plan
+
+    def plan(self, conn: Connection, ctx: JobContext, user_id: str) -> UserPlan:
+        plan = UserPlan(user_id)
+        payload = _Payload()
+        folded = {
+            (r.kind, r.source_id): (int(r.last_item), r.memory_id)
+            for r in conn.execute(select(sources).where(sources.c.user_id == user_id))
+        }
+        self._plan_sessions(conn, ctx, user_id, folded, payload, plan)
+        self._plan_tasks(conn, ctx, user_id, folded, payload, plan)
+        todo = [n for n in payload.new if n.vector is None]
+        if todo:
+            vectors = ctx.embedder.embed([_indexed(n.item) for n in todo])
+            for n, v in zip(todo, vectors, strict=True):
+                n.vector = v
+        plan.payload = payload
+        for n in payload.new:
+            plan.actions.append(PlannedAction(
+                user_id, None, n.action, n.reason, None,
+                {"content": n.item.content, "type": n.item.type.value, "scope": n.item.scope}))
+        return plan
+
+    def _plan_sessions(self, conn: Connection, ctx: JobContext, user_id: str,
+                       folded: dict[tuple[str, str], tuple[int, str | None]],
+                       payload: _Payload, plan: UserPlan) -> None:
+        ended_before = ctx.now - ctx.settings.session_idle_seconds
+        sessions = conn.execute(
+            select(turns.c.session_id, func.max(turns.c.id).label("last"))
+            .where(turns.c.user_id == user_id)
+            .group_by(turns.c.session_id)
+            .having(func.max(turns.c.at) <= ended_before)
+            .order_by(func.min(turns.c.at))
+        ).all()
+        max_chars = ctx.settings.summary_max_chars
+        for s in sessions:
+            done = folded.get(("session", s.session_id))
+            if done is not None and done[0] >= int(s.last):
+                continue
+            rows = conn.execute(
+                select(turns).where(turns.c.user_id == user_id,
+                                    turns.c.session_id == s.session_id,
+                                    turns.c.id <= s.last)
+                .order_by(turns.c.at, turns.c.id)
+            ).all()
+            session_turns = [Turn(r.id, r.role, r.text, from_epoch(r.at), dict(r.metadata or {}))
+                             for r in rows]
+            scope = _scope_of([dict(t.metadata) for t in session_turns])
+            source = ("session", str(s.session_id), int(s.last))
+            line, facts, method = self._session_line(ctx, session_turns, max_chars)
+            plan.method = combine_methods(plan.method, method)
+            if line is None:
+                payload.empty.append((*source, "nothing but small talk"))
+            else:
+                payload.new.append(_New(
+                    "summarize_session",
+                    MemoryInput(
+                        content=line, type=MemoryType.SUMMARY, scope=scope, confidence=0.8,
+                        importance=0.4, source=Source.CONSOLIDATION, session_id=s.session_id,
+                        metadata={"summary_of": "session",
+                                  "turns": [session_turns[0].id, session_turns[-1].id],
+                                  "method": method},
+                        at=session_turns[-1].at, valid_from=session_turns[0].at,
+                    ),
+                    source=source, replaces=None if done is None else done[1],
+                    reason=f"session {s.session_id} ended ({len(session_turns)} turns)",
+                ))
+            for fact in facts:
+                extracted = _fact(fact, scope, s.session_id, session_turns)
+                if extracted is None:
+                    plan.errors.append(f"session {s.session_id}: the model returned an "
+                                       f"unusable fact {str(fact)[:120]!r}")
+                else:
+                    payload.new.append(extracted)
+
+    def _session_line(self, ctx: JobContext, session_turns: list[Turn], max_chars: int
+                      ) -> tuple[str | None, list[dict[str, Any]], Method]:
+        gate = ctx.model()
+        if gate is not None:
+            answer = gate.ask_json(SUMMARY_SYSTEM, _transcript(session_turns))
+            if isinstance(answer, dict) and isinstance(answer.get("summary"), str) \
+                    and answer["summary"].strip():
+                head = f"Session {session_turns[0].at:%Y-%m-%d}: "
+                facts = [f for f in answer.get("facts") or [] if isinstance(f, dict)]
+                return one_line(head + answer["summary"], max_chars), facts, "llm"
+        line = session_summary(session_turns, lambda texts: ctx.embedder.embed(texts),
+                               max_chars=max_chars)
+        return line, [], "offline"
+
+    def _plan_tasks(self, conn: Connection, ctx: JobContext, user_id: str,
+                    folded: dict[tuple[str, str], tuple[int, str | None]],
+                    payload: _Payload, plan: UserPlan) -> None:
+        settled_before = ctx.now - ctx.settings.session_idle_seconds
+        rows = conn.execute(
+            select(tasks).where(tasks.c.user_id == user_id,
+                                tasks.c.status.in_(["done", "abandoned", "failed"]))
+            .order_by(tasks.c.finished_at, tasks.c.task_id)
+        ).all()
+        max_chars = ctx.settings.summary_max_chars
+        for t in rows:
+            if t.status == "failed" and (t.finished_at or t.updated_at) > settled_before:
+                continue  # may still be retried
+            done = folded.get(("task", t.task_id))
+            if done is not None and done[0] >= int(t.version):
+                continue
+            steps = [dict(r.payload) for r in conn.execute(
+                select(task_steps.c.payload)
+                .where(task_steps.c.user_id == user_id, task_steps.c.task_id == t.task_id)
+                .order_by(task_steps.c.step_no))]
+            goal, feedback = dict(t.goal or {}), (None if t.feedback is None else dict(t.feedback))
+            line, method = None, "offline"
+            gate: LLMGate | None = ctx.model()
+            if gate is not None and steps:
+                answer = gate.ask_json(LESSON_SYSTEM, _trajectory(goal, t.status, steps,
+                                                                  feedback))
+                if isinstance(answer, dict) and isinstance(answer.get("lesson"), str) \
+                        and answer["lesson"].strip():
+                    line, method = one_line(answer["lesson"], max_chars), "llm"
+            if line is None:
+                line = lesson_line(goal, t.status, steps, feedback, max_chars=max_chars)
+            plan.method = combine_methods(plan.method, method)  # type: ignore[arg-type]
+            source = ("task", str(t.task_id), int(t.version))
+            finished = from_epoch(t.finished_at or t.updated_at)
+            payload.new.append(_New(
+                "lesson",
+                MemoryInput(
+                    content=line, type=MemoryType.EXPERIENCE, scope=t.scope,
+                    confidence=0.9 if t.status == "done" else 0.8, importance=0.6,
+                    source=Source.CONSOLIDATION, task_id=t.task_id, verified=True,
+                    metadata={"lesson_of": "task", "task_status": t.status, "steps": len(steps),
+                              "method": method},
+                    at=finished, valid_from=from_epoch(t.created_at),
+                ),
+                source=source, replaces=None if done is None else done[1],
+                reason=f"task {t.task_id} finished ({t.status}, {len(steps)} steps)",
+            ))
+
+    # ------------------------------------------------------------ apply
+
+    def apply(self, conn: Connection, ctx: JobContext, plan: UserPlan) -> Applied:
+        payload: _Payload = plan.payload
+        out = Applied()
+        if payload is None or (not payload.new and not payload.empty):
+            return out
+        user_id = plan.user_id
+        state = _store.lock_user(conn, user_id, ctx.now)
+        model = ctx.embedder.name
+        if payload.new and state.embed_model not in (None, model):
+            out.errors.append(str(ModelMismatchError(user_id, state.embed_model, model)))
+            return out
+        policies = ctx.memory_settings
+        txn = WriteTxn(conn=conn, user_id=user_id, state=state, now=ctx.now, model=model,
+                       write_policy=policies.write, conflict_policy=policies.conflict,
+                       retention=policies.retention)
+        for new in payload.new:
+            out.actions.extend(self._write_one(conn, ctx, txn, user_id, new, out.errors))
+        txn.finish()
+        for kind, source_id, last, why in payload.empty:
+            out.actions.append(_mark(conn, user_id, kind, source_id, last, None, why,
+                                     now=ctx.now, run_id=ctx.run_id or ""))
+        return out
+
+    def _write_one(self, conn: Connection, ctx: JobContext, txn: WriteTxn, user_id: str,
+                   new: _New, errors: list[str]) -> list[PlannedAction]:
+        """Write one record through the write policy; record everything it changed."""
+        item = new.item
+        assert new.vector is not None
+        watch = [r.id for r in _store.rows_by_hash(conn, user_id, item.scope,
+                                                   [_text.content_hash(item.content)]).values()]
+        if item.slot is not None:
+            key = _store.slot_key(item.slot.subject, item.slot.attribute)
+            watch += [r.id for r in _store.slot_rows(conn, user_id, item.scope, key)]
+        before = snapshot(conn, user_id, watch)
+        decision = txn.write(PreparedWrite(item, _candidate(item), new.vector))
+        done: list[PlannedAction] = []
+        after = snapshot(conn, user_id, watch)
+        for memory_id, old in before.items():
+            b, a = changed_columns(old, after.get(memory_id, old))
+            if a:
+                done.append(PlannedAction(user_id, memory_id, "update",
+                                          f"{new.action}: {decision.reason}", b, a))
+        record_id = decision.record_id
+        if decision.stored and record_id is not None:
+            row = txn.pending[record_id]
+            done.append(PlannedAction(
+                user_id, record_id, new.action, new.reason, None,
+                {"content": row["content"], "type": row["type"], "scope": row["scope"],
+                 "status": row["status"]}))
+            if new.replaces and new.replaces != record_id:
+                done.extend(self._supersede_previous(conn, txn, user_id, new.replaces,
+                                                     record_id, errors))
+        elif decision.outcome.startswith("dropped"):
+            errors.append(f"{new.action} for {user_id}: {decision.outcome}: {decision.reason}")
+        if new.source is not None:
+            kind, source_id, last = new.source
+            done.append(_mark(conn, user_id, kind, source_id, last, record_id, new.reason,
+                              now=ctx.now, run_id=ctx.run_id or ""))
+        return done
+
+    def _supersede_previous(self, conn: Connection, txn: WriteTxn, user_id: str,
+                            old_id: str, new_id: str, errors: list[str]) -> list[PlannedAction]:
+        current = snapshot(conn, user_id, [old_id]).get(old_id)
+        if current is None or current["status"] == Status.SUPERSEDED.value:
+            return []
+        row = txn.pending[new_id]
+        before = {k: current[k] for k in ("status", "superseded_by", "valid_to", "updated_at")}
+        after = {"status": Status.SUPERSEDED.value, "superseded_by": new_id,
+                 "valid_to": row["valid_from"], "updated_at": txn.now}
+        action = PlannedAction(user_id, old_id, "supersede",
+                               "a newer summary of the same source", before, after)
+        done, errs = apply_updates(conn, user_id, [action], txn.counter, verify=True)
+        errors.extend(errs)
+        if done:
+            row["supersedes"] = old_id
+        return done
+
+
+def _mark(conn: Connection, user_id: str, kind: str, source_id: str, last: int,
+          memory_id: str | None, reason: str, *, now: float, run_id: str) -> PlannedAction:
+    """Record (and upsert) that a source has been folded up to ``last``."""
+    where = (sources.c.user_id == user_id, sources.c.kind == kind,
+             sources.c.source_id == source_id)
+    old = conn.execute(select(sources).where(*where)).first()
+    before = None if old is None else {
+        "kind": kind, "source_id": source_id, "last_item": int(old.last_item),
+        "memory_id": old.memory_id, "run_id": old.run_id, "at": float(old.at)}
+    after = {"kind": kind, "source_id": source_id, "last_item": last, "memory_id": memory_id,
+             "run_id": run_id, "at": now}
+    conn.execute(delete(sources).where(*where))
+    conn.execute(insert(sources).values(user_id=user_id, **after))
+    return PlannedAction(user_id, None, "mark_source", reason, before, after)
+
+
+def _fact(fact: dict[str, Any], scope: str, session_id: str, session_turns: list[Turn]
+          ) -> _New | None:
+    kinds = {"preference": MemoryType.PREFERENCE, "profile": MemoryType.PROFILE,
+             "knowledge": MemoryType.KNOWLEDGE}
+    kind = kinds.get(str(fact.get("type", "knowledge")), MemoryType.KNOWLEDGE)
+    try:
+        confidence = min(_LLM_FACT_CONFIDENCE_CAP, float(fact.get("confidence", 0.6)))
+    except (TypeError, ValueError):
+        confidence = 0.6
+    attribute, value = fact.get("attribute"), fact.get("value")
+    slot = None
+    if isinstance(attribute, str) and attribute.strip() and isinstance(value, str) \
+            and value.strip():
+        slot = Slot("user", attribute.strip(), value.strip())
+    content = str(fact.get("content", "")).strip()[:1000]
+    if not content:
+        return None
+    try:
+        item = MemoryInput(
+            content=content, type=kind, scope=scope, slot=slot, confidence=max(0.0, confidence),
+            source=Source.INFERRED, session_id=session_id,
+            metadata={"extracted_by": "llm",
+                      "turns": [session_turns[0].id, session_turns[-1].id]},
+            at=session_turns[-1].at,
+        )
+    except ValueError:
+        return None
+    return _New("extract", item, reason="read from the session by the LLM")
+
+
+def _indexed(item: MemoryInput) -> str:
+    slot = item.slot
+    return index_text(item.content, item.context, slot.subject if slot else None,
+                      slot.attribute if slot else None, slot.value if slot else None)
+
+
+def _candidate(item: MemoryInput) -> Candidate:
+    return Candidate(content=item.content, type=item.type, confidence=item.confidence,
+                     source=item.source, slot=item.slot, correction=item.correction,
+                     verified=item.verified, ephemeral=item.ephemeral)
+
+
+def _transcript(session_turns: Sequence[Turn]) -> str:
+    lines = []
+    for t in session_turns:
+        unread = t.role.lower() in ("user", "human") and not t.metadata.get("fast_extracted")
+        lines.append(f"{t.role}{' [unread]' if unread else ''}: {t.text}")
+    text = "\n".join(lines)
+    return text[-_TRANSCRIPT_CHARS:]
+
+
+def _trajectory(goal: dict[str, Any], status: str, steps: Sequence[dict[str, Any]],
+                feedback: dict[str, Any] | None) -> str:
+    lines = [f"goal: {goal}", f"final status: {status}"]
+    for n, s in enumerate(steps, 1):
+        lines.append(f"{n}. action={s.get('action')} outcome={s.get('outcome')} "
+                     f"error={s.get('error_type')} observation={str(s.get('observation'))[:160]}")
+    if feedback:
+        lines.append(f"user feedback: {feedback}")
+    return "\n".join(lines)[-_TRANSCRIPT_CHARS:]

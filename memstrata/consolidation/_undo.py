@@ -1,0 +1,115 @@
+"""Undo: replay a run's recorded actions backwards, per user.
+
+An undo is itself a run (job ``undo``, holding the lease of the job it undoes,
+batched, checkpointed, resumable, with its own recorded actions). For every
+action of the target run, newest first:
+
+* a changed record gets its ``before`` columns back - only if it still holds the
+  run's ``after`` values; a record changed since (used, corrected, merged by a
+  later run) is left alone and reported, so undo never clobbers newer facts;
+* a record the run created (a summary, a lesson, an extracted fact) is removed
+  (with its vector; a content-free ``undone`` event remains);
+* a source marker goes back to what it was, so the next ``summarize`` folds the
+  session again;
+* a purge cannot be undone (the row is gone) and is reported as such.
+
+Every restored row gets a fresh ``seq`` so the derived indexes re-read it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from sqlalchemy import Connection, delete, insert
+
+from memstrata.consolidation import _runlog
+from memstrata.consolidation._apply import apply_updates, snapshot
+from memstrata.consolidation._job import Applied, JobContext, UserPlan
+from memstrata.consolidation._tables import sources
+from memstrata.consolidation.reports import PlannedAction
+from memstrata.memory import _store
+from memstrata.memory._store import SeqCounter
+
+__all__ = ["UndoJob"]
+
+
+class UndoJob:
+    name = "undo"
+    plan_in_txn = True
+
+    def __init__(self, target_run: str, target_job: str) -> None:
+        self.target = target_run
+        self.lease = target_job
+
+    def users(self, conn: Connection, ctx: JobContext, after: str | None,
+              limit: int | None) -> list[str]:
+        return _runlog.action_users(conn, self.target, after, limit)
+
+    def plan(self, conn: Connection, ctx: JobContext, user_id: str) -> UserPlan:
+        plan = UserPlan(user_id, method="none")
+        for a in _runlog.list_actions(conn, self.target, user_id=user_id, newest_first=True):
+            why = f"undo of run {self.target} ({a.action}: {a.reason})"
+            if a.action == "mark_source":
+                plan.actions.append(PlannedAction(user_id, None, "restore_source", why,
+                                                  a.after, a.before))
+            elif a.after is None:
+                plan.errors.append(f"{a.action} {a.memory_id}: purged for good, cannot restore")
+            elif a.before is None:
+                plan.actions.append(PlannedAction(user_id, a.memory_id, "remove", why,
+                                                  {"status": a.after.get("status")}, None))
+            else:
+                plan.actions.append(PlannedAction(user_id, a.memory_id, "restore", why,
+                                                  a.after, a.before))
+        return plan
+
+    def apply(self, conn: Connection, ctx: JobContext, plan: UserPlan) -> Applied:
+        out = Applied()
+        if not plan.actions:
+            return out
+        state = _store.lock_user(conn, plan.user_id, ctx.now)
+        counter = SeqCounter(state)
+        repeated = max(Counter(a.memory_id for a in plan.actions if a.memory_id).values(),
+                       default=0) > 1
+        pending: list[PlannedAction] = []
+
+        def flush() -> None:
+            done, errors = apply_updates(conn, plan.user_id, pending, counter, verify=True,
+                                         always_stamp=True)
+            out.actions.extend(done)
+            out.errors.extend(errors)
+            pending.clear()
+
+        for action in plan.actions:
+            if action.action == "restore":
+                pending.append(action)
+                if repeated:
+                    flush()
+                continue
+            flush()
+            if action.action == "remove":
+                self._remove(conn, ctx, plan.user_id, action, counter, out)
+            elif action.action == "restore_source":
+                self._restore_source(conn, plan.user_id, action, out)
+        flush()
+        counter.commit(conn)
+        return out
+
+    def _remove(self, conn: Connection, ctx: JobContext, user_id: str, action: PlannedAction,
+                counter: SeqCounter, out: Applied) -> None:
+        memory_id = str(action.memory_id)
+        if memory_id not in snapshot(conn, user_id, [memory_id], ("status",)):
+            out.errors.append(f"remove {memory_id}: already gone")
+            return
+        _store.delete_records(conn, user_id, [memory_id], counter, action="undone",
+                              reason=action.reason, now=ctx.now)
+        out.actions.append(action)
+
+    def _restore_source(self, conn: Connection, user_id: str, action: PlannedAction,
+                        out: Applied) -> None:
+        current = action.before or {}
+        conn.execute(delete(sources).where(
+            sources.c.user_id == user_id, sources.c.kind == current.get("kind"),
+            sources.c.source_id == current.get("source_id")))
+        if action.after is not None:
+            conn.execute(insert(sources).values(user_id=user_id, **action.after))
+        out.actions.append(action)

@@ -1,0 +1,525 @@
+"""The fast path of memory formation: read candidates out of one utterance.
+
+Pure and offline - regular expressions over the sentence, no model, no I/O -
+so :meth:`MemoryManager.observe <memstrata.MemoryManager.observe>` costs a
+transaction plus (only when something was read) one embedding. What it reads:
+
+* **explicit preferences** - "I prefer window seats", "I can't stand jazz",
+  "我更喜欢靠窗的座位", "我不吃辣";
+* **standing instructions and corrections** - "from now on always use layout B",
+  "actually, not window but aisle", "以后都用微信支付", "不要再推荐海鲜";
+* **profile facts** - name, city, age, occupation, employer, diet, allergies,
+  "my <attribute> is <value>" for a list of durable attributes - each with a
+  structured :class:`~memstrata.types.Slot` ``("user", attribute, value)`` when
+  the attribute is single-valued, so the write path matches it by fields (a
+  new city conflicts with the old one; "I moved to Munich" supersedes it).
+
+Everything else - small talk, one-off reactions ("this hotel is awful"),
+questions, task chatter - yields nothing: the raw turn is kept in episodic
+storage and the ``summarize`` job (with an LLM, when one is configured) reads
+what this fast path could not. Reactions to a demonstrative ("I love this
+song") are read with a low confidence, so the write policy drops them with a
+visible reason instead of silently.
+
+Trade-off: patterns are precise and cheap but shallow. They never invent a
+slot: a sentence whose attribute cannot be read is kept as free text, and
+contradictions between free texts are found later by the ``conflicts`` job.
+The slot subject is always ``"user"`` (the speaker).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from memstrata.types import MemoryType, Slot
+
+__all__ = ["USER_SUBJECT", "Extracted", "extract", "is_correction_text"]
+
+#: subject of every slot read from the user's own words
+USER_SUBJECT = "user"
+
+#: confidence of a reaction to a demonstrative ("I love this song"): below the
+#: default write threshold, so the policy drops it with a reason
+ONE_OFF_CONFIDENCE = 0.3
+HEDGED_CONFIDENCE = 0.55
+MAX_CANDIDATE_CHARS = 500
+
+
+@dataclass(frozen=True, slots=True)
+class Extracted:
+    """One candidate memory read from an utterance."""
+
+    content: str
+    type: MemoryType
+    confidence: float
+    #: which rule read it (for explanations and the benchmark)
+    rule: str
+    slot: Slot | None = None
+    #: the user corrects / replaces something said before (newest wins)
+    correction: bool = False
+    #: for "not X but Y": the value that is being replaced (X)
+    replaces: str | None = None
+    kind: Literal["extracted"] = "extracted"
+
+
+# ---------------------------------------------------------------- helpers
+
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*|\n+")
+#: a new clause about the speaker inside one sentence ("I'm Alice, I live in Berlin")
+_CLAUSE_SPLIT = re.compile(
+    r"(?:,\s*|\s+)(?:and|but|so|also)\s+(?=(?:i|i'm|i've|i'd|my)\b)|,\s*(?=(?:i|i'm|i've|my)\b)"
+    r"|[，,；]\s*(?=我)",
+    re.IGNORECASE,
+)
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_QUESTION_START = re.compile(
+    r"^(?:do|does|did|can|could|would|will|should|shall|what|where|when|why|how|who|which|"
+    r"is|are|am|was|were|have|has)\b",
+    re.IGNORECASE,
+)
+_ZH_QUESTION = re.compile(r"(?:吗|呢|么|吧)[？?。.!！]?$|什么|怎么|哪里|哪儿|为什么|多少|几点")
+_HEDGE = re.compile(
+    r"\b(?:maybe|perhaps|probably|i think|i guess|kind of|sort of)\b|也许|可能|大概",
+    re.IGNORECASE,
+)
+_ONE_OFF_OBJECT = re.compile(
+    r"^(?:this|that|these|those|it|today'?s?|tonight'?s?|here|the one)\b|^(?:这|那|今天|今晚|刚才)",
+    re.IGNORECASE,
+)
+_LEAD = re.compile(r"^(?:(?:ok(?:ay)?|so|and|but|also|well|oh|btw|by the way|hey|hi|hello|"
+                   r"也|还有|另外|对了|嗯|哦)[,，:\s]+)+", re.IGNORECASE)
+_VALUE_END = re.compile(
+    r"\s+(?:and|but|with|since|because|for now|though|so|which|who|where|when|"
+    r"(?:last|this|next)\s+(?:week|month|year|summer|winter|spring|fall|autumn)|yesterday|today|"
+    r"recently|now|in \d{4}|(?:a|one|two|three|a few|several)\s+\w+\s+ago)\b.*$|[,;，；].*$",
+    re.IGNORECASE,
+)
+_ROLE_END = re.compile(r"\s+(?:at|for|in|with)\s+.*$", re.IGNORECASE)
+_TRAILING = re.compile(r"[\s.!?。！？~…]+$")
+_ZH_VALUE_END = re.compile(r"[，,；;。！!？?了啦呀哦].*$")
+
+_CORRECTION_MARK = re.compile(
+    r"^(?:actually|correction|sorry|oops|wait|no|i meant|let me correct (?:that|myself)|"
+    r"to correct (?:that|myself))[,:!\s—-]+"
+    r"|^(?:其实|实际上|更正一下|纠正一下|更正|纠正|我说错了|说错了|不对)[,，:：\s]*",
+    re.IGNORECASE,
+)
+#: words that mark a newer statement as replacing an older one
+_CHANGE_WORDS = re.compile(
+    r"\b(?:actually|from now on|going forward|anymore|no longer|not anymore|these days|"
+    r"nowadays|now|instead|changed|switched|moved|correction|i meant)\b|"
+    r"其实|以后|今后|从现在开始|现在|不再|改成|改为|换成|搬到|不是.+而是|更正",
+    re.IGNORECASE,
+)
+
+
+def is_correction_text(text: str) -> bool:
+    """Does the text read as replacing an earlier statement ("actually", "now", "以后")?"""
+    return _CHANGE_WORDS.search(text) is not None
+
+
+def _clean(value: str) -> str:
+    value = _TRAILING.sub("", value.strip())
+    return value.strip(" \"'“”‘’`")
+
+
+_LEAD_ADVERB = re.compile(r"^(?:now|currently|still|actually|officially)\s+", re.IGNORECASE)
+
+
+def _value(raw: str) -> str:
+    """The value phrase: up to a conjunction or clause break."""
+    return _clean(_VALUE_END.sub("", _LEAD_ADVERB.sub("", raw.strip())))
+
+
+def _zh_value(raw: str) -> str:
+    return _clean(_ZH_VALUE_END.sub("", raw.strip()))
+
+
+def _is_question(sentence: str) -> bool:
+    s = sentence.strip()
+    if s.endswith(("?", "？")):
+        return True
+    if _CJK.search(s):
+        return _ZH_QUESTION.search(s) is not None
+    return _QUESTION_START.match(s) is not None
+
+
+def _confidence(base: float, obj: str, sentence: str) -> float:
+    if _ONE_OFF_OBJECT.match(obj.strip()):
+        return ONE_OFF_CONFIDENCE
+    if _HEDGE.search(sentence):
+        return min(base, HEDGED_CONFIDENCE)
+    return base
+
+
+def _slot(attribute: str, value: str) -> Slot | None:
+    value = value.strip()
+    if not value or len(value) > 120:
+        return None
+    return Slot(USER_SUBJECT, attribute, value)
+
+
+# ---------------------------------------------------------------- English rules
+
+_NAME = re.compile(
+    r"^(?:my name is|my name's|i am called|i'm called|call me|you can call me|"
+    r"i go by)\s+(?P<v>[A-Za-z][\w'-]*(?:\s+[A-Z][\w'-]*)?)",
+    re.IGNORECASE,
+)
+_IM_NAME = re.compile(r"^[Ii](?:'m|\s+am)\s+(?P<v>[A-Z][a-z]+)(?:\s*[,.!]|$)")
+_LIVE = re.compile(
+    r"\bi(?:\s+currently|\s+now)?\s+(?:live|am living|'m living|reside|stay)\s+in\s+(?P<v>.+)"
+    r"|\bi'?m\s+(?:now\s+)?(?:based|located|living)\s+in\s+(?P<v2>.+)",
+    re.IGNORECASE,
+)
+_MOVED = re.compile(r"\bi(?:'ve| have)?\s+(?:just\s+|recently\s+)?(?:moved|relocated)\s+to\s+"
+                    r"(?P<v>.+)", re.IGNORECASE)
+_FROM = re.compile(r"\bi(?:'m| am)\s+(?:originally\s+)?from\s+(?P<v>.+)", re.IGNORECASE)
+_AGE = re.compile(r"\bi(?:'m| am)\s+(?P<v>\d{1,3})(?:\s+years?\s+old|\s*yo)?\b(?!\s*(?:%|kg|km|"
+                  r"lbs|minutes|min|hours|cm|m\b))|\bi\s+(?:just\s+)?turned\s+(?P<v2>\d{1,3})\b",
+                  re.IGNORECASE)
+_WORK_AS = re.compile(r"\bi\s+(?:now\s+|currently\s+)?work\s+as\s+(?:an?\s+)?(?P<v>.+)",
+                      re.IGNORECASE)
+_WORK_AT = re.compile(
+    r"\bi\s+(?:now\s+|currently\s+)?(?:work|am working|'m working)\s+(?:at|for)\s+(?P<v>.+)",
+    re.IGNORECASE,
+)
+_PROFESSIONS = (
+    r"engineer|developer|programmer|teacher|professor|doctor|physician|nurse|student|designer|"
+    r"manager|lawyer|accountant|writer|journalist|researcher|scientist|chef|architect|"
+    r"consultant|pharmacist|dentist|artist|musician|photographer|analyst|entrepreneur|"
+    r"founder|product manager|data scientist|pilot|driver|freelancer|retiree|retired"
+)
+_IM_A = re.compile(rf"\bi(?:'m| am)\s+(?:an?\s+)?(?P<v>(?:[\w-]+\s+){{0,2}}(?:{_PROFESSIONS}))\b",
+                   re.IGNORECASE)
+_DIET = re.compile(
+    r"\bi(?:'m| am)\s+(?:a\s+|now\s+|strictly\s+)?(?P<v>vegetarian|vegan|pescatarian|"
+    r"halal|kosher|gluten[- ]free|lactose[- ]intolerant|on a (?:keto|low[- ]carb) diet)\b",
+    re.IGNORECASE,
+)
+_ALLERGY = re.compile(r"\bi(?:'m| am)\s+(?:severely\s+|very\s+)?allergic\s+to\s+(?P<v>.+)",
+                      re.IGNORECASE)
+_SPEAK = re.compile(r"\bi\s+speak\s+(?P<v>.+)", re.IGNORECASE)
+_HAVE = re.compile(
+    r"\bi\s+have\s+(?P<v>(?:a|an|one|two|three|four|\d+)\s+(?:[\w-]+\s+)?"
+    r"(?:kids?|children|sons?|daughters?|dogs?|cats?|brothers?|sisters?|car|bike))\b",
+    re.IGNORECASE,
+)
+#: "my <attribute> is <value>" is read only for attributes that are durable facts
+_MY_ATTR = re.compile(r"^my\s+(?P<attr>(?:[\w'-]+\s+){0,3}?[\w'-]+)\s+(?:is|are|'s)\s+(?P<v>.+)$",
+                      re.IGNORECASE)
+_DURABLE_ATTRS = re.compile(
+    r"^(?:(?:full |first |last |middle |nick)?name|email(?: address)?|e-mail|phone(?: number)?|"
+    r"(?:mobile|cell)(?: number)?|birthday|date of birth|birth ?date|address|home address|"
+    r"hometown|home town|job|occupation|profession|employer|company|timezone|time zone|"
+    r"native language|first language|mother tongue|blood type|shoe size|size|"
+    r"(?:wife|husband|partner|son|daughter|dog|cat|mother|father|mom|dad|boss)'s name|"
+    r"(?:favou?rite|preferred|usual|go-to)\s+.+|.+\s+preference)$",
+    re.IGNORECASE,
+)
+_PREFER = re.compile(
+    r"\bi\s+(?:really\s+|strongly\s+|much\s+|definitely\s+|generally\s+|usually\s+|also\s+|"
+    r"still\s+|now\s+)?(?P<verb>prefer|like|love|enjoy|adore)\s+(?P<v>.+)",
+    re.IGNORECASE,
+)
+_RATHER = re.compile(r"\bi(?:'d| would)\s+(?:much\s+)?(?:rather|prefer)\s+(?P<v>.+)", re.IGNORECASE)
+_FAN = re.compile(r"\bi(?:'m| am)\s+(?:a\s+)?(?:big\s+|huge\s+)?fan\s+of\s+(?P<v>.+)",
+                  re.IGNORECASE)
+_DISLIKE = re.compile(
+    r"\bi\s+(?:really\s+|just\s+|absolutely\s+)?(?:don't|do not|dont|never)\s+(?:really\s+)?"
+    r"(?P<verb>like|enjoy|want|eat|drink|use|fly|take)\s+(?P<v>.+)"
+    r"|\bi\s+(?:really\s+|absolutely\s+)?(?P<verb2>hate|dislike|detest|avoid|can't stand|"
+    r"cannot stand|can't tolerate)\s+(?P<v2>.+)",
+    re.IGNORECASE,
+)
+_HABIT = re.compile(r"\bi\s+(?P<adv>always|usually|normally|never|typically)\s+(?P<v>.+)",
+                    re.IGNORECASE)
+_STANDING = re.compile(
+    r"^(?:please\s+)?(?:from now on|going forward|in (?:the )?future|from here on(?: out)?|"
+    r"starting (?:now|today)|next time(?: and after)?)[,:]?\s+(?P<rest>.+)$"
+    r"|^(?P<rest2>.+?),?\s+(?:from now on|going forward|in (?:the )?future)$",
+    re.IGNORECASE,
+)
+_ALWAYS_CMD = re.compile(
+    r"^(?:please\s+)?(?P<adv>always|never|don't ever|do not ever|don't|do not|stop)\s+"
+    r"(?P<rest>.+)$",
+    re.IGNORECASE,
+)
+_STANDING_HINT = re.compile(r"\b(?:anymore|again|ever|any more)\b", re.IGNORECASE)
+_NOT_BUT = re.compile(
+    r"^(?:it'?s\s+|i meant\s+|i said\s+)?not\s+(?P<old>[^,;]+?),?\s+(?:but|it'?s|rather)\s+"
+    r"(?P<new>.+)$"
+    r"|^(?P<head>.+?\s)?(?P<new2>[\w'-]+(?:\s+[\w'-]+)?),\s*not\s+(?P<old2>[\w'-]+(?:\s+[\w'-]+)?)$",
+    re.IGNORECASE,
+)
+
+
+def _english(s: str) -> Extracted | None:
+    for rule in (_en_profile, _en_preference):
+        found = rule(s)
+        if found is not None:
+            return found
+    return None
+
+
+def _en_profile(s: str) -> Extracted | None:
+    m = _NAME.search(s)
+    if m:
+        return Extracted(s, MemoryType.PROFILE, 0.9, "name", _slot("name", _clean(m["v"])))
+    m = _IM_NAME.match(s)
+    if m and m["v"].lower() not in _NOT_NAMES:
+        return Extracted(s, MemoryType.PROFILE, 0.7, "name", _slot("name", m["v"]))
+    m = _MOVED.search(s)
+    if m:
+        return Extracted(s, MemoryType.PROFILE, 0.9, "moved", _slot("city", _value(m["v"])),
+                         correction=True)
+    m = _LIVE.search(s)
+    if m:
+        value = _value(m["v"] or m["v2"])
+        if not _ONE_OFF_OBJECT.match(value):
+            return Extracted(s, MemoryType.PROFILE, 0.9, "city", _slot("city", value),
+                             correction=bool(re.search(r"\bnow\b", s, re.IGNORECASE)))
+    m = _FROM.search(s)
+    if m:
+        return Extracted(s, MemoryType.PROFILE, 0.85, "hometown",
+                         _slot("hometown", _value(m["v"])))
+    m = _ALLERGY.search(s)
+    if m:  # several allergies can hold at once: free text, no single-valued slot
+        return Extracted(s, MemoryType.PROFILE, 0.95, "allergy")
+    m = _DIET.search(s)
+    if m:
+        return Extracted(s, MemoryType.PROFILE, 0.9, "diet", _slot("diet", m["v"].lower()))
+    m = _AGE.search(s)
+    if m:
+        return Extracted(s, MemoryType.PROFILE, 0.9, "age", _slot("age", m["v"] or m["v2"]))
+    m = _WORK_AS.search(s)
+    if m:
+        return Extracted(s, MemoryType.PROFILE, 0.85, "occupation",
+                         _slot("occupation", _ROLE_END.sub("", _value(m["v"]))))
+    m = _WORK_AT.search(s)
+    if m:
+        return Extracted(s, MemoryType.PROFILE, 0.85, "employer",
+                         _slot("employer", _value(m["v"])))
+    m = _IM_A.search(s)
+    if m:
+        return Extracted(s, MemoryType.PROFILE, 0.8, "occupation",
+                         _slot("occupation", _clean(m["v"]).lower()))
+    m = _SPEAK.search(s)
+    if m:
+        return Extracted(s, MemoryType.PROFILE, 0.8, "language")
+    m = _HAVE.search(s)
+    if m:
+        return Extracted(s, MemoryType.PROFILE, 0.8, "family")
+    m = _MY_ATTR.match(s)
+    if m and _DURABLE_ATTRS.match(m["attr"].strip()):
+        attr = m["attr"].strip().lower()
+        value = _value(m["v"])
+        kind = MemoryType.PREFERENCE if re.match(r"favou?rite|preferred|usual|go-to", attr) or \
+            attr.endswith("preference") else MemoryType.PROFILE
+        return Extracted(s, kind, _confidence(0.9, value, s), "my_attribute", _slot(attr, value))
+    return None
+
+
+_NOT_NAMES = frozenset(
+    """fine good great ok okay sorry sure here back home done ready tired hungry busy free
+    happy sad sick new glad excited late early in out not so""".split()
+)
+
+
+def _en_preference(s: str) -> Extracted | None:
+    m = _DISLIKE.search(s)
+    if m:
+        obj = m["v"] or m["v2"] or ""
+        return Extracted(s, MemoryType.PREFERENCE, _confidence(0.85, obj, s), "dislike")
+    m = _RATHER.search(s)
+    if m:
+        return Extracted(s, MemoryType.PREFERENCE, _confidence(0.8, m["v"], s), "rather")
+    m = _PREFER.search(s)
+    if m:
+        base = 0.9 if m["verb"].lower() == "prefer" else 0.85
+        return Extracted(s, MemoryType.PREFERENCE, _confidence(base, m["v"], s), m["verb"].lower())
+    m = _FAN.search(s)
+    if m:
+        return Extracted(s, MemoryType.PREFERENCE, _confidence(0.8, m["v"], s), "fan")
+    m = _HABIT.search(s)
+    if m:
+        return Extracted(s, MemoryType.PREFERENCE, _confidence(0.8, m["v"], s), "habit")
+    return None
+
+
+# ---------------------------------------------------------------- Chinese rules
+
+_ZH_NAME = re.compile(r"我(?:叫|的名字(?:是|叫)|名字叫)(?P<v>[\u4e00-\u9fffA-Za-z·]{1,12})")
+_ZH_LIVE_STRICT = re.compile(r"我(?:现在|目前)?(?:住在|居住在|定居在)(?P<v>[^，,。！!；;]{1,20})")
+_ZH_MOVED = re.compile(r"我(?:已经|刚)?搬(?:家)?(?:到|去)了?(?P<v>[^，,。！!；;]{1,20})")
+_ZH_AGE = re.compile(r"我(?:今年|已经)?(?P<v>\d{1,3})岁")
+_ZH_WORK_AT = re.compile(r"我(?:现在)?在(?P<v>[^，,。！!；;]{1,20}?)(?:工作|上班|任职)")
+_ZH_PROFESSIONS = "工程师|程序员|老师|教师|医生|护士|学生|设计师|经理|律师|会计|记者|研究员|厨师|" \
+                  "建筑师|顾问|产品经理|司机|自由职业者|退休"
+_ZH_IM_A = re.compile(
+    rf"我是(?:一名|一个|个|名)?(?P<v>[^，,。！!；;]{{0,8}}?(?:{_ZH_PROFESSIONS}))"
+)
+_ZH_DIET = re.compile(r"我(?:是)?(?:素食者|素食主义者|吃素|吃全素|不吃肉)")
+_ZH_ALLERGY = re.compile(r"我对(?P<v>[^，,。！!；;]{1,20})过敏")
+_ZH_MY_ATTR = re.compile(r"^我(?:的|(?=最喜欢的|最爱的))(?P<attr>[^，,。！!；;是]{1,10})是"
+                         r"(?P<v>[^，,。！!；;]{1,40})")
+_ZH_DURABLE_ATTRS = re.compile(
+    r"^(?:名字|全名|英文名|邮箱|电子邮箱|电话|手机|手机号|手机号码|生日|地址|家庭住址|老家|职业|工作|公司|"
+    r"血型|母语|鞋码|时区|(?:最)?喜欢的.+|最爱的.+|常用的.+|偏好的.+)$"
+)
+_ZH_STANDING = re.compile(
+    r"^(?:请)?(?:以后|今后|从现在开始|从今天起|从今以后|往后|下次起)"
+    r"(?:都|请|就|也|一律)?[,，:：]?(?P<rest>.+)$"
+)
+_ZH_DONT = re.compile(
+    r"^(?:请|麻烦)?(?:你)?(?P<neg>不要|别|不用|不许|禁止)(?P<again>再)?(?P<rest>.+)$"
+)
+_ZH_LIKE = re.compile(
+    r"我(?:比较|更|最|很|非常|特别|一直|还是|也)?"
+    r"(?P<verb>喜欢|爱|偏好|偏爱|习惯|倾向于)(?P<v>.+)"
+)
+_ZH_DISLIKE = re.compile(
+    r"我(?:很|非常|特别|最)?"
+    r"(?P<verb>不喜欢|讨厌|不爱|不吃|不喝|受不了|不能吃|不想要)(?P<v>.+)"
+)
+_ZH_HABIT = re.compile(r"我(?P<adv>总是|一直|通常|一般|每次都|向来|从来不|从不)(?P<v>.+)")
+_ZH_NOT_BUT = re.compile(
+    r"不是(?P<old>[^，,。而]{1,20})[，,\s]*(?:而)?是(?P<new>[^，,。！!；;]{1,20})"
+)
+
+
+def _chinese(s: str) -> Extracted | None:
+    m = _ZH_NAME.search(s)
+    if m:
+        return Extracted(s, MemoryType.PROFILE, 0.9, "name", _slot("name", m["v"]))
+    m = _ZH_MOVED.search(s)
+    if m:
+        return Extracted(s, MemoryType.PROFILE, 0.9, "moved", _slot("city", _zh_value(m["v"])),
+                         correction=True)
+    m = _ZH_LIVE_STRICT.search(s)
+    if m:
+        return Extracted(s, MemoryType.PROFILE, 0.9, "city", _slot("city", _zh_value(m["v"])),
+                         correction="现在" in s)
+    m = _ZH_ALLERGY.search(s)
+    if m:
+        return Extracted(s, MemoryType.PROFILE, 0.95, "allergy")
+    if _ZH_DIET.search(s):
+        return Extracted(s, MemoryType.PROFILE, 0.9, "diet", _slot("diet", "vegetarian"))
+    m = _ZH_AGE.search(s)
+    if m:
+        return Extracted(s, MemoryType.PROFILE, 0.9, "age", _slot("age", m["v"]))
+    m = _ZH_WORK_AT.search(s)
+    if m and not _ONE_OFF_OBJECT.match(m["v"]):
+        return Extracted(s, MemoryType.PROFILE, 0.85, "employer",
+                         _slot("employer", _zh_value(m["v"])))
+    m = _ZH_IM_A.search(s)
+    if m:
+        return Extracted(s, MemoryType.PROFILE, 0.8, "occupation",
+                         _slot("occupation", _zh_value(m["v"])))
+    m = _ZH_MY_ATTR.match(s)
+    if m and _ZH_DURABLE_ATTRS.match(m["attr"]):
+        attr = m["attr"]
+        kind = MemoryType.PREFERENCE if any(w in attr for w in ("喜欢", "偏好", "常用", "最爱")) \
+            else MemoryType.PROFILE
+        value = _zh_value(m["v"])
+        return Extracted(s, kind, _confidence(0.9, value, s), "my_attribute", _slot(attr, value))
+    m = _ZH_DISLIKE.search(s)
+    if m:
+        return Extracted(s, MemoryType.PREFERENCE, _confidence(0.85, m["v"], s), "dislike")
+    m = _ZH_LIKE.search(s)
+    if m:
+        return Extracted(s, MemoryType.PREFERENCE, _confidence(0.85, m["v"], s), "like")
+    m = _ZH_HABIT.search(s)
+    if m:
+        return Extracted(s, MemoryType.PREFERENCE, _confidence(0.8, m["v"], s), "habit")
+    return None
+
+
+# ---------------------------------------------------------------- driver
+
+
+def _sentences(text: str) -> list[str]:
+    out = []
+    for sentence in _SENTENCE_SPLIT.split(text):
+        for part in _CLAUSE_SPLIT.split(sentence):
+            part = _LEAD.sub("", part.strip())
+            if len(part) >= 2:
+                out.append(part[:MAX_CANDIDATE_CHARS])
+    return out
+
+
+def _read(s: str) -> Extracted | None:
+    """One sentence -> at most one candidate (first rule that reads it wins)."""
+    zh = _CJK.search(s) is not None
+    # explicit "not X but Y" corrections
+    m = _ZH_NOT_BUT.search(s) if zh else _NOT_BUT.match(_CORRECTION_MARK.sub("", s))
+    if m is not None:
+        old = (m["old"] if zh else (m["old"] or m["old2"])) or ""
+        inner = _read_plain(_CORRECTION_MARK.sub("", s), zh)
+        kind = inner.type if inner is not None else MemoryType.PREFERENCE
+        slot = inner.slot if inner is not None else None
+        return Extracted(s, kind, 0.9, "not_but", slot, correction=True,
+                         replaces=_clean(old) or None)
+    # "actually, ..." / "其实..." in front of something readable
+    stripped = _CORRECTION_MARK.sub("", s)
+    if stripped != s:
+        inner = _read_plain(stripped, zh)
+        if inner is not None:
+            return Extracted(s, inner.type, max(inner.confidence, 0.9)
+                             if inner.confidence >= 0.5 else inner.confidence,
+                             "correction+" + inner.rule, inner.slot, correction=True)
+        return None
+    # standing instructions
+    m = (_ZH_STANDING.match(s) if zh else _STANDING.match(s))
+    if m is not None:
+        rest = (m["rest"] if zh else (m["rest"] or m["rest2"])) or ""
+        inner = _read_plain(rest, zh)
+        slot = inner.slot if inner is not None else None
+        kind = inner.type if inner is not None else MemoryType.PREFERENCE
+        return Extracted(s, kind, 0.9, "from_now_on", slot, correction=True)
+    if zh:
+        m = _ZH_DONT.match(s)
+        if m is not None and not _ZH_NOT_BUT.search(s):
+            conf = _confidence(0.85, m["rest"], s)
+            return Extracted(s, MemoryType.PREFERENCE, conf, "dont",
+                             correction=m["again"] is not None)
+    else:
+        m = _ALWAYS_CMD.match(s)
+        if m is not None:
+            adv = m["adv"].lower()
+            standing = adv in ("always", "never", "don't ever", "do not ever") or \
+                _STANDING_HINT.search(s) is not None
+            if standing:
+                return Extracted(s, MemoryType.PREFERENCE, _confidence(0.85, m["rest"], s),
+                                 "always", correction=_STANDING_HINT.search(s) is not None)
+    return _read_plain(s, zh)
+
+
+def _read_plain(s: str, zh: bool) -> Extracted | None:
+    if _is_question(s):
+        return None
+    return _chinese(s) if zh else _english(s)
+
+
+def extract(text: str, *, role: str = "user") -> list[Extracted]:
+    """Candidates read from one utterance; ``[]`` for anything that is not a
+    durable statement by the user (small talk, questions, moods, task chatter).
+
+    Only the user's own turns are read: an assistant saying "I prefer..." is
+    not a fact about the user.
+    """
+    if role.strip().lower() not in ("user", "human"):
+        return []
+    out: list[Extracted] = []
+    seen: set[str] = set()
+    for sentence in _sentences(text):
+        if _is_question(sentence):
+            continue
+        found = _read(sentence)
+        if found is None or found.content.casefold() in seen:
+            continue
+        seen.add(found.content.casefold())
+        out.append(found)
+    return out

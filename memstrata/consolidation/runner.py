@@ -1,0 +1,432 @@
+"""The :class:`Consolidator`: runs jobs safely - leased, batched, checkpointed, resumable.
+
+::
+
+    with MemoryManager.open(url) as memory:
+        jobs = Consolidator(memory)                   # settings from the environment
+        print(jobs.run("conflicts", dry_run=True).planned)
+        report = jobs.run("conflicts")                # flags, merges, supersedes
+        jobs.undo(report.run_id)                      # ... and back
+
+A run goes:
+
+1. take the job's lease row (:mod:`._lease`) - another live process holding it
+   raises :class:`~memstrata.errors.LeaseHeldError`; a dead one's is taken over;
+2. continue the job's unfinished run if there is one (same options), else
+   start a new run row;
+3. page through users in id order after the run's cursor, ``batch_users`` at a
+   time; plan each user (outside the transaction when the job embeds or calls a
+   model), then in **one write transaction**: renew the lease, apply every
+   user's plan, record each action, advance the cursor and the counts. A crash
+   loses at most the batch in flight, which the resumed run redoes - nothing is
+   done twice because the actions, the changes and the cursor commit together;
+4. finish: status, release the lease (remembering the scheduled slot served).
+
+A dry run takes no lease and writes nothing: it plans every user and returns
+the :class:`~memstrata.consolidation.reports.PlannedAction` list (the LLM is not
+called in a dry run; plans show the offline method's judgement).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import Connection, select, update
+from tqdm.auto import tqdm
+
+from memstrata.agent.llm import LLMClient, Timeouts
+from memstrata.clock import Clock, to_epoch
+from memstrata.consolidation import _lease, _runlog
+from memstrata.consolidation._conflicts import ConflictsJob
+from memstrata.consolidation._expire import ExpireJob
+from memstrata.consolidation._job import Job, JobContext, UserPlan, combine_methods
+from memstrata.consolidation._llm import LLMGate
+from memstrata.consolidation._summarize import SummarizeJob
+from memstrata.consolidation._tables import runs
+from memstrata.consolidation._undo import UndoJob
+from memstrata.consolidation.reports import ActionRecord, Method, PlannedAction, RunReport
+from memstrata.consolidation.settings import JOB_NAMES, ConsolidationSettings
+from memstrata.errors import (
+    InvalidInputError,
+    LeaseHeldError,
+    MemstrataError,
+    NotFoundError,
+    StateError,
+)
+from memstrata.memory import _store
+from memstrata.memory._schema import users
+from memstrata.memory._validate import check_user
+
+if TYPE_CHECKING:
+    from memstrata.memory.manager import MemoryManager
+
+__all__ = ["Consolidator", "RunHooks", "RunNotFoundError"]
+
+Progress = bool | Callable[[int], None]
+#: planned actions a dry run hands back (its counts cover everything)
+MAX_PLANNED = 10_000
+
+
+class RunNotFoundError(NotFoundError):
+    """No consolidation run with this id."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunHooks:
+    """Callbacks at fixed points of a run, for operations and fault-injection tests.
+
+    ``before_commit(run_id, batch)`` runs inside a batch's transaction, after
+    its changes and before its commit; ``after_batch(run_id, batch)`` after the
+    commit. A test kills the process in either to prove a crash loses nothing.
+    """
+
+    before_commit: Callable[[str, int], None] | None = None
+    after_batch: Callable[[str, int], None] | None = None
+
+
+class Consolidator:
+    """Runs the consolidation jobs against one :class:`~memstrata.MemoryManager`."""
+
+    def __init__(
+        self,
+        manager: MemoryManager,
+        *,
+        settings: ConsolidationSettings | None = None,
+        llm: LLMClient | None = None,
+        clock: Clock | None = None,
+        hooks: RunHooks | None = None,
+    ) -> None:
+        self._manager = manager
+        self.settings = settings if settings is not None else ConsolidationSettings.from_env()
+        self._llm = llm
+        self.clock: Clock = clock if clock is not None else manager.clock
+        self._hooks = hooks or RunHooks()
+        self._stop = threading.Event()
+
+    @property
+    def manager(self) -> MemoryManager:
+        return self._manager
+
+    @property
+    def llm_configured(self) -> bool:
+        return self._llm is not None or self.settings.llm.configured
+
+    # ------------------------------------------------------------ public API
+
+    def run(
+        self,
+        job: str,
+        *,
+        dry_run: bool = False,
+        user_id: str | None = None,
+        progress: Progress = False,
+        slot: datetime | None = None,
+    ) -> RunReport:
+        """Run one job (``summarize``, ``conflicts`` or ``expire``) for every user or one."""
+        if job not in JOB_NAMES:
+            raise InvalidInputError(f"unknown job {job!r}; jobs: {', '.join(JOB_NAMES)}")
+        only = None if user_id is None else check_user(user_id)
+        return self._execute(self._job(job), dry_run=dry_run, only_user=only,
+                             progress=progress, slot=slot, options={})
+
+    def run_all(self, jobs: list[str] | None = None, **options: Any) -> list[RunReport]:
+        """Run several jobs in order (default: summarize, conflicts, expire)."""
+        return [self.run(name, **options) for name in (jobs or list(JOB_NAMES))]
+
+    def run_scheduled(self, job: str, slot: datetime) -> RunReport:
+        """A scheduled run for the cron fire time ``slot``: at most one per slot across all
+        schedulers; a job already running elsewhere is skipped (status ``skipped``)."""
+        try:
+            return self.run(job, slot=slot)
+        except LeaseHeldError as exc:
+            return self._skipped(job, str(exc), slot)
+
+    def undo(self, run_id: str, *, progress: Progress = False, dry_run: bool = False
+             ) -> RunReport:
+        """Revert every recorded action of a run (see :mod:`._undo`)."""
+        with self._manager.db.read() as conn:
+            target = _runlog.get_run(conn, run_id)
+        if target is None:
+            raise RunNotFoundError(f"no consolidation run {run_id!r}")
+        if target.job == "undo":
+            raise InvalidInputError("an undo cannot be undone; run the job again instead")
+        if target.undone_by is not None:
+            raise StateError(f"run {run_id} was already undone by {target.undone_by}")
+        return self._execute(UndoJob(run_id, target.job), dry_run=dry_run, only_user=None,
+                             progress=progress, slot=None, options={"target": run_id})
+
+    def runs(self, *, job: str | None = None, limit: int = 20) -> list[RunReport]:
+        """Recent runs, newest first."""
+        with self._manager.db.read() as conn:
+            return [_runlog.to_report(r) for r in _runlog.list_runs(conn, job=job, limit=limit)]
+
+    def get_run(self, run_id: str) -> RunReport:
+        with self._manager.db.read() as conn:
+            row = _runlog.get_run(conn, run_id)
+        if row is None:
+            raise RunNotFoundError(f"no consolidation run {run_id!r}")
+        return _runlog.to_report(row)
+
+    def actions(self, run_id: str, *, user_id: str | None = None, limit: int | None = None
+                ) -> list[ActionRecord]:
+        """The recorded actions of a run, in the order they were taken."""
+        self.get_run(run_id)
+        with self._manager.db.read() as conn:
+            return _runlog.list_actions(conn, run_id, user_id=user_id, limit=limit)
+
+    def request_stop(self) -> None:
+        """Ask running jobs to stop after their current batch (clean shutdown)."""
+        self._stop.set()
+
+    # ------------------------------------------------------------ internals
+
+    def _job(self, name: str) -> Job:
+        jobs: dict[str, Callable[[], Job]] = {
+            "summarize": SummarizeJob, "conflicts": ConflictsJob, "expire": ExpireJob,
+        }
+        return jobs[name]()
+
+    def _client(self) -> LLMClient | None:
+        if self._llm is not None:
+            return self._llm
+        cfg = self.settings.llm
+        if not cfg.configured:
+            return None
+        from memstrata.agent.llm import OpenAIClient
+
+        assert cfg.model is not None
+        self._llm = OpenAIClient(
+            model=cfg.model, base_url=cfg.base_url,
+            api_key=None if cfg.api_key is None else cfg.api_key.get_secret_value(),
+            timeouts=Timeouts(connect=cfg.connect_timeout, read=cfg.read_timeout),
+        )
+        return self._llm
+
+    def _context(self, *, dry_run: bool, run_id: str | None, options: dict[str, Any],
+                 gate: LLMGate | None) -> JobContext:
+        mm = self._manager
+        return JobContext(
+            db=mm.db, settings=self.settings, memory_settings=mm.settings,
+            now=to_epoch(self.clock.now()), dry_run=dry_run, run_id=run_id,
+            embedder_factory=lambda: mm.embedder, llm=gate, options=options,
+        )
+
+    def _pages(self, job: Job, ctx: JobContext, only_user: str | None, cursor: str | None
+               ) -> tuple[int, Callable[[str | None], list[str]]]:
+        batch = self.settings.batch_users
+        db = self._manager.db
+
+        def page(after: str | None) -> list[str]:
+            if only_user is not None:
+                return [only_user] if after is None or only_user > after else []
+            with db.read() as conn:
+                return job.users(conn, ctx, after, batch)
+
+        if only_user is not None:
+            total = 1 if cursor is None or only_user > cursor else 0
+        else:
+            with db.read() as conn:
+                total = len(job.users(conn, ctx, cursor, None))
+        return total, page
+
+    def _execute(self, job: Job, *, dry_run: bool, only_user: str | None, progress: Progress,
+                 slot: datetime | None, options: dict[str, Any]) -> RunReport:
+        if dry_run:
+            return self._dry_run(job, only_user, progress, options)
+        db = self._manager.db
+        now = to_epoch(self.clock.now())
+        slot_at = None if slot is None else to_epoch(slot)
+        holder = _lease.make_holder()
+        with db.write() as conn:
+            claim = _lease.acquire(conn, job.lease, holder, now=now,
+                                   ttl=self.settings.lease_seconds, slot=slot_at)
+            if claim.outcome == "slot_done":
+                skipped = True
+            else:
+                skipped = False
+                row = _runlog.resumable_run(conn, job.name, only_user, options, now)
+                if row is not None:
+                    run_id, cursor = str(row.id), row.cursor
+                    spent = int(row.prompt_tokens) + int(row.completion_tokens)
+                    _runlog.resume(conn, run_id, holder, now)
+                else:
+                    run_id, cursor, spent = _store.new_id(), None, 0
+                    budget = self.settings.llm.token_budget if self.llm_configured else None
+                    _runlog.create_run(conn, run_id=run_id, job=job.name, only_user=only_user,
+                                       slot=slot_at, holder=holder, now=now,
+                                       token_budget=budget, options=options)
+                _lease.renew(conn, job.lease, holder, now=now, ttl=self.settings.lease_seconds,
+                             run_id=run_id)
+        if skipped:
+            return self._skipped(job.name, "this scheduled slot already ran", slot)
+        client = self._client() if job.name in ("summarize", "conflicts") else None
+        gate = None if client is None else LLMGate(
+            client, max(0, self.settings.llm.token_budget - spent), self.settings.llm.max_tokens)
+        ctx = self._context(dry_run=False, run_id=run_id, options=options, gate=gate)
+        try:
+            status = self._batches(job, ctx, run_id, holder, only_user, cursor, progress)
+        except _lease.LeaseLostError:
+            raise
+        except BaseException as exc:
+            self._close(job, run_id, holder, "failed" if isinstance(exc, Exception)
+                        else "interrupted", [f"{type(exc).__name__}: {exc}"], None)
+            raise
+        self._close(job, run_id, holder, status, [], slot_at if status == "finished" else None)
+        if job.name == "undo" and status == "finished":
+            self._mark_undone(str(options["target"]), run_id)
+        return self.get_run(run_id)
+
+    def _batches(self, job: Job, ctx: JobContext, run_id: str, holder: str,
+                 only_user: str | None, cursor: str | None, progress: Progress) -> str:
+        db = self._manager.db
+        total, page = self._pages(job, ctx, only_user, cursor)
+        bar = _bar(progress, total, f"{job.name}")
+        gate = ctx.llm
+        try:
+            while True:
+                if self._stop.is_set():
+                    return "interrupted"
+                users = page(cursor)
+                if not users:
+                    return "finished"
+                ctx.now = to_epoch(self.clock.now())
+                ctx.batch += 1
+                llm_before = _llm_stats(gate)
+                plans: dict[str, UserPlan] = {}
+                errors: list[str] = []
+                if not job.plan_in_txn:
+                    for user in users:
+                        plans[user] = self._plan(job, ctx, user, errors)
+                with db.write() as conn:
+                    _lease.renew(conn, job.lease, holder, now=ctx.now,
+                                 ttl=self.settings.lease_seconds)
+                    done: list[PlannedAction] = []
+                    method: Method = "none"
+                    for user in users:
+                        if job.plan_in_txn:
+                            _lock_existing(conn, user)
+                            plan = job.plan(conn, ctx, user)
+                        else:
+                            plan = plans[user]
+                        applied = job.apply(conn, ctx, plan)
+                        done.extend(applied.actions)
+                        errors.extend(f"{user}: {e}" for e in [*plan.errors, *applied.errors])
+                        method = combine_methods(method, plan.method)
+                    if gate is not None:
+                        errors.extend(gate.errors)
+                        gate.errors.clear()
+                    _runlog.record_actions(conn, run_id, ctx.batch, ctx.now, done)
+                    after = _llm_stats(gate)
+                    _runlog.checkpoint(
+                        conn, run_id, cursor=users[-1], users=len(users),
+                        counts=dict(Counter(a.action for a in done)), errors=errors,
+                        method=method,
+                        llm=(after[0] - llm_before[0], after[1] - llm_before[1],
+                             after[2] - llm_before[2]),
+                        now=ctx.now,
+                    )
+                    if self._hooks.before_commit is not None:
+                        self._hooks.before_commit(run_id, ctx.batch)
+                if self._hooks.after_batch is not None:
+                    self._hooks.after_batch(run_id, ctx.batch)
+                cursor = users[-1]
+                _advance(bar, progress, len(users))
+        finally:
+            if bar is not None:
+                bar.close()
+
+    def _plan(self, job: Job, ctx: JobContext, user: str, errors: list[str]) -> UserPlan:
+        try:
+            with self._manager.db.read() as conn:
+                return job.plan(conn, ctx, user)
+        except MemstrataError as exc:
+            errors.append(f"{user}: {type(exc).__name__}: {exc}")
+            return UserPlan(user)
+
+    def _close(self, job: Job, run_id: str, holder: str, status: str, errors: list[str],
+               slot: float | None) -> None:
+        now = to_epoch(self.clock.now())
+        with self._manager.db.write() as conn:
+            _runlog.finish_run(conn, run_id, status, now, errors=errors)
+            _lease.release(conn, job.lease, holder, now=now, slot=slot)
+
+    def _mark_undone(self, target: str, undo_run: str) -> None:
+        with self._manager.db.write() as conn:
+            row = _runlog.get_run(conn, target)
+            values: dict[str, Any] = {"undone_by": undo_run}
+            if row is not None and row.status in ("running", "interrupted", "failed"):
+                values["status"] = "abandoned"
+            conn.execute(update(runs).where(runs.c.id == target).values(**values))
+
+    def _dry_run(self, job: Job, only_user: str | None, progress: Progress,
+                 options: dict[str, Any]) -> RunReport:
+        started = self.clock.now()
+        ctx = self._context(dry_run=True, run_id=None, options=options, gate=None)
+        total, page = self._pages(job, ctx, only_user, None)
+        bar = _bar(progress, total, f"{job.name} (dry run)")
+        planned: list[PlannedAction] = []
+        counts: Counter[str] = Counter()
+        errors: list[str] = []
+        method: Method = "none"
+        users = batches = 0
+        cursor: str | None = None
+        try:
+            while True:
+                chunk = page(cursor)
+                if not chunk:
+                    break
+                batches += 1
+                for user in chunk:
+                    plan = self._plan(job, ctx, user, errors)
+                    errors.extend(f"{user}: {e}" for e in plan.errors)
+                    method = combine_methods(method, plan.method)
+                    counts.update(a.action for a in plan.actions)
+                    room = MAX_PLANNED - len(planned)
+                    if room > 0:
+                        planned.extend(plan.actions[:room])
+                users += len(chunk)
+                cursor = chunk[-1]
+                _advance(bar, progress, len(chunk))
+        finally:
+            if bar is not None:
+                bar.close()
+        return RunReport(
+            run_id=None, job=job.name, status="dry_run", dry_run=True, started_at=started,
+            finished_at=self.clock.now(), counts=dict(counts), errors=tuple(errors),
+            method=method, users=users, batches=batches, only_user=only_user,
+            options=options, planned=tuple(planned),
+        )
+
+    def _skipped(self, job: str, why: str, slot: datetime | None) -> RunReport:
+        now = self.clock.now()
+        return RunReport(run_id=None, job=job, status="skipped", dry_run=False, started_at=now,
+                         finished_at=now, counts={}, errors=(why,), method="none", slot=slot)
+
+
+def _llm_stats(gate: LLMGate | None) -> tuple[int, int, int]:
+    if gate is None:
+        return (0, 0, 0)
+    return (gate.calls, gate.prompt_tokens, gate.completion_tokens)
+
+
+def _bar(progress: Progress, total: int, desc: str) -> Any:
+    if progress is True and total > 0:
+        return tqdm(total=total, desc=desc, unit="user", leave=False)
+    return None
+
+
+def _advance(bar: Any, progress: Progress, n: int) -> None:
+    if bar is not None:
+        bar.update(n)
+    elif callable(progress):
+        progress(n)
+
+
+def _lock_existing(conn: Connection, user_id: str) -> None:
+    """Serialise with the user's writers (PostgreSQL) without creating a user row."""
+    conn.execute(select(users.c.user_id).where(users.c.user_id == user_id).with_for_update())

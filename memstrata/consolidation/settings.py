@@ -1,0 +1,171 @@
+"""Configuration of the consolidation jobs and their schedule.
+
+Keyword-only, validated, frozen; unknown keys are rejected with
+:class:`~memstrata.errors.InvalidSettingError`. The environment is read only by
+:meth:`ConsolidationSettings.from_env`, called when a
+:class:`~memstrata.consolidation.Consolidator` is built without settings (and by
+the CLI) - never at import:
+
+==================================  ===========================================
+``MEMSTRATA_LLM_MODEL``             model name; set it to use an LLM
+``MEMSTRATA_LLM_BASE_URL``          OpenAI-compatible endpoint (``…/v1``)
+``MEMSTRATA_LLM_API_KEY``           key (falls back to ``OPENAI_API_KEY``)
+``MEMSTRATA_LLM_TOKEN_BUDGET``      tokens one run may spend (default 50,000)
+``MEMSTRATA_CRON_SUMMARIZE``        crontab of ``summarize`` (default ``0 3 * * *``)
+``MEMSTRATA_CRON_CONFLICTS``        crontab of ``conflicts`` (default ``0 3 * * *``)
+``MEMSTRATA_CRON_EXPIRE``           crontab of ``expire`` (default ``0 * * * *``)
+``MEMSTRATA_SCHEDULER_TZ``          time zone of the crontabs (default: local)
+==================================  ===========================================
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import ValidationError as PydanticValidationError
+
+from memstrata.errors import InvalidSettingError
+
+__all__ = [
+    "DEFAULT_CRON",
+    "JOB_NAMES",
+    "ConsolidationSettings",
+    "LLMSettings",
+    "ScheduleSettings",
+]
+
+#: the jobs, in the order ``consolidate`` runs them when no ``--job`` is given
+JOB_NAMES: tuple[str, ...] = ("summarize", "conflicts", "expire")
+DEFAULT_CRON: Mapping[str, str] = {
+    "summarize": "0 3 * * *",
+    "conflicts": "0 3 * * *",
+    "expire": "0 * * * *",
+}
+#: a missed run still runs if the scheduler wakes up within this (coalesced: once)
+DEFAULT_MISFIRE_GRACE_SECONDS = 2 * 86400.0
+DEFAULT_TOKEN_BUDGET = 50_000
+
+
+class LLMSettings(BaseModel):
+    """The optional OpenAI-compatible endpoint used by ``summarize`` and ``conflicts``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str | None = None
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    #: tokens (prompt + completion) one run may spend; past it the run goes offline
+    token_budget: int = Field(default=DEFAULT_TOKEN_BUDGET, ge=0)
+    #: completion tokens asked for per call
+    max_tokens: int = Field(default=400, gt=0, le=8192)
+    connect_timeout: float = Field(default=10.0, gt=0)
+    read_timeout: float = Field(default=60.0, gt=0)
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.model)
+
+
+class ScheduleSettings(BaseModel):
+    """Crontabs of the jobs (5 fields, APScheduler's ``CronTrigger.from_crontab``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    summarize: str = DEFAULT_CRON["summarize"]
+    conflicts: str = DEFAULT_CRON["conflicts"]
+    expire: str = DEFAULT_CRON["expire"]
+    #: IANA time zone of the crontabs; ``None`` = the machine's local zone
+    timezone: str | None = None
+    #: a run missed by at most this long still runs once (``None``: however late)
+    misfire_grace_seconds: float | None = Field(default=DEFAULT_MISFIRE_GRACE_SECONDS, gt=0)
+
+    @field_validator("summarize", "conflicts", "expire")
+    @classmethod
+    def _check_cron(cls, value: str) -> str:
+        from apscheduler.triggers.cron import CronTrigger
+
+        try:
+            CronTrigger.from_crontab(value, timezone="UTC")
+        except ValueError as exc:
+            raise ValueError(f"invalid crontab {value!r}: {exc}") from exc
+        return value
+
+    @field_validator("timezone")
+    @classmethod
+    def _check_tz(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"unknown time zone {value!r}") from exc
+        return value
+
+    def cron(self, job: str) -> str:
+        return str(getattr(self, job))
+
+
+class ConsolidationSettings(BaseModel):
+    """Everything configurable about the consolidation jobs."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: users per batch; a batch is one transaction and one checkpoint
+    batch_users: int = Field(default=20, gt=0, le=10_000)
+    #: a job's lease lasts this long and is renewed at every batch
+    lease_seconds: float = Field(default=600.0, gt=0)
+    #: a session with no turn for this long has ended and may be summarised
+    session_idle_seconds: float = Field(default=1800.0, ge=0)
+    #: soft-deleted records are purged (hard-deleted, no longer undoable) after this
+    purge_after_days: float = Field(default=30.0, ge=0)
+    #: cosine at or above which two same-type records are the same memory
+    duplicate_similarity: float = Field(default=0.86, gt=0, le=1)
+    #: cosine at or above which two records are checked for a contradiction
+    conflict_similarity: float = Field(default=0.55, gt=0, le=1)
+    #: longest summary / lesson line
+    summary_max_chars: int = Field(default=240, ge=40, le=2000)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    schedule: ScheduleSettings = Field(default_factory=ScheduleSettings)
+
+    @classmethod
+    def build(cls, **values: Any) -> ConsolidationSettings:
+        try:
+            return cls(**values)
+        except PydanticValidationError as exc:
+            raise InvalidSettingError(f"invalid consolidation settings: {exc}") from exc
+
+    @classmethod
+    def from_env(
+        cls, environ: Mapping[str, str] | None = None, **values: Any
+    ) -> ConsolidationSettings:
+        """Settings from the environment (see the module docstring); ``values`` win."""
+        env = os.environ if environ is None else environ
+        llm: dict[str, Any] = {}
+        if env.get("MEMSTRATA_LLM_MODEL"):
+            llm["model"] = env["MEMSTRATA_LLM_MODEL"]
+        if env.get("MEMSTRATA_LLM_BASE_URL"):
+            llm["base_url"] = env["MEMSTRATA_LLM_BASE_URL"]
+        key = env.get("MEMSTRATA_LLM_API_KEY") or env.get("OPENAI_API_KEY")
+        if key:
+            llm["api_key"] = key
+        if env.get("MEMSTRATA_LLM_TOKEN_BUDGET"):
+            llm["token_budget"] = env["MEMSTRATA_LLM_TOKEN_BUDGET"]
+        schedule: dict[str, Any] = {}
+        for job in JOB_NAMES:
+            cron = env.get(f"MEMSTRATA_CRON_{job.upper()}")
+            if cron:
+                schedule[job] = cron
+        if env.get("MEMSTRATA_SCHEDULER_TZ"):
+            schedule["timezone"] = env["MEMSTRATA_SCHEDULER_TZ"]
+        merged: dict[str, Any] = {"llm": llm, "schedule": schedule}
+        for key_name, value in values.items():
+            if key_name in ("llm", "schedule") and isinstance(value, Mapping):
+                merged[key_name] = {**merged[key_name], **value}
+            else:
+                merged[key_name] = value
+        return cls.build(**merged)

@@ -151,10 +151,19 @@ class VectorShard:
         k = min(k, admitted)
         if admitted >= _POST_FILTER_SHARE * n:
             fetch = min(n, max(k * 4, int(k * n / admitted) + k))
-            results = self._plain(queries, fetch)
-            filtered = [[h for h in hits if mask[self.pos[h.id]]][:k] for hits in results]
-            if all(len(hits) >= k for hits in filtered):
-                return filtered
+            scores, positions = self.index.search(queries, fetch)
+            out: list[list[Hit]] = []
+            for row_s, row_p in zip(scores, positions, strict=True):
+                valid = row_p >= 0
+                row_s, row_p = row_s[valid], row_p[valid]
+                keep = mask[row_p]
+                row_s, row_p = row_s[keep][:k], row_p[keep][:k]
+                if len(row_p) < k:
+                    break
+                out.append([Hit(self.ids[p], float(s)) for s, p in zip(row_s, row_p,
+                                                                         strict=True)])
+            else:
+                return out
         bitmap = np.packbits(mask, bitorder="little")
         params = faiss.SearchParameters()
         params.sel = faiss.IDSelectorBitmap(n, faiss.swig_ptr(bitmap))

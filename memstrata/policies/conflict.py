@@ -90,6 +90,13 @@ def texts_contradict(a: str, b: str, *, min_overlap: float = 0.5) -> str | None:
     Offline and cheap: the statements must share most of their content words;
     then differing numbers or a flipped negation is a contradiction. Paraphrases
     with nothing flipped are not.
+
+    >>> texts_contradict("My budget is 2000 euros", "My budget is 3000 euros")
+    'same statement with different numbers (2000 vs 3000)'
+    >>> texts_contradict("I like spicy food", "I don't like spicy food")
+    'same statement with the negation flipped'
+    >>> texts_contradict("I like spicy food", "I really like spicy food") is None
+    True
     """
     words_a, words_b = set(content_words(a)), set(content_words(b))
     if not words_a or not words_b:

@@ -83,7 +83,20 @@ class RetentionPolicy:
     def lifecycle(
         self, expires_at: datetime | None, *, pinned: bool, now: datetime
     ) -> Lifecycle:
-        """Where a record stands: alive, expired (demote), or purgeable (delete)."""
+        """Where a record stands: alive, expired (demote), or purgeable (delete).
+
+        >>> from datetime import UTC, datetime, timedelta
+        >>> policy = RetentionPolicy(grace=timedelta(days=30))
+        >>> end = datetime(2026, 1, 1, tzinfo=UTC)
+        >>> policy.lifecycle(end, pinned=False, now=end - timedelta(days=1))
+        'alive'
+        >>> policy.lifecycle(end, pinned=False, now=end + timedelta(days=29))
+        'expired'
+        >>> policy.lifecycle(end, pinned=False, now=end + timedelta(days=30))
+        'purgeable'
+        >>> policy.lifecycle(end, pinned=True, now=end + timedelta(days=999))
+        'alive'
+        """
         if pinned or expires_at is None or now < expires_at:
             return "alive"
         if now < expires_at + self.grace:

@@ -111,7 +111,7 @@ class ContextSettings:
     """Budget and shape of the context."""
 
     #: tokens of all messages together (tool schemas are not counted)
-    budget_tokens: int = 3000
+    budget_tokens: int = 2000
     #: rounds kept verbatim
     verbatim_rounds: int = 2
     #: long-term memories shown (at most / at least, before dropping them)
@@ -120,6 +120,8 @@ class ContextSettings:
     lessons_k: int = 3
     #: pending confirmations shown
     confirmations_k: int = 3
+    #: finished-work lines kept; the least relevant beyond this are folded even under budget
+    max_finished_lines: int = 8
     #: characters an old verbatim observation is trimmed to when over budget
     trimmed_observation_chars: int = 200
 
@@ -202,7 +204,7 @@ class _Round:
         users = [e.item for e in self.entries if isinstance(e.item, UserMessage)]
         bits = [u.line()[:160] for u in users]
         if actions:
-            bits += [a.line()[:200] for a in actions]
+            bits += [a.line()[:160] for a in actions]
         elif head is not None:
             bits.append(head.line()[:200])
         if not bits:
@@ -347,21 +349,24 @@ class ContextBuilder:
         over = mandatory + optional - budget
         coverage: dict[int, str] = {}
         fold_ids: set[int] = set()
-        if over > 0 and lines:
+        extra = len(lines) - cfg.max_finished_lines
+        if (over > 0 or extra > 0) and lines:
             order = sorted(range(len(lines)),
                            key=lambda i: (_relevance(lines[i][1], query), i))
             saved = 0
             fold_line_cost = 30
             for i in order:
-                if saved - fold_line_cost >= over:
+                if saved - fold_line_cost >= over and len(fold_ids) >= extra:
                     break
                 fold_ids.add(i)
                 saved += line_cost[i]
             steps = tuple(s for i in sorted(fold_ids) for s in lines[i][0].step_nos)
+            why = f"over budget by {over} tokens" if over > 0 else \
+                f"more than {cfg.max_finished_lines} finished rounds"
             folded.append(Folded(
-                f"{len(fold_ids)} finished rounds", f"over budget by {over} tokens; least "
-                "relevant to the current subtask; full text in the episodic store "
-                f"(task {task_id}, steps {min(steps)}-{max(steps)})", steps, saved))
+                f"{len(fold_ids)} finished rounds", f"{why}; least relevant to the current "
+                f"subtask; full text in the episodic store (task {task_id}, steps "
+                f"{min(steps)}-{max(steps)})", steps, saved))
             over -= saved - fold_line_cost
         while over > 0 and (len(memories) > cfg.memories_min_k or len(lessons) > 1):
             victim = lessons if len(lessons) > 1 else memories

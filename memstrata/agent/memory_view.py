@@ -25,8 +25,13 @@ def brief(memory: Any, user_id: str, scope: str, query: str,
     for group in memory.conflicts(user_id, scope=scope)[: settings.confirmations_k]:
         options = " vs ".join(f"'{r.content}'" for r in group[:3])
         confirmations.append(f"conflicting memories: {options} - ask which is right")
-    memories = [MemoryLine(h.id, h.content, round(h.score, 3)) for h in memory.recall(
-        user_id, query, scope=scope, types=_FACT_TYPES, k=settings.memories_k)]
-    lessons = [MemoryLine(h.id, h.content, round(h.score, 3)) for h in memory.recall(
-        user_id, query, scope=scope, types=_LESSON_TYPES, k=settings.lessons_k)]
+    # one recall for facts and lessons together (one query embedding, one index pass:
+    # half the cost of two); lessons can be crowded out by very relevant facts, which
+    # is the trade-off for a per-turn budget
+    hits = memory.recall(user_id, query, scope=scope, types=_FACT_TYPES + _LESSON_TYPES,
+                         k=min(10, settings.memories_k + settings.lessons_k))
+    memories = [MemoryLine(h.id, h.content, round(h.score, 3)) for h in hits
+                if h.record.type.value in _FACT_TYPES][: settings.memories_k]
+    lessons = [MemoryLine(h.id, h.content, round(h.score, 3)) for h in hits
+               if h.record.type.value in _LESSON_TYPES][: settings.lessons_k]
     return Briefing(confirmations, memories, lessons, source="recall")

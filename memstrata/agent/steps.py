@@ -129,8 +129,8 @@ class Action:
         return [{"role": "tool", "tool_call_id": self.call_id, "content": self.observation}]
 
     def line(self) -> str:
-        args = json.dumps(self.args, ensure_ascii=False, default=str)[:80]
-        return f"turn {self.turn}: {self.tool}({args}) -> {self.observation[:140]}"
+        args = json.dumps(self.args, ensure_ascii=False, default=str)[:60]
+        return f"turn {self.turn}: {self.tool}({args}) -> {self.observation[:80]}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection, select, update
 from tqdm.auto import tqdm
 
-from memstrata.agent.llm import LLMClient, Timeouts
+from memstrata.agent.llm import LLMClient, Retry, Timeouts
 from memstrata.clock import Clock, to_epoch
 from memstrata.consolidation import _lease, _runlog
 from memstrata.consolidation._conflicts import ConflictsJob
@@ -204,6 +204,7 @@ class Consolidator:
             model=cfg.model, base_url=cfg.base_url,
             api_key=None if cfg.api_key is None else cfg.api_key.get_secret_value(),
             timeouts=Timeouts(connect=cfg.connect_timeout, read=cfg.read_timeout),
+            retry=Retry(max_attempts=cfg.retries + 1, base_delay=1.0, max_delay=8.0),
         )
         return self._llm
 
@@ -276,7 +277,11 @@ class Consolidator:
             self._close(job, run_id, holder, "failed" if isinstance(exc, Exception)
                         else "interrupted", [f"{type(exc).__name__}: {exc}"], None)
             raise
-        self._close(job, run_id, holder, status, [], slot_at if status == "finished" else None)
+        notes = [] if gate is None or gate.disabled is None else \
+            [f"llm: {gate.disabled}; the rest ran offline"]
+        self._close(job, run_id, holder, status, notes,
+                    slot_at if status == "finished" else None,
+                    method=None if client is not None or job.name == "undo" else "offline")
         if job.name == "undo" and status == "finished":
             self._mark_undone(str(options["target"]), run_id)
         return self.get_run(run_id)
@@ -349,10 +354,10 @@ class Consolidator:
             return UserPlan(user)
 
     def _close(self, job: Job, run_id: str, holder: str, status: str, errors: list[str],
-               slot: float | None) -> None:
+               slot: float | None, *, method: Method | None = None) -> None:
         now = to_epoch(self.clock.now())
         with self._manager.db.write() as conn:
-            _runlog.finish_run(conn, run_id, status, now, errors=errors)
+            _runlog.finish_run(conn, run_id, status, now, errors=errors, method=method)
             _lease.release(conn, job.lease, holder, now=now, slot=slot)
 
     def _mark_undone(self, target: str, undo_run: str) -> None:

@@ -257,6 +257,9 @@ class ConsolidationScheduler:
         self.settings = consolidator.settings.schedule
         self.timezone = _timezone(self.settings.timezone)
         self._on_report = on_report
+        grace = self.settings.misfire_grace_seconds
+        #: APScheduler wants whole seconds (or None: however late)
+        self._grace = None if grace is None else max(1, int(grace))
         self.reports: list[RunReport] = []
         self._lock = threading.Lock()
         scheduler_cls, executor_cls = _classes(self._ap)
@@ -267,7 +270,7 @@ class ConsolidationScheduler:
             self.clock, timezone=self.timezone, jobstores={"default": store},
             executors={_EXECUTOR: self._executor},
             job_defaults={"coalesce": True, "max_instances": 1,
-                          "misfire_grace_time": self.settings.misfire_grace_seconds},
+                          "misfire_grace_time": self._grace},
         )
         self._scheduler.add_listener(
             self._on_event, self._ap["EVENT_JOB_ERROR"] | self._ap["EVENT_JOB_MISSED"])
@@ -302,7 +305,8 @@ class ConsolidationScheduler:
         self.consolidator.request_stop()
         self._scheduler.shutdown(wait=wait)
 
-    def run_forever(self, stop: threading.Event | None = None) -> None:
+    def run_forever(self, stop: threading.Event | None = None, *,
+                    on_started: Callable[[], None] | None = None) -> None:
         """Foreground: run until ``stop`` is set or SIGTERM / SIGINT arrives."""
         stop = stop or threading.Event()
         previous: dict[signal.Signals, Any] = {}
@@ -317,6 +321,8 @@ class ConsolidationScheduler:
                 previous[sig] = signal.signal(sig, handler)
         try:
             self.start()
+            if on_started is not None:
+                on_started()
             while not stop.wait(1.0):
                 pass
         finally:
@@ -329,7 +335,7 @@ class ConsolidationScheduler:
     def _reconcile(self) -> None:
         cron = self._ap["CronTrigger"]
         now = self._scheduler.now()
-        grace = self.settings.misfire_grace_seconds
+        grace = self._grace
         for name in JOB_NAMES:
             trigger = cron.from_crontab(self.settings.cron(name), timezone=self.timezone)
             existing = self._scheduler.get_job(name)

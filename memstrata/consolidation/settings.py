@@ -63,6 +63,8 @@ class LLMSettings(BaseModel):
     max_tokens: int = Field(default=400, gt=0, le=8192)
     connect_timeout: float = Field(default=10.0, gt=0)
     read_timeout: float = Field(default=60.0, gt=0)
+    #: retries of a call that failed on a retriable error (connection, 429, 5xx)
+    retries: int = Field(default=2, ge=0, le=10)
 
     @property
     def configured(self) -> bool:

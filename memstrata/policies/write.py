@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memstrata._text import content_words
+from memstrata._text import content_words, normalize
 from memstrata.policies.conflict import ConflictPolicy, SlotMatch, slot_verdict, texts_contradict
 from memstrata.types import MemoryType, Slot, Source, WriteOutcome
 
@@ -125,6 +125,30 @@ _STATEMENT = re.compile(r"\b(?:i|i'm|im|i've|i'd|my|mine|we|our|me)\b|我", re.I
 _SMALL_TALK_MAX_WORDS = 7
 
 
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+#: a CJK near-duplicate may be the other sentence plus this many characters ("我对花生过敏")
+_CJK_EXTRA_CHARS = 2
+
+
+def _reads_the_same(a: str, b: str) -> bool:
+    """Embedding similarity is only trusted for text the model can read.
+
+    The English MiniLM maps most CJK characters to the unknown token, so two
+    Chinese sentences can score ~1.0 whatever they say ("我最喜欢的颜色是蓝色" /
+    "...红色"). For such text a near-duplicate must also read the same: the same
+    characters, or one sentence is the other plus at most two characters.
+    """
+    if not (_CJK.search(a) or _CJK.search(b)):
+        return True
+    ca = [c for c in normalize(a) if c.isalnum()]
+    cb = [c for c in normalize(b) if c.isalnum()]
+    short, long_ = (ca, cb) if len(ca) <= len(cb) else (cb, ca)
+    if len(long_) - len(short) > _CJK_EXTRA_CHARS:
+        return False
+    rest = iter(long_)
+    return all(c in rest for c in short)
+
+
 def memorability(text: str) -> tuple[bool, str]:
     """Is this worth keeping beyond the session? Returns (memorable, reason)."""
     words = content_words(text)
@@ -203,6 +227,8 @@ def decide(
         if neighbour.similarity < policy.duplicate_similarity:
             continue
         if texts_contradict(candidate.content, neighbour.content) is not None:
+            continue
+        if not _reads_the_same(candidate.content, neighbour.content):
             continue
         return Verdict(
             "reinforced",

@@ -1,0 +1,149 @@
+"""``memstrata consolidate | scheduler | runs | undo`` - the consolidation commands.
+
+Loaded by :mod:`memstrata.cli` through this module's ``commands`` list. Every
+command takes ``--url`` (or ``MEMSTRATA_URL``); LLM and schedule settings come
+from the environment (see :mod:`memstrata.consolidation.settings`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import click
+
+from memstrata.consolidation.settings import JOB_NAMES
+
+__all__ = ["commands"]
+
+url_option = click.option(
+    "--url", envvar="MEMSTRATA_URL", default=None,
+    help="Database URL (default: $MEMSTRATA_HOME/memstrata.db).",
+)
+
+
+@contextmanager
+def _consolidator(url: str | None) -> Iterator[Any]:
+    from memstrata.consolidation.runner import Consolidator
+    from memstrata.memory.manager import MemoryManager
+
+    with MemoryManager.open(url) as memory:
+        yield Consolidator(memory)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(dataclasses.asdict(value), default=str, ensure_ascii=False, indent=2)
+
+
+def _print_report(report: Any, *, as_json: bool, show: int) -> None:
+    if as_json:
+        click.echo(_json(report))
+        return
+    click.echo(report.summary_line())
+    for planned in report.planned[:show]:
+        click.echo(f"  would {planned.describe()}")
+    if len(report.planned) > show:
+        click.echo(f"  ... and {report.total_actions - show} more (see counts)")
+    for error in report.errors[:show]:
+        click.echo(f"  ! {error}")
+
+
+@click.command()
+@url_option
+@click.option("--job", type=click.Choice([*JOB_NAMES, "all"]), default="all", show_default=True,
+              help="Which job to run.")
+@click.option("--dry-run", is_flag=True, help="Show the planned actions; change nothing.")
+@click.option("--user", "user_id", default=None, help="Only this user.")
+@click.option("--json", "as_json", is_flag=True, help="Print the run reports as JSON.")
+@click.option("--show", default=20, show_default=True, help="Planned actions / errors shown.")
+def consolidate(url: str | None, job: str, dry_run: bool, user_id: str | None, as_json: bool,
+                show: int) -> None:
+    """Run consolidation jobs now (summarize, conflicts, expire)."""
+    names = list(JOB_NAMES) if job == "all" else [job]
+    with _consolidator(url) as jobs:
+        for name in names:
+            report = jobs.run(name, dry_run=dry_run, user_id=user_id, progress=not as_json)
+            _print_report(report, as_json=as_json, show=show)
+
+
+@click.command()
+@url_option
+@click.option("--workers", default=1, show_default=True, help="Jobs that may run at once.")
+def scheduler(url: str | None, workers: int) -> None:
+    """Run the jobs on their cron schedule, in the foreground (stop with SIGTERM / Ctrl-C)."""
+    from memstrata.consolidation.scheduler import ConsolidationScheduler
+
+    with _consolidator(url) as jobs:
+        sched = ConsolidationScheduler(
+            jobs, workers=workers,
+            on_report=lambda r: click.echo(r.summary_line()),
+        )
+        cron = jobs.settings.schedule
+        click.echo(f"memstrata scheduler: started on {jobs.manager.db.safe_url} "
+                   f"(summarize '{cron.summarize}', conflicts '{cron.conflicts}', "
+                   f"expire '{cron.expire}', time zone {sched.timezone})", nl=True)
+
+        def started() -> None:
+            for name, when in sorted(sched.jobs().items()):
+                click.echo(f"  next {name}: {when}")
+
+        sched.run_forever(on_started=started)
+        click.echo("memstrata scheduler: stopped")
+
+
+@click.command()
+@url_option
+@click.argument("run_id", required=False)
+@click.option("--job", type=click.Choice([*JOB_NAMES, "undo"]), default=None)
+@click.option("--limit", default=20, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+def runs(url: str | None, run_id: str | None, job: str | None, limit: int,
+         as_json: bool) -> None:
+    """List recent runs, or show one run and its recorded actions."""
+    with _consolidator(url) as jobs:
+        if run_id is None:
+            reports = jobs.runs(job=job, limit=limit)
+            if as_json:
+                click.echo(json.dumps([dataclasses.asdict(r) for r in reports], default=str,
+                                      ensure_ascii=False, indent=2))
+                return
+            if not reports:
+                click.echo("(no runs yet)")
+            for r in reports:
+                undone = f" (undone by {r.undone_by})" if r.undone_by else ""
+                click.echo(f"{r.started_at:%Y-%m-%d %H:%M:%S}  {r.summary_line()}{undone}")
+            return
+        report = jobs.get_run(run_id)
+        actions = jobs.actions(run_id, limit=limit)
+        if as_json:
+            click.echo(json.dumps({"run": dataclasses.asdict(report),
+                                   "actions": [dataclasses.asdict(a) for a in actions]},
+                                  default=str, ensure_ascii=False, indent=2))
+            return
+        click.echo(report.summary_line())
+        for error in report.errors:
+            click.echo(f"  ! {error}")
+        for a in actions:
+            click.echo(f"  #{a.id} batch {a.batch} {a.action:<14} {a.user_id}/{a.memory_id or '-'}"
+                       f"  {a.before} -> {a.after}  ({a.reason})")
+
+
+@click.command()
+@url_option
+@click.argument("run_id")
+@click.option("--dry-run", is_flag=True, help="Show what would be reverted.")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+def undo(url: str | None, run_id: str, dry_run: bool, yes: bool) -> None:
+    """Revert every recorded action of a run."""
+    with _consolidator(url) as jobs:
+        target = jobs.get_run(run_id)
+        if not dry_run and not yes:
+            click.confirm(f"Undo {target.summary_line()}?", abort=True)
+        report = jobs.undo(run_id, dry_run=dry_run, progress=True)
+        _print_report(report, as_json=False, show=20)
+
+
+commands = [consolidate, scheduler, runs, undo]

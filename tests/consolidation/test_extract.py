@@ -1,0 +1,117 @@
+"""The fast extractor: what it reads (and refuses to read) from one utterance."""
+
+from __future__ import annotations
+
+import pytest
+
+from memstrata.consolidation.extract import extract, is_correction_text
+from memstrata.types import MemoryType
+
+
+def one(text: str):
+    found = extract(text)
+    assert len(found) == 1, found
+    return found[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "attribute", "value"),
+    [
+        ("My name is Alice Smith.", MemoryType.PROFILE, "name", "Alice Smith"),
+        ("I live in Berlin.", MemoryType.PROFILE, "city", "Berlin"),
+        ("I'm 34 years old", MemoryType.PROFILE, "age", "34"),
+        ("I work as a data scientist at Siemens", MemoryType.PROFILE, "occupation",
+         "data scientist"),
+        ("I work at Google", MemoryType.PROFILE, "employer", "Google"),
+        ("I'm vegetarian", MemoryType.PROFILE, "diet", "vegetarian"),
+        ("My email is alice@example.com.", MemoryType.PROFILE, "email", "alice@example.com"),
+        ("My favorite color is green", MemoryType.PREFERENCE, "favorite color", "green"),
+        ("我叫王小明", MemoryType.PROFILE, "name", "王小明"),
+        ("我住在上海", MemoryType.PROFILE, "city", "上海"),
+        ("我今年30岁", MemoryType.PROFILE, "age", "30"),
+        ("我是一名软件工程师", MemoryType.PROFILE, "occupation", "软件工程师"),
+        ("我最喜欢的颜色是蓝色", MemoryType.PREFERENCE, "最喜欢的颜色", "蓝色"),
+    ],
+)
+def test_profile_facts_get_a_structured_slot(text, kind, attribute, value):
+    found = one(text)
+    assert found.type is kind
+    assert found.slot is not None
+    assert (found.slot.subject, found.slot.attribute, found.slot.value) == ("user", attribute,
+                                                                            value)
+    assert found.confidence >= 0.8
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["I prefer window seats on long flights.", "I don't like spicy food", "I hate jazz.",
+     "I'd rather fly in the morning", "I always fly economy", "Please always book me window seats",
+     "Never call me before 9am", "我更喜欢靠窗的座位", "我不吃辣", "我通常坐地铁上班"],
+)
+def test_explicit_preferences_are_read_as_free_text(text):
+    found = one(text)
+    assert found.type is MemoryType.PREFERENCE
+    assert found.slot is None and found.confidence >= 0.8
+
+
+@pytest.mark.parametrize(
+    ("text", "replaces"),
+    [
+        ("Actually, not window but aisle.", "window"),
+        ("actually my favorite color is green, not blue", "blue"),
+        ("其实不是靠窗，是靠过道", "靠窗"),
+        ("From now on, always use layout B.", None),
+        ("以后都用微信支付。", None),
+        ("不要再推荐海鲜了", None),
+        ("I moved to Munich last week.", None),
+        ("我搬到北京了", None),
+    ],
+)
+def test_corrections_are_marked(text, replaces):
+    found = one(text)
+    assert found.correction is True
+    assert found.replaces == replaces
+
+
+def test_a_moved_city_corrects_the_city_slot():
+    found = one("I moved to Munich last week.")
+    assert found.slot is not None and found.slot.attribute == "city"
+    assert found.slot.value == "Munich"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Hi!", "Thanks, see you!", "This restaurant is awful", "Do you like pizza?",
+     "Hey, I'm tired", "Book me a flight to Tokyo", "My flight is at 5pm",
+     "Actually, that sounds good", "你好", "谢谢！", "今天好累", "这家餐厅太难吃了", "你喜欢什么?",
+     "Don't book that hotel", "ok"],
+)
+def test_small_talk_moods_questions_and_task_chatter_yield_nothing(text):
+    assert extract(text) == []
+
+
+def test_reactions_to_a_demonstrative_are_read_with_low_confidence():
+    found = one("I love this song!")
+    assert found.confidence < 0.5  # the write policy drops it, with a reason
+
+
+def test_hedged_statements_get_lower_confidence():
+    assert one("I think I like jazz").confidence < one("I like jazz").confidence
+
+
+def test_several_clauses_give_several_candidates():
+    found = extract("My name is Alice Smith and I live in Berlin. I like tea.")
+    assert [f.rule for f in found] == ["name", "city", "like"]
+    zh = extract("我叫李雷，我住在杭州，我不吃香菜")
+    assert [f.rule for f in zh] == ["name", "city", "dislike"]
+
+
+def test_only_the_users_own_turns_are_read():
+    assert extract("I prefer window seats", role="assistant") == []
+    assert extract("I prefer window seats", role="user")
+
+
+def test_correction_words():
+    assert is_correction_text("I don't drink coffee anymore")
+    assert is_correction_text("以后报告都用B格式")
+    assert not is_correction_text("I like jazz")

@@ -1,0 +1,353 @@
+"""The jobs on real SQLite and PostgreSQL: what they change, record, dry-run and undo."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import insert, select
+
+from memstrata import ManualClock, MemoryManager, MemoryType, Status
+from memstrata.consolidation import Consolidator, RunNotFoundError
+from memstrata.consolidation._tables import actions, leases, runs, sources
+from memstrata.errors import InvalidInputError, LeaseHeldError, StateError
+from memstrata.memory._schema import memories, memory_vectors
+from memstrata.memory.episodic import Step
+
+from ._helpers import rows, table, vectors
+
+
+def pref(mm: MemoryManager, user: str, text: str, **fields) -> str:
+    fields.setdefault("type", "preference")
+    decision = mm.remember(user, text, **fields)
+    assert decision.stored, decision
+    assert decision.record_id is not None
+    return decision.record_id
+
+
+def copy_record(mm: MemoryManager, user: str, memory_id: str, new_id: str, **changes) -> None:
+    """Insert a copy of a record the way another process or an import would (no write
+    policy in the way)."""
+    with mm.db.write() as conn:
+        row = dict(conn.execute(select(memories).where(memories.c.id == memory_id)).one()._mapping)
+        vec = dict(conn.execute(select(memory_vectors)
+                                .where(memory_vectors.c.memory_id == memory_id)).one()._mapping)
+        row.update(id=new_id, **changes)
+        vec.update(memory_id=new_id)
+        conn.execute(insert(memories).values(**row))
+        conn.execute(insert(memory_vectors).values(**vec))
+
+
+# ---------------------------------------------------------------- conflicts
+
+
+def test_a_contradicted_preference_is_flagged_not_deleted(manager: MemoryManager,
+                                                          jobs: Consolidator, clock):
+    a = pref(manager, "alice", "I like jazz.")
+    clock.advance(days=2)
+    b = pref(manager, "alice", "I don't like jazz.")
+    report = jobs.run("conflicts")
+    assert report.status == "finished" and report.method == "offline"
+    assert report.counts == {"flag_conflict": 2}
+    ra, rb = manager.get("alice", a), manager.get("alice", b)
+    assert ra.status is rb.status is Status.PENDING_CONFIRMATION
+    assert ra.conflict_group == rb.conflict_group is not None
+    (question,) = manager.briefing("alice").confirmations
+    assert "I like jazz." in question.question and {r.id for r in question.records} == {a, b}
+    # the user settles it; nothing was lost meanwhile
+    manager.resolve_conflict("alice", keep=b)
+    assert manager.get("alice", a).status is Status.SUPERSEDED
+    again = jobs.run("conflicts")
+    assert again.counts == {}
+
+
+def test_a_free_text_correction_supersedes_with_history(manager: MemoryManager,
+                                                        jobs: Consolidator, clock):
+    old = pref(manager, "alice", "I prefer window seats on flights.", scope="travel")
+    clock.advance(days=5)
+    obs = manager.observe("alice", "s9", "user", "Actually, not window but aisle seats.",
+                          scope="travel")
+    new = obs.written[0]
+    assert manager.get("alice", old).status is Status.ACTIVE  # the write path cannot see it
+    report = jobs.run("conflicts")
+    assert report.counts == {"supersede": 1, "link": 1}
+    was = manager.get("alice", old)
+    assert was.status is Status.SUPERSEDED and was.superseded_by == new
+    assert manager.get("alice", new).supersedes == old
+    assert [r.id for r in manager.history("alice", new)] == [old, new]
+    hits = manager.recall("alice", "window or aisle seat?", scope="travel")
+    assert [h.id for h in hits] == [new]  # the derived indexes followed (seq was stamped)
+
+
+def test_duplicates_merge_keeping_counts_and_provenance(manager: MemoryManager,
+                                                        jobs: Consolidator, clock):
+    keep = pref(manager, "bob", "I prefer hotels near the city center.", session_id="s1")
+    clock.advance(days=1)
+    para = pref(manager, "bob", "I like staying in hotels close to the city centre.",
+                session_id="s2")
+    copy_record(manager, "bob", keep, "f" * 32, session_id="s3", access_count=4,
+                created_at=manager.get("bob", keep).created_at.timestamp() + 7200,
+                valid_from=manager.get("bob", keep).valid_from.timestamp() + 7200)
+    other = pref(manager, "bob", "I like jazz.")
+    report = jobs.run("conflicts")
+    assert report.counts == {"merge": 2, "absorb": 1}
+    kept = manager.get("bob", keep)
+    assert kept.status is Status.ACTIVE
+    assert sorted(kept.metadata["merged_from"]) == sorted([para, "f" * 32])
+    assert kept.metadata["reinforced"] == 2
+    assert {s.get("session_id") for s in kept.metadata["sources"]} == {"s2", "s3"}
+    assert kept.access_count == 4
+    for dup in (para, "f" * 32):
+        gone = manager.get("bob", dup)
+        assert gone.status is Status.SUPERSEDED and gone.superseded_by == keep
+    assert manager.get("bob", other).status is Status.ACTIVE
+    hits = manager.recall("bob", "hotel location", k=5)
+    assert [h.id for h in hits if h.record.type is MemoryType.PREFERENCE
+            and "hotel" in h.content] == [keep]
+
+
+def test_chinese_duplicates_and_contradictions(manager: MemoryManager, jobs: Consolidator,
+                                               clock):
+    a = pref(manager, "wang", "我每天早上跑步")
+    clock.advance(days=1)
+    b = pref(manager, "wang", "我习惯每天早上去跑步")
+    c = pref(manager, "wang", "我喜欢靠窗的座位")
+    clock.advance(days=1)
+    d = pref(manager, "wang", "我不喜欢靠窗的座位")
+    report = jobs.run("conflicts")
+    assert report.counts == {"merge": 1, "absorb": 1, "flag_conflict": 2}
+    assert manager.get("wang", b).superseded_by == a
+    assert manager.get("wang", c).status is manager.get("wang", d).status \
+        is Status.PENDING_CONFIRMATION
+
+
+# ---------------------------------------------------------------- dry run and undo
+
+
+def _populate(manager: MemoryManager, clock: ManualClock) -> dict[str, str]:
+    ids = {
+        "jazz": pref(manager, "alice", "I like jazz."),
+        "window": pref(manager, "alice", "I prefer window seats."),
+        "peanut": pref(manager, "bob", "I'm allergic to peanuts.", type="profile"),
+        "old": pref(manager, "carol", "I enjoy long walks on the beach."),
+    }
+    clock.advance(days=1)
+    ids["nojazz"] = pref(manager, "alice", "I don't like jazz.")
+    ids["aisle"] = manager.observe("alice", "s1", "user", "Actually, not window but aisle.",
+                                   ).written[0]
+    ids["allergy"] = pref(manager, "bob", "I have a peanut allergy.", type="profile")
+    manager.observe("carol", "s2", "user", "I usually travel with my dog Rex.")
+    manager.observe("carol", "s2", "user", "Find me a pet-friendly hotel in Lisbon.")
+    task = manager.episodic.start_task("carol", "find a pet-friendly hotel", status="running")
+    manager.episodic.record_step("carol", task.task_id, Step(action="search_hotels",
+                                                             outcome="failure",
+                                                             error_type="timeout"))
+    manager.episodic.record_step("carol", task.task_id, Step(action="search_hotels_v2",
+                                                             outcome="success"))
+    manager.episodic.finish_task("carol", task.task_id, "done")
+    clock.advance(days=200)  # carol's walk preference expired; alice's too
+    return ids
+
+
+def test_a_dry_run_changes_nothing(manager: MemoryManager, jobs: Consolidator, clock):
+    _populate(manager, clock)
+    watched = (memories, memory_vectors, actions, runs, leases, sources)
+    before = [table(manager, t) for t in watched]
+    for job in ("summarize", "conflicts", "expire"):
+        report = jobs.run(job, dry_run=True)
+        assert report.status == "dry_run" and report.run_id is None
+        assert report.planned and report.counts
+        assert sum(report.counts.values()) == len(report.planned)
+    assert [table(manager, t) for t in watched] == before
+    assert jobs.runs() == []
+
+
+def test_undo_restores_exactly(manager: MemoryManager, jobs: Consolidator, clock):
+    _populate(manager, clock)
+    before_rows, before_vectors = rows(manager), vectors(manager)
+    before_sources = table(manager, sources)
+    done = [jobs.run(job) for job in ("summarize", "conflicts", "expire")]
+    assert [r.status for r in done] == ["finished"] * 3
+    assert all(r.total_actions for r in done)
+    assert rows(manager) != before_rows
+    for report in reversed(done):
+        undo = jobs.undo(report.run_id)
+        assert undo.status == "finished" and undo.errors == ()
+        assert jobs.get_run(report.run_id).undone_by == undo.run_id
+    assert rows(manager) == before_rows
+    assert vectors(manager) == before_vectors
+    assert table(manager, sources) == before_sources
+    # the indexes followed: recall sees exactly the restored live records
+    hits = manager.recall("alice", "jazz", k=5, record_use=False)
+    assert {h.record.content for h in hits} >= {"I like jazz.", "I don't like jazz."}
+    with pytest.raises(StateError):
+        jobs.undo(done[0].run_id)
+    with pytest.raises(InvalidInputError):
+        jobs.undo(jobs.runs(job="undo")[0].run_id)
+    with pytest.raises(RunNotFoundError):
+        jobs.undo("nope")
+
+
+def test_undo_leaves_records_changed_since_alone(manager: MemoryManager, jobs: Consolidator,
+                                                 clock):
+    a = pref(manager, "alice", "I like jazz.")
+    clock.advance(days=1)
+    b = pref(manager, "alice", "I don't like jazz.")
+    report = jobs.run("conflicts")
+    manager.resolve_conflict("alice", keep=b)  # the user answered after the run
+    undo = jobs.undo(report.run_id)
+    assert len(undo.errors) == 2 and all("changed since" in e for e in undo.errors)
+    assert manager.get("alice", a).status is Status.SUPERSEDED
+    assert manager.get("alice", b).status is Status.ACTIVE
+
+
+# ---------------------------------------------------------------- expire
+
+
+def test_expiry_demotes_then_deletes_on_the_right_days(manager: MemoryManager,
+                                                       jobs: Consolidator, clock: ManualClock):
+    start = clock.now()
+    idle = pref(manager, "alice", "I prefer green tea.", confidence=0.8)
+    used = pref(manager, "alice", "I prefer aisle seats.", confidence=0.8)
+    pinned = pref(manager, "alice", "I prefer vegetarian meals.", pinned=True)
+    rule = pref(manager, "alice", "Never book flights before 7am.", type="rule")
+
+    def day(n: float) -> dict[str, int]:
+        clock.set(start + timedelta(days=n))
+        return jobs.run("expire").counts
+
+    assert day(100) == {}
+    manager.recall("alice", "aisle seats", k=1)  # a use at day 100: expiry -> day 280
+    assert day(179.9) == {}
+    assert day(180.1) == {"demote": 1}
+    rec = manager.get("alice", idle)
+    assert rec.status is Status.DEMOTED and rec.confidence == pytest.approx(0.4)
+    assert manager.recall("alice", "green tea", k=3, record_use=False)[0].id == idle
+    assert day(209.9) == {}
+    assert day(210.1) == {"delete": 1}
+    assert manager.get("alice", idle).status is Status.DELETED
+    assert idle not in {h.id for h in manager.recall("alice", "green tea", k=5)}
+    assert day(240.2) == {"purge": 1}
+    assert day(280.1) == {"demote": 1}  # the used one, a TTL after its last use
+    assert manager.get("alice", pinned).status is Status.ACTIVE
+    assert manager.get("alice", rule).status is Status.ACTIVE
+    # a demoted record that is used again is revived with its old confidence
+    manager.recall("alice", "aisle seats", k=1)
+    assert day(281) == {"revive": 1}
+    back = manager.get("alice", used)
+    assert back.status is Status.ACTIVE and back.confidence == pytest.approx(0.8)
+    assert day(281.5) == {}
+
+
+# ---------------------------------------------------------------- summarize
+
+
+def test_summarize_folds_sessions_and_trajectories_once(manager: MemoryManager,
+                                                        jobs: Consolidator, clock):
+    for text in ("Hi!", "I need a hotel in Lisbon for my trip in May.",
+                 "I prefer quiet hotels away from nightlife.", "Thanks!"):
+        manager.observe("carol", "s1", "user", text, scope="travel")
+        manager.observe("carol", "s1", "assistant", "Noted.", scope="travel")
+    task = manager.episodic.start_task("carol", "book the Lisbon hotel", scope="travel",
+                                       status="running")
+    for step in (Step(action="search_hotels", outcome="error", error_type="timeout"),
+                 Step(action="search_hotels", outcome="error", error_type="timeout"),
+                 Step(action="search_hotels_backup", outcome="success")):
+        manager.episodic.record_step("carol", task.task_id, step)
+    manager.episodic.finish_task("carol", task.task_id, "done")
+    # the finished task is folded at once; the session has not ended yet
+    assert jobs.run("summarize").counts == {"lesson": 1, "mark_source": 1}
+    clock.advance(hours=1)
+    report = jobs.run("summarize")
+    assert report.counts == {"summarize_session": 1, "mark_source": 1}
+    (summary,) = manager.memories("carol", types=["summary"])
+    assert summary.scope == "travel" and summary.session_id == "s1"
+    assert "\n" not in summary.content and "Lisbon" in summary.content
+    assert "Thanks" not in summary.content
+    (lesson,) = manager.memories("carol", types=["experience"])
+    assert lesson.task_id == task.task_id
+    assert "tried search_hotels: failed on timeout (x2)" in lesson.content
+    assert "search_hotels_backup worked" in lesson.content and lesson.content.endswith("done")
+    assert len(manager.episodic.turns("carol", "s1")) == 8  # originals kept
+    assert jobs.run("summarize").counts == {}  # idempotent
+    # the session goes on: a new summary supersedes the old one
+    manager.observe("carol", "s1", "user", "Also I need parking for my car.", scope="travel")
+    clock.advance(hours=1)
+    assert jobs.run("summarize").counts == {"summarize_session": 1, "supersede": 1,
+                                            "mark_source": 1}
+    (fresh,) = manager.memories("carol", types=["summary"])
+    assert fresh.supersedes == summary.id and "parking" in fresh.content
+    assert manager.get("carol", summary.id).status is Status.SUPERSEDED
+    brief = manager.briefing("carol", "travel", goal="book a hotel in Lisbon")
+    assert lesson.id in {r.id for r in brief.lessons}
+
+
+# ---------------------------------------------------------------- isolation, leases, erasure
+
+
+def test_no_job_touches_another_users_records(manager: MemoryManager, jobs: Consolidator,
+                                              clock):
+    for user in ("alice", "bob"):  # the same statements, word for word
+        pref(manager, user, "I like jazz.")
+        pref(manager, user, "I'm allergic to peanuts.", type="profile")
+        manager.observe(user, "s1", "user", "I prefer quiet hotels.")
+    clock.advance(days=1)
+    for user in ("alice", "bob"):
+        pref(manager, user, "I don't like jazz.")
+        pref(manager, user, "I have a peanut allergy.", type="profile")
+    clock.advance(days=200)
+    bob_before = rows(manager, "bob")
+    for job in ("summarize", "conflicts", "expire"):
+        report = jobs.run(job, user_id="alice")
+        assert report.only_user == "alice" and report.users == 1 and report.total_actions
+    assert rows(manager, "bob") == bob_before
+    with manager.db.read() as conn:
+        touched = set(conn.execute(select(actions.c.user_id)).scalars())
+    assert touched == {"alice"}
+    # a run over everyone never links records across users
+    jobs.run("conflicts")
+    for record in rows(manager, "bob").values():
+        for link in ("superseded_by", "supersedes"):
+            if record[link]:
+                assert manager.get("bob", record[link]).user_id == "bob"
+
+
+def test_a_job_held_by_another_process_is_refused(manager: MemoryManager,
+                                                  jobs: Consolidator, clock):
+    from memstrata.consolidation import _lease
+
+    with manager.db.write() as conn:
+        _lease.acquire(conn, "conflicts", "otherhost:1:abc", now=clock.now().timestamp(),
+                       ttl=60)
+    with pytest.raises(LeaseHeldError):
+        jobs.run("conflicts")
+    assert jobs.run_scheduled("conflicts", clock.now()).status == "skipped"
+    assert jobs.run("expire").status == "finished"  # other jobs are not blocked
+    clock.advance(seconds=61)  # the holder died without renewing: its lease lapses
+    assert jobs.run("conflicts").status == "finished"
+
+
+def test_forget_user_erases_the_users_consolidation_rows(manager: MemoryManager,
+                                                         jobs: Consolidator, clock):
+    for user in ("alice", "bob"):
+        pref(manager, user, "I like jazz.")
+        manager.observe(user, "s1", "user", "I prefer quiet hotels.")
+        clock.advance(days=1)
+        pref(manager, user, "I don't like jazz.")
+    clock.advance(hours=2)
+    jobs.run("summarize")
+    jobs.run("conflicts")
+    counts = manager.forget_user("alice")
+    assert counts["consolidation_actions"] > 0 and counts["consolidation_sources"] == 1
+    with manager.db.read() as conn:
+        left = set(conn.execute(select(actions.c.user_id)).scalars())
+        left_sources = set(conn.execute(select(sources.c.user_id)).scalars())
+    assert left == {"bob"} and left_sources == {"bob"}
+
+
+def test_unknown_jobs_and_users_are_rejected(jobs: Consolidator):
+    with pytest.raises(InvalidInputError):
+        jobs.run("defrag")
+    with pytest.raises(InvalidInputError):
+        jobs.run("expire", user_id="")
+    assert jobs.runs() == []

@@ -1,0 +1,114 @@
+"""MemoryManager.observe: raw turns appended, candidates through the write policy."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import func, select
+
+from memstrata import MemoryManager, MemoryType, Status
+from memstrata.errors import InvalidInputError, MissingUserError, UnknownScopeError
+from memstrata.memory._schema import memories, turns
+
+
+def count(mm: MemoryManager, table=memories) -> int:
+    with mm.db.read() as conn:
+        return int(conn.execute(select(func.count()).select_from(table)).scalar_one())
+
+
+def test_observe_appends_the_turn_and_writes_an_explicit_preference(manager: MemoryManager):
+    obs = manager.observe("alice", "s1", "user", "I prefer window seats on long flights.",
+                          scope="travel")
+    assert [d.outcome for d in obs.decisions] == ["written"]
+    record = manager.get("alice", obs.written[0])
+    assert record.type is MemoryType.PREFERENCE and record.scope == "travel"
+    assert record.session_id == "s1" and record.metadata["turn_id"] == obs.turn_id
+    (turn,) = manager.episodic.turns("alice", "s1")
+    assert turn.id == obs.turn_id and turn.text == "I prefer window seats on long flights."
+    assert turn.metadata == {"scope": "travel", "fast_extracted": 1}
+    hits = manager.recall("alice", "which seat do I like on planes?", scope="travel")
+    assert hits and hits[0].id == record.id
+
+
+def test_small_talk_and_one_off_moods_are_not_written(manager: MemoryManager):
+    for text in ("Hi there!", "Thanks, see you!", "This restaurant is awful", "ok cool",
+                 "Book me a table for two at 8"):
+        obs = manager.observe("alice", "s1", "user", text)
+        assert obs.candidates == () and obs.decisions == ()
+    mood = manager.observe("alice", "s1", "user", "I love this song!")
+    assert [d.outcome for d in mood.decisions] == ["dropped_low_confidence"]
+    assert count(manager) == 0
+    assert count(manager, turns) == 6
+    assert all(t.metadata["fast_extracted"] == 0 for t in manager.episodic.turns("alice")[:5])
+
+
+def test_assistant_turns_are_stored_but_never_read_as_user_facts(manager: MemoryManager):
+    obs = manager.observe("alice", "s1", "assistant", "I prefer to answer briefly.")
+    assert obs.decisions == () and count(manager) == 0 and count(manager, turns) == 1
+
+
+def test_an_explicit_correction_supersedes_at_once_with_history(manager: MemoryManager, clock):
+    first = manager.observe("alice", "s1", "user", "I live in Berlin.")
+    clock.advance(days=3)
+    moved = manager.observe("alice", "s2", "user", "I moved to Munich last month.")
+    assert [d.outcome for d in moved.decisions] == ["corrected"]
+    old = manager.get("alice", first.written[0])
+    new = manager.get("alice", moved.written[0])
+    assert old.status is Status.SUPERSEDED and old.superseded_by == new.id
+    assert old.valid_to == new.valid_from
+    assert [r.id for r in manager.history("alice", new.id)] == [old.id, new.id]
+    assert new.slot is not None and new.slot.value == "Munich"
+
+
+def test_a_contradicting_value_opens_a_conflict_instead_of_overwriting(manager: MemoryManager):
+    manager.observe("alice", "s1", "user", "I live in Berlin.")
+    obs = manager.observe("alice", "s2", "user", "I live in Munich.")
+    assert [d.outcome for d in obs.decisions] == ["conflict"]
+    (group,) = manager.conflicts("alice")
+    assert {r.slot.value for r in group if r.slot} == {"Berlin", "Munich"}
+    assert all(r.status is Status.PENDING_CONFIRMATION for r in group)
+
+
+def test_chinese_turns_form_memories(manager: MemoryManager):
+    obs = manager.observe("wang", "s1", "user", "我叫王小明，我住在上海，我不吃香菜。以后都用微信支付。")
+    assert [d.outcome for d in obs.decisions] == ["written"] * 4
+    assert {c.rule for c in obs.candidates} == {"name", "city", "dislike", "from_now_on"}
+    moved = manager.observe("wang", "s2", "user", "我搬到北京了")
+    assert [d.outcome for d in moved.decisions] == ["corrected"]
+
+
+def test_chinese_statements_are_not_merged_on_the_embedding_alone(manager: MemoryManager):
+    # the English MiniLM scores these ~1.0 (unknown tokens); they say different things
+    first = manager.observe("wang", "s1", "user", "我喜欢靠窗的座位")
+    other = manager.observe("wang", "s1", "user", "我最喜欢的颜色是蓝色")
+    assert [d.outcome for d in other.decisions] == ["written"]
+    drinks = [manager.remember("wang", t, type="preference").outcome
+              for t in ("我早上喝咖啡", "我晚上喝牛奶")]
+    assert drinks == ["written", "written"]
+    again = manager.observe("wang", "s2", "user", "我喜欢靠窗的座位。")
+    assert [d.record_id for d in again.decisions] == [first.written[0]]
+
+
+def test_a_repeated_preference_reinforces_instead_of_copying(manager: MemoryManager):
+    a = manager.observe("alice", "s1", "user", "I prefer aisle seats.")
+    b = manager.observe("alice", "s2", "user", "I prefer aisle seats.")
+    assert [d.outcome for d in b.decisions] == ["reinforced"]
+    assert b.decisions[0].record_id == a.written[0] and count(manager) == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "options", "error"),
+    [
+        (("", "s1", "user", "I like tea"), {}, MissingUserError),
+        (("alice", "", "user", "I like tea"), {}, InvalidInputError),
+        (("alice", "s1", "", "I like tea"), {}, InvalidInputError),
+        (("alice", "s1", "user", "   "), {}, InvalidInputError),
+        (("alice", "s1", "user", 42), {}, InvalidInputError),
+        (("alice", "s1", "user", "I like tea"), {"scope": "Bad Scope"}, UnknownScopeError),
+        (("alice", "s1", "user", "I like tea"), {"metadata": ["x"]}, InvalidInputError),
+    ],
+)
+def test_bad_input_raises_a_typed_error_and_changes_nothing(manager: MemoryManager, args,
+                                                            options, error):
+    with pytest.raises(error):
+        manager.observe(*args, **options)
+    assert count(manager) == 0 and count(manager, turns) == 0

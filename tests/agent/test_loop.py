@@ -240,3 +240,19 @@ def test_reflection_is_stored_with_the_trajectory(sqlite_manager):
     steps = {e.step_no: e.item for e in agent.trajectory("u1", r.task_id)}
     assert all(steps[s].kind == "action" and not steps[s].success for s in refl[0].evidence)
     assert refl[0].suggested_fix
+
+
+def test_pending_confirmations_and_memories_come_right_after_the_goal(sqlite_manager):
+    sqlite_manager.remember("u1", "My delivery city is Paris", scope="shop", type="profile",
+                            slot=("me", "delivery city", "Paris"))
+    sqlite_manager.remember("u1", "My delivery city is Lyon", scope="shop", type="profile",
+                            slot=("me", "delivery city", "Lyon"))
+    assert sqlite_manager.conflicts("u1", scope="shop")
+    model = ScriptedLLM(plan([("Search", "c1", "search")]), say("Which city is right?"))
+    make(sqlite_manager, model).run("Find my delivery options", user="u1", scope="shop")
+    system = model.requests[1].messages[0]["content"]
+    goal_at = system.index("## Goal")
+    conf_at = system.index("## Pending confirmations")
+    table_at = system.index("## Task table")
+    assert goal_at == 0 and goal_at < conf_at < table_at
+    assert "Paris" in system[conf_at:table_at] and "Lyon" in system[conf_at:table_at]

@@ -276,9 +276,9 @@ class Evaluation:
         for turn_id in probe.evidence_ids:
             record = report.turn_record.get(turn_id)
             groups[record if record is not None else f"unstored:{turn_id}"] += 1
-            rank = None if record is None else first_rank.get(record)
-            ranks.append(rank)
-            tokens.append(None if rank is None else cumulative[rank - 1])
+            found = None if record is None else first_rank.get(record)
+            ranks.append(found)
+            tokens.append(None if found is None else cumulative[found - 1])
         evidence = set(probe.evidence_ids)
         relevant = tuple(
             bool(evidence.intersection(report.record_turns.get(i.record_id, ())))

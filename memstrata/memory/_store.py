@@ -234,23 +234,29 @@ def fetch(conn: Connection, user_id: str, ids: Sequence[str]) -> dict[str, Row[A
     return out
 
 
-def fetch_with_vectors(
-    conn: Connection, user_id: str, ids: Sequence[str]
-) -> list[tuple[Row[Any], bytes | None]]:
-    """Rows plus their stored vector blobs, for re-scoring recall candidates."""
-    out: list[tuple[Row[Any], bytes | None]] = []
-    unique = list(dict.fromkeys(ids))
-    for chunk in _chunks(unique):
-        query = (
-            select(memories, memory_vectors.c.vector.label("_vector"))
-            .select_from(
-                memories.outerjoin(memory_vectors, memory_vectors.c.memory_id == memories.c.id)
+def rank_fields(
+    conn: Connection, user_id: str, ids: Sequence[str], vector_ids: Sequence[str] = ()
+) -> tuple[list[Row[Any]], dict[str, bytes]]:
+    """What recall scores candidates by (no content, no metadata), plus the stored
+    vectors of ``vector_ids`` (candidates the vector search did not score)."""
+    cols = [memories.c[name] for name in (
+        "id", "scope", "type", "status", "confidence", "pinned", "expires_at", "created_at",
+        "last_accessed_at",
+    )]
+    rows: list[Row[Any]] = []
+    for chunk in _chunks(list(dict.fromkeys(ids))):
+        rows.extend(conn.execute(
+            select(*cols).where(memories.c.user_id == user_id, memories.c.id.in_(chunk))
+        ))
+    blobs: dict[str, bytes] = {}
+    for chunk in _chunks(list(dict.fromkeys(vector_ids))):
+        for memory_id, blob in conn.execute(
+            select(memory_vectors.c.memory_id, memory_vectors.c.vector).where(
+                memory_vectors.c.user_id == user_id, memory_vectors.c.memory_id.in_(chunk)
             )
-            .where(memories.c.user_id == user_id, memories.c.id.in_(chunk))
-        )
-        for row in conn.execute(query):
-            out.append((row, row._mapping["_vector"]))
-    return out
+        ):
+            blobs[memory_id] = blob
+    return rows, blobs
 
 
 def slot_rows(conn: Connection, user_id: str, scope: str, key: str) -> list[Row[Any]]:

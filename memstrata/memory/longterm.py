@@ -64,6 +64,9 @@ __all__ = ["LongTermMemory", "PartialWriteError"]
 
 WRITE_CHUNK = 256
 _RETRIEVABLE_VALUES = [s.value for s in RETRIEVABLE]
+#: stored values -> enums, for the recall hot path (an Enum call per row adds up)
+_STATUS = {s.value: s for s in RETRIEVABLE}
+_TYPE = {t.value: t for t in MemoryType}
 Progress = bool | Callable[[int], None]
 
 
@@ -266,7 +269,26 @@ class LongTermMemory:
         where: SearchFilter,
         n: int,
     ) -> tuple[dict[str, float], dict[str, float]]:
-        """Raw dense and keyword candidate scores (id -> score), ``n`` from each."""
+        """Raw dense and keyword candidate scores (id -> score), ``n`` from each.
+
+        The low-level hook under :meth:`recall` (evaluations compare fusions on
+        it): no status, expiry or decay is applied and no use is recorded.
+        """
+        user_id = check_user(user_id)
+        state = self._sync.ensure(user_id)
+        if state is None:
+            return {}, {}
+        self._check_model(user_id, state)
+        return self._candidates(user_id, query, qvec, where, n)
+
+    def _candidates(
+        self,
+        user_id: str,
+        query: str,
+        qvec: np.ndarray,
+        where: SearchFilter,
+        n: int,
+    ) -> tuple[dict[str, float], dict[str, float]]:
         dense = {h.id: h.score for h in self._vectors.search(user_id, qvec[None, :], n, where)[0]}
         terms = _text.tokenize(query)
         keyword = {h.id: h.score for h in self._keywords.search(user_id, terms, n, where)}
@@ -284,49 +306,70 @@ class LongTermMemory:
         kinds: frozenset[MemoryType] | None,
         policy: RetrievalPolicy,
     ) -> list[RecallHit]:
+        """Score every candidate from a few columns; build records for the top-k only.
+
+        Full rows (content, JSON metadata) cost far more to read and decode than
+        the handful of fields the score needs, and only ``top_k`` are returned.
+        Stored vectors are read only for keyword candidates the dense search did
+        not score.
+        """
         where = SearchFilter(scopes, None if kinds is None else frozenset(k.value for k in kinds))
-        dense, keyword = self.candidates(user_id, query, qvec, where, policy.candidates)
+        n = max(policy.candidates, policy.top_k)
+        dense, keyword = self._candidates(user_id, query, qvec, where, n)
         ids = list(dict.fromkeys([*dense, *keyword]))
         if not ids:
             return []
-        with self._db.read() as conn:
-            rows = _store.fetch_with_vectors(conn, user_id, ids)
         now = self._clock.now()
+        now_epoch = to_epoch(now)
         retention = self._settings.retention
-        scored: list[RecallHit] = []
-        for row, blob in rows:
-            status = Status(row.status)
-            if status not in RETRIEVABLE or not where.admits(row.scope, row.type):
-                continue
-            expires = None if row.expires_at is None else from_epoch(row.expires_at)
-            life = retention.lifecycle(expires, pinned=bool(row.pinned), now=now)
-            if life == "purgeable":
-                continue
-            dense_score = dense.get(row.id)
-            if dense_score is None:
-                dense_score = 0.0 if blob is None else float(np.dot(decode_vector(blob), qvec))
-            kw = keyword.get(row.id, 0.0)
-            relevance = policy.relevance(dense_score, kw)
-            if relevance < policy.min_relevance:
-                continue
-            kind = MemoryType(row.type)
-            last_used = max(row.created_at, row.last_accessed_at or 0.0)
-            decay = policy.decay(kind, from_epoch(last_used), now, pinned=bool(row.pinned))
-            weight = policy.weight_of(status, expired=life == "expired")
-            score = relevance * decay * float(row.confidence) * weight
-            scored.append(
-                RecallHit(
-                    record=_store.row_to_record(row),
-                    score=score,
-                    relevance=relevance,
-                    dense=dense_score,
-                    keyword=policy.keyword_signal(kw),
-                    decay=decay,
-                    status_weight=weight,
-                )
+        scored: list[tuple[float, str, float, float, float, float, float]] = []
+        with self._db.read() as conn:
+            rows, blobs = _store.rank_fields(
+                conn, user_id, ids, [i for i in ids if i not in dense]
             )
-        scored.sort(key=lambda h: (-h.score, h.record.id))
-        return scored[: policy.top_k]
+            for row in rows:
+                status = _STATUS.get(row.status)
+                if status is None or not where.admits(row.scope, row.type):
+                    continue
+                expired = False
+                if row.expires_at is not None and row.expires_at <= now_epoch:
+                    life = retention.lifecycle(
+                        from_epoch(row.expires_at), pinned=bool(row.pinned), now=now
+                    )
+                    if life == "purgeable":
+                        continue
+                    expired = life == "expired"
+                dense_score = dense.get(row.id)
+                if dense_score is None:
+                    blob = blobs.get(row.id)
+                    dense_score = 0.0 if blob is None else float(np.dot(decode_vector(blob), qvec))
+                kw = keyword.get(row.id, 0.0)
+                relevance = policy.relevance(dense_score, kw)
+                if relevance < policy.min_relevance:
+                    continue
+                last_used = max(row.created_at, row.last_accessed_at or 0.0)
+                decay = policy.decay_after(
+                    _TYPE[row.type], now_epoch - last_used, pinned=bool(row.pinned)
+                )
+                weight = policy.weight_of(status, expired=expired)
+                score = relevance * decay * float(row.confidence) * weight
+                scored.append((score, row.id, relevance, dense_score, kw, decay, weight))
+            scored.sort(key=lambda s: (-s[0], s[1]))
+            top = scored[: policy.top_k]
+            full = _store.fetch(conn, user_id, [s[1] for s in top]) if top else {}
+        return [
+            RecallHit(
+                record=_store.row_to_record(full[memory_id]),
+                score=score,
+                relevance=relevance,
+                dense=dense_score,
+                keyword=policy.keyword_signal(kw),
+                decay=decay,
+                status_weight=weight,
+            )
+            for score, memory_id, relevance, dense_score, kw, decay, weight in top
+            if memory_id in full
+        ]
 
     def _record_use(self, user_id: str, hits: list[RecallHit]) -> list[RecallHit]:
         now_dt = self._clock.now()

@@ -107,11 +107,15 @@ class RetrievalPolicy:
         self, kind: MemoryType, last_used: datetime, now: datetime, *, pinned: bool = False
     ) -> float:
         """Multiplier in [decay_floor, 1] for a record last used at ``last_used``."""
+        return self.decay_after(kind, (now - last_used).total_seconds(), pinned=pinned)
+
+    def decay_after(self, kind: MemoryType, age_seconds: float, *, pinned: bool = False
+                    ) -> float:
+        """:meth:`decay` for a record unused for ``age_seconds`` (the hot path of recall)."""
         half_life = self.half_life.get(kind)
         if pinned or half_life is None:
             return 1.0
-        age = max(0.0, (now - last_used).total_seconds())
-        fresh = math.pow(0.5, age / half_life.total_seconds())
+        fresh = math.pow(0.5, max(0.0, age_seconds) / half_life.total_seconds())
         return self.decay_floor + (1.0 - self.decay_floor) * fresh
 
     def weight_of(self, status: Status, *, expired: bool = False) -> float:

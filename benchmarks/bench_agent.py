@@ -28,11 +28,11 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from memstrata import MemoryManager  # noqa: E402
-from memstrata.agent import Agent, AgentSettings, Goal, tool  # noqa: E402
-from memstrata.agent.steps import LogEntry, ModelTurn  # noqa: E402
-from memstrata.memory import default_embedder  # noqa: E402
-from memstrata.testing import ScriptedLLM, call, plan, say  # noqa: E402
+from memstrata import MemoryManager
+from memstrata.agent import Agent, AgentSettings, Goal, tool
+from memstrata.agent.steps import LogEntry, ModelTurn
+from memstrata.memory import default_embedder
+from memstrata.testing import ScriptedLLM, call, plan, say
 
 OUT = Path(__file__).parent / "results" / "agent.json"
 STEPS = 40
@@ -54,7 +54,7 @@ def search(q: str) -> list[dict[str, Any]]:
 
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 class TimedModel(ScriptedLLM):
@@ -119,9 +119,9 @@ def run_task(memory: MemoryManager, user: str, refresh: int) -> dict[str, Any]:
 def main() -> None:
     embedder = default_embedder()
     embedder.embed(["warm up"])
-    with tempfile.TemporaryDirectory() as tmp:
-        with MemoryManager.open(f"sqlite:///{Path(tmp) / 'bench.db'}",
-                                embedder=embedder) as memory:
+    with tempfile.TemporaryDirectory() as tmp, MemoryManager.open(
+            f"sqlite:///{Path(tmp) / 'bench.db'}", embedder=embedder) as memory:
+        if True:
             t = time.perf_counter()
             items = [{"content": f"Customer note {i}: the {TOPICS[i % len(TOPICS)]} for order "
                                  f"A{i} needed follow-up #{i * 7919 % 10007}",

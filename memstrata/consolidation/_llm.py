@@ -39,9 +39,14 @@ def parse_json(text: str | None) -> Any:
     candidates.append(text)
     for candidate in candidates:
         candidate = candidate.strip()
-        for opener, closer in (("{", "}"), ("[", "]")):
-            start, end = candidate.find(opener), candidate.rfind(closer)
-            if start != -1 and end > start:
+        pairs = sorted(
+            (candidate.find(opener), opener, closer)
+            for opener, closer in (("{", "}"), ("[", "]"))
+            if candidate.find(opener) != -1
+        )
+        for start, _, closer in pairs:  # the outermost value first
+            end = candidate.rfind(closer)
+            if end > start:
                 try:
                     return json.loads(candidate[start : end + 1])
                 except json.JSONDecodeError:

@@ -5,7 +5,9 @@ starts the loopback OpenAI-format server."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+
 import pytest
+
 from memstrata import MemoryManager
 from memstrata.consolidation import ConsolidationSettings, Consolidator
 

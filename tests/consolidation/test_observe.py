@@ -69,7 +69,8 @@ def test_a_contradicting_value_opens_a_conflict_instead_of_overwriting(manager: 
 
 
 def test_chinese_turns_form_memories(manager: MemoryManager):
-    obs = manager.observe("wang", "s1", "user", "我叫王小明，我住在上海，我不吃香菜。以后都用微信支付。")
+    obs = manager.observe("wang", "s1", "user",
+                          "我叫王小明，我住在上海，我不吃香菜。以后都用微信支付。")
     assert [d.outcome for d in obs.decisions] == ["written"] * 4
     assert {c.rule for c in obs.candidates} == {"name", "city", "dislike", "from_now_on"}
     moved = manager.observe("wang", "s2", "user", "我搬到北京了")

@@ -1,0 +1,80 @@
+"""MemoryManager.briefing: questions to ask, lessons for the goal, profile facts to pin."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from memstrata import ManualClock, MemoryManager
+from memstrata.consolidation import Briefing
+from memstrata.errors import InvalidInputError, MissingUserError
+
+
+def test_open_conflicts_become_questions_newest_first(manager: MemoryManager,
+                                                      clock: ManualClock):
+    manager.observe("alice", "s1", "user", "I live in Berlin.")
+    manager.observe("alice", "s1", "user", "I live in Munich.")
+    clock.advance(days=1)
+    manager.remember("alice", "我喜欢靠窗的座位", type="preference")
+    manager.remember("alice", "我不喜欢靠窗的座位", type="preference")
+    from memstrata.consolidation import Consolidator
+
+    Consolidator(manager).run("conflicts")
+    brief = manager.briefing("alice")
+    assert [c.question for c in brief.confirmations] == [
+        "您之前说过“我喜欢靠窗的座位”，后来又说“我不喜欢靠窗的座位”。现在哪个是对的？",
+        "Which is right for your city: 'Berlin' or 'Munich'?",
+    ]
+    assert all(len(c.records) == 2 for c in brief.confirmations)
+    assert manager.briefing("alice", confirmations_k=1).confirmations == brief.confirmations[:1]
+    assert brief.lines()[0].startswith("ask: 您之前说过")
+
+
+def test_lessons_relevant_to_the_goal_and_profile_facts_to_pin(manager: MemoryManager,
+                                                               clock: ManualClock):
+    flight = manager.remember(
+        "bob", "Book a flight to Rome: tried search_flights: failed on timeout; "
+        "search_flights_v2 worked -> done", type="experience", verified=True, scope="travel")
+    manager.remember("bob", "Order a pizza: pizza_api worked -> done", type="experience",
+                     verified=True, scope="food")
+    manager.remember("bob", "Session 2026-02-01: planned a ski weekend in the Alps",
+                     type="summary", scope="travel")
+    name = manager.observe("bob", "s1", "user", "My name is Bob Stone.").written[0]
+    city = manager.observe("bob", "s1", "user", "I live in Lyon.", scope="travel").written[0]
+    manager.observe("bob", "s1", "user", "I work at Renault.", scope="work")
+    pinned = manager.remember("bob", "Always use the corporate card for hotels.",
+                              type="rule", scope="travel", pinned=True).record_id
+    brief = manager.briefing("bob", "travel", goal="book a flight to Rome")
+    assert isinstance(brief, Briefing) and brief.goal == "book a flight to Rome"
+    assert brief.lessons[0].id == flight.record_id
+    assert all(r.scope == "travel" for r in brief.lessons)
+    assert brief.profile[0].id == pinned  # pinned first
+    assert {r.id for r in brief.profile} == {pinned, name, city}  # travel + default scope
+    assert manager.get("bob", flight.record_id).access_count == 1  # shown = used
+    quiet = manager.briefing("bob", "travel", goal="book a flight to Rome", record_use=False)
+    assert manager.get("bob", flight.record_id).access_count == 1
+    assert [r.id for r in quiet.lessons] == [r.id for r in brief.lessons]
+
+
+def test_without_a_goal_only_fresh_summaries_are_offered(manager: MemoryManager,
+                                                        clock: ManualClock):
+    manager.remember("carol", "Session 2026-03-01: looked for hotels in Porto", type="summary")
+    clock.advance(days=20)
+    fresh = manager.remember("carol", "Session 2026-03-21: booked the Porto hotel",
+                             type="summary").record_id
+    brief = manager.briefing("carol")
+    assert [r.id for r in brief.lessons] == [fresh]
+    assert manager.briefing("carol", fresh_days=30).lessons[1].content.endswith("Porto")
+    assert clock.now() - brief.generated_at == timedelta(0)
+
+
+def test_an_unknown_user_gets_an_empty_briefing_and_bad_input_a_typed_error(
+        manager: MemoryManager):
+    assert manager.briefing("nobody", "travel", goal="anything").empty
+    with pytest.raises(MissingUserError):
+        manager.briefing("")
+    with pytest.raises(InvalidInputError):
+        manager.briefing("alice", goal="  ")
+    with pytest.raises(InvalidInputError):
+        manager.briefing("alice", lessons_k=-1)

@@ -1,0 +1,54 @@
+"""The consolidation commands, driven through click's runner on a real SQLite file."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from memstrata import MemoryManager, Status
+from memstrata.cli import main
+from memstrata.memory.embedder import Embedder
+
+
+def test_consolidate_dry_run_runs_and_undo(tmp_path: Path, embedder: Embedder):
+    url = f"sqlite:///{tmp_path / 'cli.db'}"
+    with MemoryManager.open(url, embedder=embedder) as mm:
+        jazz = mm.remember("alice", "I like jazz.", type="preference").record_id
+        mm.remember("alice", "I don't like jazz.", type="preference")
+        past = datetime.now(UTC) - timedelta(hours=2)
+        mm.observe("alice", "s1", "user", "I prefer quiet hotels in the old town.", at=past)
+    runner = CliRunner()
+
+    dry = runner.invoke(main, ["consolidate", "--url", url, "--dry-run"])
+    assert dry.exit_code == 0, dry.output
+    assert "(dry run) summarize" in dry.stdout and "would summarize_session" in dry.stdout
+    assert "would flag_conflict" in dry.stdout
+    with MemoryManager.open(url, embedder=embedder) as mm:
+        assert mm.get("alice", jazz).status is Status.ACTIVE
+        assert mm.memories("alice", types=["summary"]) == []
+
+    done = runner.invoke(main, ["consolidate", "--url", url, "--job", "conflicts", "--json"])
+    assert done.exit_code == 0, done.output
+    report = json.loads(done.stdout)
+    assert report["counts"] == {"flag_conflict": 2} and report["method"] == "offline"
+    run_id = report["run_id"]
+
+    listed = runner.invoke(main, ["runs", "--url", url])
+    assert listed.exit_code == 0 and run_id in listed.stdout
+    shown = runner.invoke(main, ["runs", "--url", url, run_id])
+    assert shown.stdout.count("flag_conflict") == 3  # the summary line and two actions
+
+    undone = runner.invoke(main, ["undo", "--url", url, run_id, "--yes"])
+    assert undone.exit_code == 0, undone.output
+    assert "restore=2" in undone.stdout
+    with MemoryManager.open(url, embedder=embedder) as mm:
+        assert mm.get("alice", jazz).status is Status.ACTIVE
+    again = runner.invoke(main, ["undo", "--url", url, run_id, "--yes"])
+    assert again.exit_code == 2 and "already undone" in again.stderr
+    unknown = runner.invoke(main, ["runs", "--url", url, "nope"])
+    assert unknown.exit_code == 2 and "no consolidation run" in unknown.stderr
+    bad = runner.invoke(main, ["consolidate", "--url", url, "--job", "defrag"])
+    assert bad.exit_code == 2

@@ -46,6 +46,8 @@ from memstrata.consolidation._detect import (
     is_cjk,
     is_newer_correction,
     read_slots,
+    replaced_value,
+    stems,
 )
 from memstrata.consolidation._job import Applied, JobContext, UserPlan, combine_methods
 from memstrata.consolidation._llm import PAIRS_SYSTEM
@@ -137,9 +139,12 @@ def _vec(rec: _Rec) -> np.ndarray:
     return rec.vector
 
 
-def _bigrams(text: str) -> set[str]:
-    chars = [c for c in normalize(text) if not c.isspace()]
-    return {chars[i] + chars[i + 1] for i in range(len(chars) - 1)}
+def _chars(text: str) -> set[str]:
+    """Content characters of a CJK text (particles and pronouns dropped)."""
+    return {c for c in normalize(text) if c.isalnum() and c not in _CJK_COMMON}
+
+
+_CJK_COMMON = frozenset("我你他她它们的了吗呢吧啊是在有和也都就很不没")
 
 
 class _Pairs:
@@ -211,10 +216,13 @@ def _candidates(recs: Sequence[_Rec], ctx: JobContext) -> _Pairs:
                     cos = float(block[row_no, col])
                     if cos >= floor and start + row_no != col:
                         pairs.add(dense[start + row_no], dense[int(col)], cos)
-    # CJK text: shared character bigrams
+    # shared words, whatever the embedding says ("I always fly with Lufthansa" /
+    # "From now on I always fly with KLM" are far apart as vectors)
+    _lexical_pairs(pairs, [i for i, r in enumerate(recs) if not r.cjk])
+    # CJK text: shared characters (short sentences share few bigrams: "我有一辆车" / "我没有车")
     cjk = [i for i, r in enumerate(recs) if r.cjk]
     if len(cjk) > 1:
-        grams = {i: _bigrams(recs[i].item.content) for i in cjk}
+        grams = {i: _chars(recs[i].item.content) for i in cjk}
         index: dict[str, list[int]] = defaultdict(list)
         for i in cjk:
             for g in grams[i]:
@@ -227,11 +235,12 @@ def _candidates(recs: Sequence[_Rec], ctx: JobContext) -> _Pairs:
                         shared[j] += 1
             best = sorted(shared.items(), key=lambda kv: -kv[1])[:NEIGHBOURS]
             for j, n in best:
-                if n >= 1 and n / max(1, min(len(grams[i]), len(grams[j]))) >= 0.25:
+                shortest = min(len(grams[i]), len(grams[j]))
+                if n >= min(2, shortest) and n / max(1, shortest) >= 0.5:
                     pairs.add(i, j)
     # corrections: older records that mention what is being replaced
     for j, r in enumerate(recs):
-        replaced = r.item.replaces
+        replaced = r.item.replaces or replaced_value(r.item.content)
         if not replaced:
             continue
         needle = normalize(replaced)
@@ -239,6 +248,34 @@ def _candidates(recs: Sequence[_Rec], ctx: JobContext) -> _Pairs:
             if i != j and other.order < r.order and needle in normalize(other.item.content):
                 pairs.add(i, j)
     return pairs
+
+
+#: a word shared by more records than this says nothing about two of them
+_MAX_POSTINGS = 50
+_MIN_SHARED = 0.6
+
+
+def _lexical_pairs(pairs: _Pairs, idxs: Sequence[int]) -> None:
+    """Pairs sharing most of their (stemmed) words."""
+    words = {i: stems(pairs.recs[i].item.content) for i in idxs}
+    index: dict[str, list[int]] = defaultdict(list)
+    for i in idxs:
+        for w in words[i]:
+            index[w].append(i)
+    for i in idxs:
+        shared: dict[int, int] = defaultdict(int)
+        for w in words[i]:
+            posting = index[w]
+            if len(posting) > _MAX_POSTINGS:
+                continue
+            for j in posting:
+                if j > i:
+                    shared[j] += 1
+        best = sorted(shared.items(), key=lambda kv: -kv[1])[:NEIGHBOURS]
+        for j, n in best:
+            shortest = min(len(words[i]), len(words[j]))
+            if n >= min(2, shortest) and n / max(1, shortest) >= _MIN_SHARED:
+                pairs.add(i, j)
 
 
 def _slot_pairs(pairs: _Pairs, group: Sequence[int]) -> None:

@@ -36,11 +36,12 @@ from difflib import SequenceMatcher
 from functools import lru_cache
 from typing import Literal
 
-from memstrata._text import STOP_WORDS, content_words, has_negation, normalize
+from memstrata._text import STOP_WORDS, has_negation, normalize, tokenize
 from memstrata.consolidation.extract import extract, is_correction_text
 from memstrata.types import Slot, normalize_slot_part
 
-__all__ = ["Item", "PairVerdict", "Relation", "classify", "is_cjk", "read_slots"]
+__all__ = ["Item", "PairVerdict", "Relation", "classify", "is_cjk", "read_slots",
+           "replaced_value", "stems"]
 
 Relation = Literal["duplicate", "contradiction", "update", "compatible"]
 
@@ -62,9 +63,9 @@ _EN_WORD = re.compile(r"[a-z0-9@._'-]+|[^\x00-\x7f]")
 _LEAD_FILLER = re.compile(r"^(?:please|kindly|ok(?:ay)?|so|and|also|well)\b[,\s]*", re.IGNORECASE)
 #: phrases that mark a change; removed before comparing the statements themselves
 _CUE_PHRASES = re.compile(
-    r"\b(?:actually|from now on|going forward|in (?:the )?future|anymore|any more|no longer|"
+    r"\b(?:actually|from now on|going forward|in (?:the )?future|anymore|any more|"
     r"these days|nowadays|now|instead|correction|i meant|switched jobs|changed)\b[,:]?\s*|"
-    r"其实|实际上|以后都|以后|今后|从现在开始|从今天起|现在|不再|都|了|啦|改成|改为|换成",
+    r"其实|实际上|以后都|以后|今后|从现在开始|从今天起|现在|都|了|啦|改成|改为|换成",
     re.IGNORECASE,
 )
 _EN_SYNONYMS = {
@@ -124,6 +125,12 @@ def read_slots(text: str) -> tuple[Slot, ...]:
 
 
 @lru_cache(maxsize=65536)
+def replaced_value(text: str) -> str | None:
+    """X of a "not X but Y" correction in the text, if the extractor reads one."""
+    return _replaces(text)
+
+
+@lru_cache(maxsize=65536)
 def _replaces(text: str) -> str | None:
     for e in extract(text):
         if e.replaces:
@@ -131,7 +138,12 @@ def _replaces(text: str) -> str | None:
     return None
 
 
+_NEGATING_CUES = re.compile(r"\b(?:no longer|not anymore|not any more)\b|不再", re.IGNORECASE)
+
+
 def _strip_cues(text: str) -> str:
+    """The statement without its change markers; "no longer" / "不再" keep their negation."""
+    text = _NEGATING_CUES.sub(lambda m: "不" if m.group(0) == "不再" else "not", text)
     return _LEAD_FILLER.sub("", _CUE_PHRASES.sub(" ", text)).strip()
 
 
@@ -165,10 +177,32 @@ def _numbers(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
+_NEGATION_TOKENS = frozenset({"不", "没", "别", "never", "not", "no", "don't", "dont"})
+
+
+def stems(text: str) -> frozenset[str]:
+    """Stemmed content words (CJK unigrams and bigrams), number words as digits."""
+    return frozenset(_NUMBER_WORDS.get(t, t) for t in tokenize(_strip_cues(text))
+                     if t not in _NEGATION_TOKENS)
+
+
+def _negated(text: str) -> bool:
+    """A negation or aversion word, or a "non-" prefix ("a non-smoking room")."""
+    stripped = _strip_cues(text)
+    return has_negation(stripped) or _NON.search(stripped) is not None
+
+
+_NON = re.compile(r"\bnon-?[a-z]", re.IGNORECASE)
+
+
 def _overlap(a: str, b: str) -> float:
-    wa, wb = set(content_words(_strip_cues(a))), set(content_words(_strip_cues(b)))
-    wa -= {"不", "没", "别"}
-    wb -= {"不", "没", "别"}
+    if is_cjk(a) or is_cjk(b):  # characters: bigrams punish one inserted character twice
+        wa = {c for c in _tokens(a) if c not in _NEGATION_TOKENS}
+        wb = {c for c in _tokens(b) if c not in _NEGATION_TOKENS}
+        if not wa or not wb:
+            return 0.0
+        return len(wa & wb) / min(len(wa), len(wb))
+    wa, wb = set(stems(a)), set(stems(b))
     if not wa or not wb:
         return 0.0
     return len(wa & wb) / min(len(wa), len(wb))
@@ -224,8 +258,7 @@ def contradiction(older: Item, newer: Item) -> str | None:
     if nums_a and nums_b and nums_a != nums_b and overlap >= _MIN_OVERLAP:
         return f"same statement with different numbers ({', '.join(sorted(nums_a))} vs " \
                f"{', '.join(sorted(nums_b))})"
-    neg_a = has_negation(_strip_cues(older.content))
-    neg_b = has_negation(_strip_cues(newer.content))
+    neg_a, neg_b = _negated(older.content), _negated(newer.content)
     if neg_a != neg_b and overlap >= _MIN_OVERLAP:
         return "same statement with the negation flipped"
     if _reversed_preference(older.content, newer.content):
@@ -237,6 +270,15 @@ def contradiction(older: Item, newer: Item) -> str | None:
         if exclusive or newer.correction or is_correction_text(newer.content):
             return f"same statement with a different value ({swap[0]!r} vs {swap[1]!r})"
     return None
+
+
+def _value_swap(removed: str, added: str, cjk: bool) -> bool:
+    """Does the swapped part change a value (not just a wording)?"""
+    if cjk:
+        return bool(set(removed) - set(added)) and bool(set(added) - set(removed))
+    ra = set(tokenize(removed)) - _NEGATION_TOKENS
+    aa = set(tokenize(added)) - _NEGATION_TOKENS
+    return bool(ra - aa) and bool(aa - ra)
 
 
 def _lcs(a: tuple[str, ...], b: tuple[str, ...]) -> int:
@@ -278,8 +320,17 @@ def classify(older: Item, newer: Item, *, cosine: float,
         if is_newer_correction(newer):
             return PairVerdict("update", f"explicit change: {why}")
         return PairVerdict("contradiction", why)
+    nums_a, nums_b = _numbers(older.content), _numbers(newer.content)
+    if (nums_a or nums_b) and nums_a != nums_b:
+        return PairVerdict("compatible", "other numbers: not the same statement")
+    if _negated(older.content) != _negated(newer.content):
+        return PairVerdict("compatible", "one is negated: not the same statement")
+    cjk = is_cjk(older.content) or is_cjk(newer.content)
+    swap = _swap(_tokens(older.content), _tokens(newer.content), cjk)
+    if swap is not None and _value_swap(*swap, cjk):
+        # "I like red wine" / "I like white wine": the same frame holding another value
+        return PairVerdict("compatible", f"another value ({swap[0]!r} vs {swap[1]!r})")
     if older.type == newer.type:
-        cjk = is_cjk(older.content) or is_cjk(newer.content)
         if not cjk and cosine >= duplicate_similarity:
             return PairVerdict("duplicate", f"same meaning (cosine {cosine:.2f})")
         if _lexical_duplicate(older.content, newer.content):

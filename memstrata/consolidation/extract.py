@@ -208,6 +208,26 @@ _HAVE = re.compile(
     re.IGNORECASE,
 )
 #: "my <attribute> is <value>" is read only for attributes that are durable facts
+_NOT_DIET = re.compile(
+    r"\bi(?:'m| am)\s+(?:no longer|not)\s+(?:a\s+)?(?P<v>vegetarian|vegan|pescatarian)\b",
+    re.IGNORECASE,
+)
+#: present-simple habits and states ("I drink coffee every morning", "I smoke")
+_HABITUAL = re.compile(
+    r"^i\s+(?:also\s+|still\s+|now\s+|mostly\s+|mainly\s+)?(?P<verb>drink|eat|smoke|cook|"
+    r"run|jog|swim|cycle|bike|walk|read|watch|listen|play|wear|take|go|wake up|get up|sleep|"
+    r"work|study|train|meditate|commute|own|speak|practi[cs]e|collect|volunteer)s?\b"
+    r"(?P<rest>.*)$",
+    re.IGNORECASE,
+)
+#: one-off or task talk, not a habit ("I go to Rome tomorrow", "I need ...")
+_NOT_HABIT = re.compile(
+    r"\b(?:today|tonight|tomorrow|yesterday|right now|this (?:morning|afternoon|evening|week"
+    r"|weekend|time)|next (?:week|month|time)|later|soon|at the moment|need|want|would like|"
+    r"looking for|going to|gonna|will)\b",
+    re.IGNORECASE,
+)
+_PROFILE_VERBS = frozenset({"smoke", "own", "speak", "work", "study", "volunteer"})
 _MY_ATTR = re.compile(r"^my\s+(?P<attr>(?:[\w'-]+\s+){0,3}?[\w'-]+)\s+(?:is|are|'s)\s+(?P<v>.+)$",
                       re.IGNORECASE)
 _DURABLE_ATTRS = re.compile(
@@ -216,7 +236,8 @@ _DURABLE_ATTRS = re.compile(
     r"hometown|home town|job|occupation|profession|employer|company|timezone|time zone|"
     r"native language|first language|mother tongue|blood type|shoe size|size|"
     r"(?:wife|husband|partner|son|daughter|dog|cat|mother|father|mom|dad|boss)'s name|"
-    r"(?:favou?rite|preferred|usual|go-to)\s+.+|.+\s+preference)$",
+    r"(?:favou?rite|preferred|usual|go-to)\s+.+|.+\s+preference|(?:.+\s+)?budget|"
+    r"(?:daily|weekly|monthly|.+)\s+goal)$",
     re.IGNORECASE,
 )
 _PREFER = re.compile(
@@ -306,6 +327,10 @@ def _en_profile(s: str) -> Extracted | None:
     if m:
         return Extracted(s, MemoryType.PROFILE, 0.8, "occupation",
                          _slot("occupation", _clean(m["v"]).lower()))
+    m = _NOT_DIET.search(s)
+    if m:
+        return Extracted(s, MemoryType.PROFILE, 0.9, "diet",
+                         _slot("diet", f"not {m['v'].lower()}"))
     m = _SPEAK.search(s)
     if m:
         return Extracted(s, MemoryType.PROFILE, 0.8, "language")
@@ -317,7 +342,7 @@ def _en_profile(s: str) -> Extracted | None:
         attr = m["attr"].strip().lower()
         value = _value(m["v"])
         kind = MemoryType.PREFERENCE if re.match(r"favou?rite|preferred|usual|go-to", attr) or \
-            attr.endswith("preference") else MemoryType.PROFILE
+            attr.endswith(("preference", "budget", "goal")) else MemoryType.PROFILE
         return Extracted(s, kind, _confidence(0.9, value, s), "my_attribute", _slot(attr, value))
     return None
 
@@ -346,6 +371,11 @@ def _en_preference(s: str) -> Extracted | None:
     m = _HABIT.search(s)
     if m:
         return Extracted(s, MemoryType.PREFERENCE, _confidence(0.8, m["v"], s), "habit")
+    m = _HABITUAL.match(s)
+    if m and not _NOT_HABIT.search(s):
+        verb = m["verb"].lower()
+        kind = MemoryType.PROFILE if verb in _PROFILE_VERBS else MemoryType.PREFERENCE
+        return Extracted(s, kind, _confidence(0.7, m["rest"], s), "habitual")
     return None
 
 
@@ -367,7 +397,7 @@ _ZH_MY_ATTR = re.compile(r"^我(?:的|(?=最喜欢的|最爱的))(?P<attr>[^，,
                          r"(?P<v>[^，,。！!；;]{1,40})")
 _ZH_DURABLE_ATTRS = re.compile(
     r"^(?:名字|全名|英文名|邮箱|电子邮箱|电话|手机|手机号|手机号码|生日|地址|家庭住址|老家|职业|工作|公司|"
-    r"血型|母语|鞋码|时区|(?:最)?喜欢的.+|最爱的.+|常用的.+|偏好的.+)$"
+    r"血型|母语|鞋码|时区|(?:最)?喜欢的.+|最爱的.+|常用的.+|偏好的.+|.*预算|.*目标)$"
 )
 _ZH_STANDING = re.compile(
     r"^(?:请)?(?:以后|今后|从现在开始|从今天起|从今以后|往后|下次起)"
@@ -385,6 +415,13 @@ _ZH_DISLIKE = re.compile(
     r"(?P<verb>不喜欢|讨厌|不爱|不吃|不喝|受不了|不能吃|不想要)(?P<v>.+)"
 )
 _ZH_HABIT = re.compile(r"我(?P<adv>总是|一直|通常|一般|每次都|向来|从来不|从不)(?P<v>.+)")
+#: habits and states ("我每天喝两杯咖啡", "我现在不喝咖啡了", "我有两个孩子")
+_ZH_HABITUAL = re.compile(
+    r"^我(?:每天|每周|每晚|每个周末|每次|经常|平时|一般|通常|早上|晚上|周末|现在|已经)?"
+    r"(?:都|也|还)?(?:不再|不|没)?(?P<verb>喝|吃|抽烟|吸烟|跑步|游泳|健身|锻炼|开车|坐|骑车|用|去|有)"
+    r"(?P<rest>.*)$"
+)
+_ZH_NOT_HABIT = re.compile(r"要|想|需要|打算|准备|今天|明天|昨天|刚才|马上|一会|帮我|请")
 _ZH_NOT_BUT = re.compile(
     r"不是(?P<old>[^，,。而]{1,20})[，,\s]*(?:而)?是(?P<new>[^，,。！!；;]{1,20})"
 )
@@ -421,7 +458,8 @@ def _chinese(s: str) -> Extracted | None:
     m = _ZH_MY_ATTR.match(s)
     if m and _ZH_DURABLE_ATTRS.match(m["attr"]):
         attr = m["attr"]
-        kind = MemoryType.PREFERENCE if any(w in attr for w in ("喜欢", "偏好", "常用", "最爱")) \
+        kind = MemoryType.PREFERENCE if any(w in attr for w in ("喜欢", "偏好", "常用", "最爱",
+                                                                "预算", "目标")) \
             else MemoryType.PROFILE
         value = _zh_value(m["v"])
         return Extracted(s, kind, _confidence(0.9, value, s), "my_attribute", _slot(attr, value))
@@ -434,6 +472,10 @@ def _chinese(s: str) -> Extracted | None:
     m = _ZH_HABIT.search(s)
     if m:
         return Extracted(s, MemoryType.PREFERENCE, _confidence(0.8, m["v"], s), "habit")
+    m = _ZH_HABITUAL.match(s)
+    if m and not _ZH_NOT_HABIT.search(s):
+        kind = MemoryType.PROFILE if m["verb"] == "有" else MemoryType.PREFERENCE
+        return Extracted(s, kind, _confidence(0.7, m["rest"], s), "habitual")
     return None
 
 
@@ -500,7 +542,13 @@ def _read(s: str) -> Extracted | None:
 def _read_plain(s: str, zh: bool) -> Extracted | None:
     if _is_question(s):
         return None
-    return _chinese(s) if zh else _english(s)
+    found = _chinese(s) if zh else _english(s)
+    if found is not None and found.slot is not None and not found.correction \
+            and is_correction_text(s):
+        # "my email is now ...", "I now work at ...": the new value replaces the old
+        return Extracted(found.content, found.type, found.confidence, found.rule, found.slot,
+                         correction=True)
+    return found
 
 
 def extract(text: str, *, role: str = "user") -> list[Extracted]:

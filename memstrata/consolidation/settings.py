@@ -126,7 +126,7 @@ class ConsolidationSettings(BaseModel):
     #: soft-deleted records are purged (hard-deleted, no longer undoable) after this
     purge_after_days: float = Field(default=30.0, ge=0)
     #: cosine at or above which two same-type records are the same memory
-    duplicate_similarity: float = Field(default=0.86, gt=0, le=1)
+    duplicate_similarity: float = Field(default=0.82, gt=0, le=1)
     #: cosine at or above which two records are checked for a contradiction
     conflict_similarity: float = Field(default=0.55, gt=0, le=1)
     #: longest summary / lesson line

@@ -14,11 +14,12 @@ numbers, or with the negation flipped.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from memstrata._text import content_words, has_negation, numbers
+from memstrata._text import has_negation, numbers, tokenize
 
 __all__ = ["ConflictMode", "ConflictPolicy", "SlotMatch", "SlotVerdict", "slot_verdict",
            "texts_contradict"]
@@ -97,17 +98,44 @@ def texts_contradict(a: str, b: str, *, min_overlap: float = 0.5) -> str | None:
     'same statement with the negation flipped'
     >>> texts_contradict("I like spicy food", "I really like spicy food") is None
     True
+    >>> texts_contradict("I have two children", "I have three children")
+    'same statement with different numbers (2 vs 3)'
+    >>> texts_contradict("I prefer tea over coffee", "I prefer coffee over tea")
+    'the preference is reversed'
     """
-    words_a, words_b = set(content_words(a)), set(content_words(b))
+    words_a, words_b = set(tokenize(a)), set(tokenize(b))  # stemmed: "cat" = "cats"
     if not words_a or not words_b:
         return None
     overlap = len(words_a & words_b) / min(len(words_a), len(words_b))
     if overlap < min_overlap:
         return None
-    nums_a, nums_b = numbers(a), numbers(b)
+    nums_a, nums_b = _figures(a), _figures(b)
     if nums_a and nums_b and nums_a != nums_b:
         return f"same statement with different numbers ({', '.join(sorted(nums_a))} vs " \
                f"{', '.join(sorted(nums_b))})"
     if has_negation(a) != has_negation(b):
         return "same statement with the negation flipped"
+    over_a, over_b = _PREFER_OVER.search(a), _PREFER_OVER.search(b)
+    if over_a and over_b:
+        pa = (over_a["a"].casefold(), over_a["b"].casefold())
+        pb = (over_b["a"].casefold(), over_b["b"].casefold())
+        if pa == pb[::-1] and pa[0] != pa[1]:
+            return "the preference is reversed"
     return None
+
+
+_NUMBER_WORDS = {
+    "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
+    "seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12",
+    "once": "1", "twice": "2",
+}
+_PREFER_OVER = re.compile(
+    r"\bprefer\s+(?P<a>.+?)\s+(?:over|to|rather than|than)\s+(?P<b>.+?)[.!]?$", re.IGNORECASE
+)
+
+
+def _figures(text: str) -> frozenset[str]:
+    """Numbers in digits and in words ("two cups" and "2 cups" say the same)."""
+    words = {_NUMBER_WORDS[w] for w in re.findall(r"[a-z]+", text.casefold())
+             if w in _NUMBER_WORDS}
+    return numbers(text) | words

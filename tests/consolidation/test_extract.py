@@ -90,6 +90,29 @@ def test_small_talk_moods_questions_and_task_chatter_yield_nothing(text):
     assert extract(text) == []
 
 
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [("I drink two cups of coffee a day.", MemoryType.PREFERENCE),
+     ("I smoke.", MemoryType.PROFILE), ("I go swimming on Thursdays.", MemoryType.PREFERENCE),
+     ("我每天喝两杯咖啡", MemoryType.PREFERENCE), ("我有两个孩子", MemoryType.PROFILE)],
+)
+def test_habits_and_states_are_read_with_moderate_confidence(text, kind):
+    found = one(text)
+    assert found.type is kind and found.rule == "habitual" and 0.5 < found.confidence < 0.8
+
+
+@pytest.mark.parametrize("text", ["I go to Rome tomorrow", "I need a hotel", "我要去北京",
+                                  "帮我订酒店"])
+def test_one_off_plans_are_not_habits(text):
+    assert extract(text) == []
+
+
+def test_a_new_value_said_with_now_is_a_correction():
+    found = one("My email is now bob@new.com")
+    assert found.correction and found.slot is not None and found.slot.value == "bob@new.com"
+    assert one("I'm not vegetarian anymore.").slot.value == "not vegetarian"
+
+
 def test_reactions_to_a_demonstrative_are_read_with_low_confidence():
     found = one("I love this song!")
     assert found.confidence < 0.5  # the write policy drops it, with a reason

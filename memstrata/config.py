@@ -66,9 +66,11 @@ class Settings(BaseModel):
     working_ttl_seconds: float = Field(default=900.0, gt=0)
     working_max_entries: int = Field(default=256, gt=0)
     working_max_sessions: int = Field(default=4096, gt=0)
-    #: BM25 parameters of the keyword index
+    #: BM25 parameters of the keyword index. ``b`` is below the textbook 0.75:
+    #: memories are short and a longer one usually carries more facts, so length
+    #: is penalised less (docs/eval.md has the measurement)
     bm25_k1: float = Field(default=1.2, ge=0)
-    bm25_b: float = Field(default=0.75, ge=0, le=1)
+    bm25_b: float = Field(default=0.5, ge=0, le=1)
     keyword_memory_budget_bytes: int = Field(default=512 * 1024**2, gt=0)
     #: path of a sentence-transformers model folder (default: the packaged MiniLM)
     embedding_model: Path | None = None

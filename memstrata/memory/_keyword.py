@@ -166,19 +166,31 @@ class KeywordShard:
         out[~mask] = 0.0
         return out
 
-    def search(self, terms: Sequence[str], k: int, params: BM25, where: SearchFilter) -> list[Hit]:
+    def search(
+        self, terms: Sequence[str], k: int, params: BM25, where: SearchFilter,
+        also: Sequence[str] = (),
+    ) -> tuple[list[Hit], dict[str, float]]:
+        """Top-``k`` hits, and the scores of the ``also`` ids outside them (one pass)."""
         if not terms or not self.docs:
-            return []
+            return [], {}
         scores = self.scores(terms, params, self._filter_mask(where))
         nonzero = np.flatnonzero(scores)
         if nonzero.size == 0:
-            return []
+            return [], {}
         if nonzero.size > k:
             top = nonzero[np.argpartition(-scores[nonzero], k - 1)[:k]]
         else:
             top = nonzero
         top = top[np.argsort(-scores[top], kind="stable")]
-        return [Hit(self.docs[d], float(scores[d])) for d in top]
+        hits = [Hit(self.docs[d], float(scores[d])) for d in top]
+        extra: dict[str, float] = {}
+        if also:
+            found = {h.id for h in hits}
+            for memory_id in also:
+                pos = self.doc_pos.get(memory_id)
+                if memory_id not in found and pos is not None and scores[pos] > 0:
+                    extra[memory_id] = float(scores[pos])
+        return hits, extra
 
     def score_ids(self, terms: Sequence[str], ids: Sequence[str], params: BM25) -> dict[str, float]:
         if not terms:
@@ -303,12 +315,21 @@ class KeywordIndex:
         self, user_id: str, query: str | Sequence[str], k: int, where: SearchFilter = NO_FILTER
     ) -> list[Hit]:
         """Top-``k`` records by BM25 (``query`` as text, or as already tokenised terms)."""
+        return self.search_with(user_id, query, k, where)[0]
+
+    def search_with(
+        self, user_id: str, query: str | Sequence[str], k: int,
+        where: SearchFilter = NO_FILTER, also: Sequence[str] = (),
+    ) -> tuple[list[Hit], dict[str, float]]:
+        """:meth:`search`, plus the BM25 of the ``also`` records outside the top ``k``
+        (absent when they do not match) - recall's dense candidates, scored in the
+        same pass instead of a second one."""
         terms = tokenize(query) if isinstance(query, str) else list(query)
         with self._cache.locked(user_id):
             shard = self._cache.peek(user_id)
             if shard is None:
-                return []
-            return shard.search(terms, k, self.params, where)
+                return [], {}
+            return shard.search(terms, k, self.params, where, also)
 
     def score_ids(
         self, user_id: str, query: str | Sequence[str], ids: Sequence[str]

@@ -291,10 +291,9 @@ class LongTermMemory:
     ) -> tuple[dict[str, float], dict[str, float]]:
         dense = {h.id: h.score for h in self._vectors.search(user_id, qvec[None, :], n, where)[0]}
         terms = _text.tokenize(query)
-        keyword = {h.id: h.score for h in self._keywords.search(user_id, terms, n, where)}
-        dense_only = [i for i in dense if i not in keyword]
-        if dense_only and terms:
-            keyword.update(self._keywords.score_ids(user_id, terms, dense_only))
+        hits, extra = self._keywords.search_with(user_id, terms, n, where, also=list(dense))
+        keyword = {h.id: h.score for h in hits}
+        keyword.update(extra)
         return dense, keyword
 
     def _rank(
@@ -308,10 +307,9 @@ class LongTermMemory:
     ) -> list[RecallHit]:
         """Score every candidate from a few columns; build records for the top-k only.
 
-        Full rows (content, JSON metadata) cost far more to read and decode than
-        the handful of fields the score needs, and only ``top_k`` are returned.
-        Stored vectors are read only for keyword candidates the dense search did
-        not score.
+        One SQL read fetches the candidates; a record (with its JSON metadata)
+        is built only for the ``top_k`` returned, and a stored vector is decoded
+        only for a keyword candidate the dense search did not score.
         """
         where = SearchFilter(scopes, None if kinds is None else frozenset(k.value for k in kinds))
         n = max(policy.candidates, policy.top_k)
@@ -322,44 +320,40 @@ class LongTermMemory:
         now = self._clock.now()
         now_epoch = to_epoch(now)
         retention = self._settings.retention
-        scored: list[tuple[float, str, float, float, float, float, float]] = []
+        scored: list[tuple[float, str, float, float, float, float, float, Any]] = []
         with self._db.read() as conn:
-            rows, blobs = _store.rank_fields(
-                conn, user_id, ids, [i for i in ids if i not in dense]
-            )
-            for row in rows:
-                status = _STATUS.get(row.status)
-                if status is None or not where.admits(row.scope, row.type):
-                    continue
-                expired = False
-                if row.expires_at is not None and row.expires_at <= now_epoch:
-                    life = retention.lifecycle(
-                        from_epoch(row.expires_at), pinned=bool(row.pinned), now=now
-                    )
-                    if life == "purgeable":
-                        continue
-                    expired = life == "expired"
-                dense_score = dense.get(row.id)
-                if dense_score is None:
-                    blob = blobs.get(row.id)
-                    dense_score = 0.0 if blob is None else float(np.dot(decode_vector(blob), qvec))
-                kw = keyword.get(row.id, 0.0)
-                relevance = policy.relevance(dense_score, kw)
-                if relevance < policy.min_relevance:
-                    continue
-                last_used = max(row.created_at, row.last_accessed_at or 0.0)
-                decay = policy.decay_after(
-                    _TYPE[row.type], now_epoch - last_used, pinned=bool(row.pinned)
+            rows = _store.rank_rows(conn, user_id, ids)
+        for row in rows:
+            status = _STATUS.get(row.status)
+            if status is None or not where.admits(row.scope, row.type):
+                continue
+            expired = False
+            if row.expires_at is not None and row.expires_at <= now_epoch:
+                life = retention.lifecycle(
+                    from_epoch(row.expires_at), pinned=bool(row.pinned), now=now
                 )
-                weight = policy.weight_of(status, expired=expired)
-                score = relevance * decay * float(row.confidence) * weight
-                scored.append((score, row.id, relevance, dense_score, kw, decay, weight))
-            scored.sort(key=lambda s: (-s[0], s[1]))
-            top = scored[: policy.top_k]
-            full = _store.fetch(conn, user_id, [s[1] for s in top]) if top else {}
+                if life == "purgeable":
+                    continue
+                expired = life == "expired"
+            dense_score = dense.get(row.id)
+            if dense_score is None:
+                blob = row.vector
+                dense_score = 0.0 if blob is None else float(np.dot(decode_vector(blob), qvec))
+            kw = keyword.get(row.id, 0.0)
+            relevance = policy.relevance(dense_score, kw)
+            if relevance < policy.min_relevance:
+                continue
+            last_used = max(row.created_at, row.last_accessed_at or 0.0)
+            decay = policy.decay_after(
+                _TYPE[row.type], now_epoch - last_used, pinned=bool(row.pinned)
+            )
+            weight = policy.weight_of(status, expired=expired)
+            score = relevance * decay * float(row.confidence) * weight
+            scored.append((score, row.id, relevance, dense_score, kw, decay, weight, row))
+        scored.sort(key=lambda s: (-s[0], s[1]))
         return [
             RecallHit(
-                record=_store.row_to_record(full[memory_id]),
+                record=_store.ranked_record(row),
                 score=score,
                 relevance=relevance,
                 dense=dense_score,
@@ -367,8 +361,7 @@ class LongTermMemory:
                 decay=decay,
                 status_weight=weight,
             )
-            for score, memory_id, relevance, dense_score, kw, decay, weight in top
-            if memory_id in full
+            for score, _, relevance, dense_score, kw, decay, weight, row in scored[: policy.top_k]
         ]
 
     def _record_use(self, user_id: str, hits: list[RecallHit]) -> list[RecallHit]:

@@ -57,7 +57,7 @@ DEFAULT_TOP_K = 5
 DEFAULT_MIN_RELEVANCE = 0.15
 DEFAULT_DENSE_WEIGHT = 0.4
 DEFAULT_KEYWORD_SATURATION = 10.0
-DEFAULT_CANDIDATES = 50
+DEFAULT_CANDIDATES = 20
 DEFAULT_DECAY_FLOOR = 0.8
 MAX_TOP_K = 100
 
@@ -72,7 +72,8 @@ class RetrievalPolicy:
     dense_weight: float = DEFAULT_DENSE_WEIGHT
     #: BM25 score at which the keyword signal is worth 0.5
     keyword_saturation: float = DEFAULT_KEYWORD_SATURATION
-    #: how many candidates each retriever proposes before fusion
+    #: how many candidates each retriever proposes before fusion (at least top_k);
+    #: 20 ranked the top 10 exactly as 50 did on LoCoMo and costs ~1 ms less
     candidates: int = DEFAULT_CANDIDATES
     half_life: Mapping[MemoryType, timedelta | None] = field(
         default_factory=lambda: DEFAULT_HALF_LIFE

@@ -43,6 +43,7 @@ from memstrata.eval._metrics import (
     recall_at,
 )
 from memstrata.eval._plots import plot_by_category, plot_recall_at_k, plot_token_budget
+from memstrata.eval._report import explain, summary_table
 from memstrata.eval._result import EvalResult, QuestionResult, RetrieverRun, RetrieverSummary
 from memstrata.eval._retrievers import (
     BASELINES,
@@ -54,6 +55,7 @@ from memstrata.eval._retrievers import (
     RRFRetriever,
 )
 from memstrata.eval._run import EvalConfig, Evaluation, evaluate, policy_from
+from memstrata.eval._sweeps import SweepPoint, threshold_sweep, top_k_sweep
 
 __all__ = [
     "BASELINES",
@@ -81,10 +83,12 @@ __all__ = [
     "Retriever",
     "RetrieverRun",
     "RetrieverSummary",
+    "SweepPoint",
     "Turn",
     "bootstrap_mean",
     "bootstrap_paired_difference",
     "evaluate",
+    "explain",
     "hit_at",
     "load_dataset",
     "load_jsonl",
@@ -97,5 +101,8 @@ __all__ = [
     "plot_token_budget",
     "policy_from",
     "recall_at",
+    "summary_table",
+    "threshold_sweep",
+    "top_k_sweep",
     "turn_context",
 ]

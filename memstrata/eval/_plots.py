@@ -1,8 +1,9 @@
-"""Plots of an evaluation (matplotlib, Agg backend: no display needed).
+"""Plots of an evaluation (matplotlib, no display needed).
 
-Each ``plot_*`` function returns a :class:`matplotlib.figure.Figure`, so a
-notebook shows it inline and :func:`save_plots` writes PNGs. matplotlib is
-imported when a plot is made, never at import.
+Each ``plot_*`` function returns a :class:`matplotlib.figure.Figure` built
+without pyplot - no global figure state, no backend switching - so a notebook
+shows it with ``display(fig)`` and :func:`save_plots` writes PNGs through the
+Agg canvas. matplotlib is imported when a plot is made, never at import.
 """
 
 from __future__ import annotations
@@ -18,23 +19,19 @@ __all__ = ["plot_by_category", "plot_recall_at_k", "plot_token_budget", "save_pl
 _DPI = 110
 
 
-def _pyplot() -> Any:
-    import matplotlib
+def _figure(width: float = 6.4, height: float = 4.2) -> tuple[Any, Any]:
+    from matplotlib.figure import Figure
 
-    if matplotlib.get_backend().lower() not in ("agg", "module://matplotlib_inline.backend_inline"):
-        matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+    fig = Figure(figsize=(width, height), dpi=_DPI)
+    return fig, fig.subplots()
 
 
 def plot_recall_at_k(result: EvalResult, *, max_k: int | None = None) -> Any:
     """Evidence recall@k for k = 1..max_k, one line per retriever."""
-    plt = _pyplot()
     depth = min(r.depth for r in result.runs)
     top = min(max_k or max(20, max(result.ks)), depth)
     ks = list(range(1, top + 1))
-    fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=_DPI)
+    fig, ax = _figure()
     for run in result.runs:
         ax.plot(ks, run.recall_curve(ks), marker="o", markersize=3, label=run.name)
     for k in result.ks:
@@ -52,9 +49,8 @@ def plot_recall_at_k(result: EvalResult, *, max_k: int | None = None) -> Any:
 
 def plot_token_budget(result: EvalResult, *, max_tokens: int = 2048) -> Any:
     """Share of evidence reached within N tokens of returned context."""
-    plt = _pyplot()
     budgets = list(range(0, max_tokens + 1, 32))
-    fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=_DPI)
+    fig, ax = _figure()
     for run in result.runs:
         ax.plot(budgets, run.token_curve(budgets), label=run.name)
     ax.set_xlabel("context budget (tokens of returned memories)")
@@ -69,7 +65,6 @@ def plot_token_budget(result: EvalResult, *, max_tokens: int = 2048) -> Any:
 
 def plot_by_category(result: EvalResult, *, k: int | None = None) -> Any:
     """recall@k per question category, one bar per retriever, with 95% CIs."""
-    plt = _pyplot()
     import numpy as np
 
     k = k or (5 if 5 in result.ks else max(result.ks))
@@ -77,7 +72,7 @@ def plot_by_category(result: EvalResult, *, k: int | None = None) -> Any:
     cats = list(result.summary(names[0]).by_category)
     width = 0.8 / max(len(names), 1)
     x = np.arange(len(cats))
-    fig, ax = plt.subplots(figsize=(max(6.4, 1.4 * len(cats) + 2), 4.2), dpi=_DPI)
+    fig, ax = _figure(max(6.4, 1.4 * len(cats) + 2))
     for i, name in enumerate(names):
         est = [result.summary(name).by_category[c][f"recall@{k}"] for c in cats]
         means = np.array([e.mean for e in est])
@@ -96,13 +91,10 @@ def plot_by_category(result: EvalResult, *, k: int | None = None) -> Any:
 
 def save_plots(result: EvalResult, directory: Path) -> dict[str, Path]:
     """Write the three standard figures as PNG; returns name -> path."""
-    plt = _pyplot()
     out: dict[str, Path] = {}
     for name, make in (("recall_at_k", plot_recall_at_k), ("token_budget", plot_token_budget),
                        ("by_category", plot_by_category)):
-        fig = make(result)
         path = directory / f"{name}.png"
-        fig.savefig(path)
-        plt.close(fig)
+        make(result).savefig(path)
         out[name] = path
     return out

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Any
 from memstrata.eval._metrics import Estimate
 
 if TYPE_CHECKING:
-    from memstrata.eval._result import EvalResult
+    from memstrata.eval._result import EvalResult, QuestionResult
 
-__all__ = ["render_markdown", "summary_table"]
+__all__ = ["explain", "render_markdown", "summary_table"]
 
 
 def _ci(e: Estimate) -> str:
@@ -128,3 +128,41 @@ def render_markdown(result: EvalResult, figures: dict[str, str]) -> str:
         out.append(f"- `{run.name}`: {run.description}")
     out.append("")
     return "\n".join(out)
+
+
+def explain(result: EvalResult, question: QuestionResult, *, show: int = 5,
+            turn_text: dict[str, str] | None = None) -> str:
+    """A failure-browser entry in markdown: the question, the gold evidence (with
+    the rank it got), and what came back with its score parts."""
+    user = question.user
+    record_of: dict[str, str] = {}
+    for record_id, rec in result.records.get(user, {}).items():
+        for turn in rec.get("turns", []):
+            record_of[turn] = record_id
+    cat = result.category_label(question.category)
+    lines = [f"**{question.question}**  ", f"category {cat}; answer: {question.answer!r}; "
+             f"recall@5 {question.recall(5):.2f}, first evidence at rank "
+             f"{min((r for r in question.evidence_ranks if r is not None), default='-')}", "",
+             "gold evidence:"]
+    for turn, rank in zip(question.evidence_ids, question.evidence_ranks, strict=True):
+        text = (turn_text or {}).get(turn)
+        if text is None and turn in record_of:
+            text = result.content(user, record_of[turn])
+        where = "not stored" if turn not in record_of and turn_text is None else (
+            f"rank {rank}" if rank is not None else "not in the ranked list")
+        lines.append(f"- `{turn}` ({where}): {_clip(text or '?')}")
+    lines += ["", "returned:"]
+    for i, (item, rel) in enumerate(
+        zip(question.retrieved[:show], question.relevant[:show], strict=False), start=1
+    ):
+        parts = " ".join(f"{k} {v:.2f}" for k, v in item.parts.items())
+        mark = "✓" if rel else "✗"
+        turns = ",".join(result.turns_of(user, item.record_id))
+        lines.append(f"{i}. {mark} {item.score:.3f} ({parts}) `{turns}`: "
+                     f"{_clip(result.content(user, item.record_id))}")
+    return "\n".join(lines)
+
+
+def _clip(text: str, limit: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -60,6 +60,8 @@ class QuestionResult:
     retrieved: tuple[Ranked, ...]
     #: does the record at each retrieved position cover an evidence turn?
     relevant: tuple[bool, ...]
+    #: context tokens of the retrieved records up to and including each position
+    cumulative_tokens: tuple[int, ...]
     latency_ms: float
     answer: str | None = None
     kind: Literal["question_result"] = "question_result"
@@ -110,8 +112,9 @@ class QuestionResult:
                 {"id": r.record_id, "score": round(r.score, 6),
                  "relevance": None if r.relevance is None else round(r.relevance, 6),
                  "parts": {k: round(v, 6) for k, v in r.parts.items()},
-                 "relevant": rel}
-                for r, rel in list(zip(self.retrieved, self.relevant, strict=True))[:keep]
+                 "relevant": rel, "tokens": tok}
+                for r, rel, tok in list(zip(self.retrieved, self.relevant,
+                                            self.cumulative_tokens, strict=True))[:keep]
             ],
         }
 
@@ -127,6 +130,7 @@ class QuestionResult:
                 Ranked(r["id"], r["score"], r["relevance"], dict(r["parts"])) for r in items
             ),
             relevant=tuple(bool(r["relevant"]) for r in items),
+            cumulative_tokens=tuple(int(r["tokens"]) for r in items),
             latency_ms=float(data["latency_ms"]), answer=data.get("answer"),
         )
 

@@ -288,7 +288,8 @@ class Evaluation:
             probe_id=probe.id, user=user, question=probe.question, category=probe.category,
             evidence_ids=probe.evidence_ids, evidence_ranks=tuple(ranks),
             evidence_tokens=tuple(tokens), ideal_gains=tuple(groups.values()),
-            retrieved=tuple(items), relevant=relevant, latency_ms=latency,
+            retrieved=tuple(items), relevant=relevant, cumulative_tokens=tuple(cumulative),
+            latency_ms=latency,
             answer=probe.answer,
         )
 

@@ -118,24 +118,35 @@ def is_cjk(text: str) -> bool:
     return cjk > 0 and cjk >= len(re.findall(r"[A-Za-z]", text)) / 4
 
 
+#: words without which the fast extractor reads no slot and no "not X but Y"
+_READ_HINT = re.compile(
+    r"\b(?:my|i'm|i am|im|live|living|lives|moved|relocated|based|located|from|work|working|"
+    r"name|call|called|turned|years|speak|allergic|vegetarian|vegan|pescatarian|not)\b|"
+    r"[\u3400-\u9fff]",
+    re.IGNORECASE,
+)
+
+
 @lru_cache(maxsize=65536)
+def _reading(text: str) -> tuple[tuple[Slot, ...], str | None]:
+    """(slots, replaced value) the fast extractor reads from a text; cached, and skipped
+    for texts without a hint word (most free text: the extractor costs ~40 us)."""
+    if _READ_HINT.search(text) is None:
+        return (), None
+    found = extract(text)
+    slots = tuple(e.slot for e in found if e.slot is not None)
+    replaced = next((e.replaces for e in found if e.replaces), None)
+    return slots, replaced
+
+
 def read_slots(text: str) -> tuple[Slot, ...]:
     """Single-valued attributes the fast extractor can read from a text."""
-    return tuple(e.slot for e in extract(text) if e.slot is not None)
+    return _reading(text)[0]
 
 
-@lru_cache(maxsize=65536)
 def replaced_value(text: str) -> str | None:
     """X of a "not X but Y" correction in the text, if the extractor reads one."""
-    return _replaces(text)
-
-
-@lru_cache(maxsize=65536)
-def _replaces(text: str) -> str | None:
-    for e in extract(text):
-        if e.replaces:
-            return e.replaces
-    return None
+    return _reading(text)[1]
 
 
 _NEGATING_CUES = re.compile(r"\b(?:no longer|not anymore|not any more)\b|不再", re.IGNORECASE)
@@ -193,6 +204,73 @@ def _negated(text: str) -> bool:
 
 
 _NON = re.compile(r"\bnon-?[a-z]", re.IGNORECASE)
+
+
+_SUBJECTS = frozenset({"i", "i'm", "i've", "we", "my", "our"})
+_PERFECT = frozenset({"never", "not", "no", "already", "always", "just", "recently", "ever"})
+_AUXILIARIES = frozenset(
+    """do does did don't doesn't didn't dont not n't never no longer still also just really
+    always usually normally often sometimes am i'm im 'm is are was were be can can't cannot
+    could couldn't will won't would wouldn't should absolutely definitely truly currently
+    now actually""".split()
+)
+#: verbs of liking and disliking: one of each is the same predicate with opposite sign
+_PREFERENCE_VERBS = frozenset(
+    """like likes love loves enjoy enjoys prefer prefers adore adores hate hates dislike
+    dislikes avoid avoids detest detests stand""".split()
+)
+
+
+def _predicate(text: str) -> str | None:
+    """The main verb (or adjective) after the subject: "I don't really like X" -> like."""
+    words: list[str] = re.findall(r"[a-z']+", _strip_cues(text).casefold())
+    if not words or words[0] not in _SUBJECTS:
+        return None
+    rest = words[1:]
+    for n, word in enumerate(rest):
+        if word in _AUXILIARIES:
+            continue
+        if word in ("have", "has", "had") and n + 1 < len(rest) and rest[n + 1] in _PERFECT:
+            continue  # "I have never smoked": the verb is "smoked"
+        return word
+    return None
+
+
+def _same_predicate(a: str, b: str) -> bool:
+    """Do the two statements say something about the same thing (CJK: assumed)?
+
+    "I don't like private restaurants" does not negate "I plan private restaurants";
+    "I can't stand spicy food" does negate "I enjoy spicy food".
+    """
+    if is_cjk(a) or is_cjk(b):
+        return True
+    pa, pb = _predicate(a), _predicate(b)
+    if pa is None or pb is None:
+        return True
+    if pa == pb or tokenize(pa) == tokenize(pb):
+        return True
+    return pa in _PREFERENCE_VERBS and pb in _PREFERENCE_VERBS
+
+
+def _object_words(text: str) -> set[str]:
+    if is_cjk(text):
+        return {c for c in _tokens(text) if c not in _NEGATION_TOKENS}
+    predicate = _predicate(text)
+    drop = set(tokenize(predicate)) if predicate else set()
+    return set(stems(text)) - drop - {p for v in _PREFERENCE_VERBS for p in tokenize(v)}
+
+
+def _same_object(a: str, b: str) -> bool:
+    """Is what the shorter statement is about wholly in the longer one?
+
+    "I don't like long bakeries" is not about "local bakeries at Rucudedi".
+    """
+    wa, wb = _object_words(a), _object_words(b)
+    if not wa or not wb:
+        return True
+    short, long_ = (wa, wb) if len(wa) <= len(wb) else (wb, wa)
+    shared = len(short & long_) / len(short)
+    return shared >= (1.0 if len(short) <= 3 else 0.75)
 
 
 def _overlap(a: str, b: str) -> float:
@@ -259,7 +337,9 @@ def contradiction(older: Item, newer: Item) -> str | None:
         return f"same statement with different numbers ({', '.join(sorted(nums_a))} vs " \
                f"{', '.join(sorted(nums_b))})"
     neg_a, neg_b = _negated(older.content), _negated(newer.content)
-    if neg_a != neg_b and overlap >= _MIN_OVERLAP:
+    if neg_a != neg_b and overlap >= _MIN_OVERLAP and _same_predicate(older.content,
+                                                                       newer.content) \
+            and _same_object(older.content, newer.content):
         return "same statement with the negation flipped"
     if _reversed_preference(older.content, newer.content):
         return "the preference is reversed"
@@ -312,7 +392,7 @@ def is_newer_correction(newer: Item) -> bool:
 def classify(older: Item, newer: Item, *, cosine: float,
              duplicate_similarity: float) -> PairVerdict:
     """Relation of two statements of one user and scope, ``older`` said first."""
-    replaced = newer.replaces or _replaces(newer.content)
+    replaced = newer.replaces or replaced_value(newer.content)
     if replaced and normalize(replaced) in normalize(older.content):
         return PairVerdict("update", f"the newer statement corrects {replaced!r}")
     why = contradiction(older, newer)

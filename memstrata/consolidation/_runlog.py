@@ -192,10 +192,13 @@ def list_runs(conn: Connection, *, job: str | None, limit: int) -> list[Row[Any]
 
 
 def list_actions(conn: Connection, run_id: str, *, user_id: str | None = None,
-                 limit: int | None = None, newest_first: bool = False) -> list[ActionRecord]:
+                 user_ids: list[str] | None = None, limit: int | None = None,
+                 newest_first: bool = False) -> list[ActionRecord]:
     query = select(actions).where(actions.c.run_id == run_id)
     if user_id is not None:
         query = query.where(actions.c.user_id == user_id)
+    if user_ids is not None:
+        query = query.where(actions.c.user_id.in_(user_ids))
     query = query.order_by(actions.c.id.desc() if newest_first else actions.c.id)
     if limit is not None:
         query = query.limit(limit)

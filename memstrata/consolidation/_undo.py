@@ -26,7 +26,7 @@ from memstrata.consolidation import _runlog
 from memstrata.consolidation._apply import apply_updates, snapshot
 from memstrata.consolidation._job import Applied, JobContext, UserPlan
 from memstrata.consolidation._tables import sources
-from memstrata.consolidation.reports import PlannedAction
+from memstrata.consolidation.reports import ActionRecord, PlannedAction
 from memstrata.memory import _store
 from memstrata.memory._store import SeqCounter
 
@@ -40,14 +40,30 @@ class UndoJob:
     def __init__(self, target_run: str, target_job: str) -> None:
         self.target = target_run
         self.lease = target_job
+        self._page: list[str] = []
+        self._prefetched: dict[str, list[ActionRecord]] = {}
 
     def users(self, conn: Connection, ctx: JobContext, after: str | None,
               limit: int | None) -> list[str]:
-        return _runlog.action_users(conn, self.target, after, limit)
+        page = _runlog.action_users(conn, self.target, after, limit)
+        if limit is not None:
+            self._page = page
+        return page
+
+    def _actions(self, conn: Connection, user_id: str) -> list[ActionRecord]:
+        """The user's recorded actions, newest first; a page of users is read in one query
+        (the actions are indexed by run, not by run and user)."""
+        if user_id not in self._prefetched:
+            wanted = self._page if user_id in self._page else [user_id]
+            self._prefetched = {u: [] for u in wanted}
+            for a in _runlog.list_actions(conn, self.target, user_ids=wanted,
+                                          newest_first=True):
+                self._prefetched[a.user_id].append(a)
+        return self._prefetched.pop(user_id)
 
     def plan(self, conn: Connection, ctx: JobContext, user_id: str) -> UserPlan:
         plan = UserPlan(user_id, method="none")
-        for a in _runlog.list_actions(conn, self.target, user_id=user_id, newest_first=True):
+        for a in self._actions(conn, user_id):
             why = f"undo of run {self.target} ({a.action}: {a.reason})"
             if a.action == "mark_source":
                 plan.actions.append(PlannedAction(user_id, None, "restore_source", why,

@@ -199,8 +199,11 @@ _DIET = re.compile(
     r"halal|kosher|gluten[- ]free|lactose[- ]intolerant|on a (?:keto|low[- ]carb) diet)\b",
     re.IGNORECASE,
 )
-_ALLERGY = re.compile(r"\bi(?:'m| am)\s+(?:severely\s+|very\s+)?allergic\s+to\s+(?P<v>.+)",
-                      re.IGNORECASE)
+_ALLERGY = re.compile(
+    r"\bi(?:'m| am)\s+(?:severely\s+|very\s+)?allergic\s+to\s+(?P<v>.+)"
+    r"|\bi\s+have\s+(?:an?\s+|a\s+severe\s+)?(?P<v2>[\w-]+(?:\s+[\w-]+)?)\s+allergy\b",
+    re.IGNORECASE,
+)
 _SPEAK = re.compile(r"\bi\s+speak\s+(?P<v>.+)", re.IGNORECASE)
 _HAVE = re.compile(
     r"\bi\s+have\s+(?P<v>(?:a|an|one|two|three|four|\d+)\s+(?:[\w-]+\s+)?"
@@ -417,7 +420,7 @@ _ZH_DISLIKE = re.compile(
 _ZH_HABIT = re.compile(r"我(?P<adv>总是|一直|通常|一般|每次都|向来|从来不|从不)(?P<v>.+)")
 #: habits and states ("我每天喝两杯咖啡", "我现在不喝咖啡了", "我有两个孩子")
 _ZH_HABITUAL = re.compile(
-    r"^我(?:每天|每周|每晚|每个周末|每次|经常|平时|一般|通常|早上|晚上|周末|现在|已经)?"
+    r"^我(?:每天|每周|每晚|每个周末|每次|经常|平时|一般|通常|早上|晚上|周末|现在|已经){0,3}"
     r"(?:都|也|还)?(?:不再|不|没)?(?P<verb>喝|吃|抽烟|吸烟|跑步|游泳|健身|锻炼|开车|坐|骑车|用|去|有)"
     r"(?P<rest>.*)$"
 )

@@ -235,7 +235,8 @@ def main() -> None:
             result["expire"]["undo"] = {
                 "seconds": round(undo_s, 2), "actions": undo.counts,
                 "actions_per_second": round(undo.total_actions / undo_s),
-                "not_restorable": len(undo.errors),
+                "not_restorable_purges": report.counts.get("purge", 0),
+                "errors_kept_in_report": len(undo.errors),
             }
             print(f"undo expire: {undo_s:.1f} s {undo.counts}", flush=True)
             report, conflicts_s = _timed(lambda: jobs.run("conflicts"))

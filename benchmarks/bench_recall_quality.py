@@ -10,6 +10,8 @@ API on real SQLite with the packaged MiniLM:
 * on plain turns (no context) - what the outside reference figures measured;
 * the ablation that justifies each default change: every step's paired gain
   over the step before, with its interval;
+* what each part of the indexed context adds (speaker, session date, quote
+  of the previous turn);
 * the effect of the write policy (production default drops small talk) and of
   LoCoMo's image captions on the default;
 * recall latency p50/p95 at the default k=5, without the query embedding
@@ -169,6 +171,15 @@ def main() -> None:
                          cache_dir=args.cache) as ev:
         production_write = ev.evaluate([HybridRetriever()])
         write_outcomes = ev.ingested.report.outcomes
+    enrichment: dict[str, Any] = {}
+    for parts in ((), ("speaker",), ("speaker", "date"), ("speaker", "date", "previous")):
+        with Evaluation.open(dataset, base.model_copy(update={"context": parts}),
+                             cache_dir=args.cache) as ev:
+            part_result = ev.evaluate([KeywordRetriever(), HybridRetriever()])
+        enrichment["+".join(parts) or "none"] = {
+            name: {m: round(part_result.summary(name).overall[m].mean, 4) for m in METRICS}
+            for name in ("keyword", "default")
+        }
     no_caption = load_dataset(args.data, include_captions=False)
     with Evaluation.open(no_caption, base, cache_dir=args.cache) as ev:
         captions_off = ev.evaluate([HybridRetriever()])
@@ -206,6 +217,7 @@ def main() -> None:
             for name in ("dense", "keyword", "rrf")
         },
         "ablation": ablation,
+        "enrichment_parts": enrichment,
         "ingest_choices": {
             "production write policy (drops small talk)": {
                 "write_decisions": write_outcomes,

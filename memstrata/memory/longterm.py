@@ -7,9 +7,11 @@ duplicates), asks the write policy and writes -> hand the committed change to
 the derived indexes. A failure before commit leaves nothing behind; the
 indexes only ever learn about committed rows.
 
-Recall goes: sync the user's indexes with SQL -> dense and keyword candidates
--> re-read the candidates from SQL (status, expiry, the exact user) -> fuse,
-threshold, decay, weight -> top-k -> count the use.
+Recall goes: dense and keyword candidates from the indexes -> one SQL read of
+the user's state and the candidates' rows (status, expiry, the exact user) ->
+if SQL has moved past what the indexes reflect (another process wrote), catch
+up and rank again -> fuse, threshold, decay, weight -> top-k -> count the use.
+Indexes that are not loaded yet are synced before the search.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ from memstrata.memory._validate import (
 )
 from memstrata.memory._writer import PreparedWrite, WriteTxn
 from memstrata.memory.embedder import Embedder
-from memstrata.memory.vector import SearchFilter, VectorIndex
+from memstrata.memory.vector import SearchFilter, VectorIndex, Watermark
 from memstrata.policies.retrieval import MAX_TOP_K, RetrievalPolicy
 from memstrata.policies.write import Candidate, screen
 from memstrata.types import (
@@ -251,15 +253,31 @@ class LongTermMemory:
             if not 0.0 <= min_relevance <= 1.0:
                 raise InvalidInputError("min_relevance must be in [0, 1]")
             policy = replace(policy, min_relevance=min_relevance)
-        state = self._sync.ensure(user_id)
+        seen = self._index_watermark(user_id)
+        if seen is None:  # indexes not loaded (or not agreeing): sync before searching
+            state = self._sync.ensure(user_id)
+            if state is None:
+                return []
+            self._check_model(user_id, state)
+            seen = Watermark(state.generation, state.seq)
+        qvec = self._checked(self._embedder.embed([query]), 1)[0]
+        hits, state = self._rank(user_id, query, qvec, scopes, kinds, policy)
         if state is None:
             return []
         self._check_model(user_id, state)
-        qvec = self._checked(self._embedder.embed([query]), 1)[0]
-        hits = self._rank(user_id, query, qvec, scopes, kinds, policy)
+        if Watermark(state.generation, state.seq) != seen:
+            # SQL moved on since the indexes were synced (another process wrote):
+            # catch up and rank again against the current state
+            self._sync.ensure(user_id, state)
+            hits, _ = self._rank(user_id, query, qvec, scopes, kinds, policy)
         if record_use and hits:
             hits = self._record_use(user_id, hits)
         return hits
+
+    def _index_watermark(self, user_id: str) -> Watermark | None:
+        """The SQL state both derived indexes reflect, if they agree (no SQL read)."""
+        mark = self._vectors.watermark(user_id)
+        return mark if mark is not None and self._keywords.watermark(user_id) == mark else None
 
     def candidates(
         self,
@@ -304,25 +322,26 @@ class LongTermMemory:
         scopes: frozenset[str] | None,
         kinds: frozenset[MemoryType] | None,
         policy: RetrievalPolicy,
-    ) -> list[RecallHit]:
-        """Score every candidate from a few columns; build records for the top-k only.
+    ) -> tuple[list[RecallHit], UserState | None]:
+        """Rank the candidates; returns the hits and the user's SQL state they were
+        read with (recall compares it with what the indexes had synced).
 
-        One SQL read fetches the candidates; a record (with its JSON metadata)
-        is built only for the ``top_k`` returned, and a stored vector is decoded
+        One SQL read - the user's state and the candidates' rows in one
+        transaction - fetches everything; a record (with its JSON metadata) is
+        built only for the ``top_k`` returned, and a stored vector is decoded
         only for a keyword candidate the dense search did not score.
         """
         where = SearchFilter(scopes, None if kinds is None else frozenset(k.value for k in kinds))
         n = max(policy.candidates, policy.top_k)
         dense, keyword = self._candidates(user_id, query, qvec, where, n)
         ids = list(dict.fromkeys([*dense, *keyword]))
-        if not ids:
-            return []
         now = self._clock.now()
         now_epoch = to_epoch(now)
         retention = self._settings.retention
         scored: list[tuple[float, str, float, float, float, float, float, Any]] = []
         with self._db.read() as conn:
-            rows = _store.rank_rows(conn, user_id, ids)
+            state = _store.user_state(conn, user_id)
+            rows = _store.rank_rows(conn, user_id, ids) if ids and state is not None else []
         for row in rows:
             status = _STATUS.get(row.status)
             if status is None or not where.admits(row.scope, row.type):
@@ -351,7 +370,7 @@ class LongTermMemory:
             score = relevance * decay * float(row.confidence) * weight
             scored.append((score, row.id, relevance, dense_score, kw, decay, weight, row))
         scored.sort(key=lambda s: (-s[0], s[1]))
-        return [
+        hits = [
             RecallHit(
                 record=_store.ranked_record(row),
                 score=score,
@@ -363,6 +382,7 @@ class LongTermMemory:
             )
             for score, _, relevance, dense_score, kw, decay, weight, row in scored[: policy.top_k]
         ]
+        return hits, state
 
     def _record_use(self, user_id: str, hits: list[RecallHit]) -> list[RecallHit]:
         now_dt = self._clock.now()

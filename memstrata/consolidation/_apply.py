@@ -18,7 +18,7 @@ from sqlalchemy import Connection, bindparam, select, update
 
 from memstrata.consolidation.reports import PlannedAction
 from memstrata.memory import _store
-from memstrata.memory._schema import memories
+from memstrata.memory._schema import memories, users
 from memstrata.memory._store import SeqCounter
 from memstrata.types import RETRIEVABLE
 
@@ -27,6 +27,7 @@ __all__ = [
     "apply_updates",
     "changed_columns",
     "is_retrievable",
+    "lock_existing",
     "snapshot",
 ]
 
@@ -38,6 +39,23 @@ RECORD_COLUMNS: tuple[str, ...] = (
     "metadata",
 )
 _CHUNK = 500
+
+
+def lock_existing(conn: Connection, user_id: str) -> SeqCounter | None:
+    """Lock the user's row (PostgreSQL ``FOR UPDATE``) without creating it.
+
+    ``None`` means the user was erased since the job planned: a job must not
+    bring back a user row (or anything else) after ``forget_user``.
+    """
+    row = conn.execute(
+        select(users.c.user_id, users.c.seq, users.c.generation, users.c.embed_model)
+        .where(users.c.user_id == user_id)
+        .with_for_update()
+    ).first()
+    if row is None:
+        return None
+    return SeqCounter(_store.UserState(user_id, int(row.seq), str(row.generation),
+                                       row.embed_model))
 
 
 def is_retrievable(status: Any) -> bool:

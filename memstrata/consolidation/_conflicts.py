@@ -37,7 +37,7 @@ import numpy as np
 from sqlalchemy import Connection, select
 
 from memstrata._text import normalize
-from memstrata.consolidation._apply import apply_updates, changed_columns
+from memstrata.consolidation._apply import apply_updates, changed_columns, lock_existing
 from memstrata.consolidation._detect import (
     Item,
     PairVerdict,
@@ -54,7 +54,6 @@ from memstrata.consolidation._llm import PAIRS_SYSTEM
 from memstrata.consolidation.reports import Method, PlannedAction
 from memstrata.memory import _store
 from memstrata.memory._schema import memories, memory_vectors, users
-from memstrata.memory._store import SeqCounter
 from memstrata.types import Slot, Status
 
 __all__ = ["ConflictsJob"]
@@ -520,8 +519,9 @@ class ConflictsJob:
     def apply(self, conn: Connection, ctx: JobContext, plan: UserPlan) -> Applied:
         if not plan.actions:
             return Applied()
-        state = _store.lock_user(conn, plan.user_id, ctx.now)
-        counter = SeqCounter(state)
+        counter = lock_existing(conn, plan.user_id)
+        if counter is None:
+            return Applied(errors=["the user was erased meanwhile; nothing changed"])
         done, errors = apply_updates(conn, plan.user_id, plan.actions, counter, verify=True)
         counter.commit(conn)
         return Applied(done, errors)

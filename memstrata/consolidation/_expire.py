@@ -27,14 +27,12 @@ from __future__ import annotations
 from sqlalchemy import Connection, and_, or_, select
 
 from memstrata.clock import from_epoch
-from memstrata.consolidation._apply import apply_updates, purge
+from memstrata.consolidation._apply import apply_updates, lock_existing, purge
 from memstrata.consolidation._conflicts import _user_page
 from memstrata.consolidation._job import Applied, JobContext, UserPlan
 from memstrata.consolidation._tables import actions
 from memstrata.consolidation.reports import PlannedAction
-from memstrata.memory import _store
 from memstrata.memory._schema import memories
-from memstrata.memory._store import SeqCounter
 from memstrata.types import Status
 
 __all__ = ["ExpireJob"]
@@ -117,8 +115,9 @@ class ExpireJob:
     def apply(self, conn: Connection, ctx: JobContext, plan: UserPlan) -> Applied:
         if not plan.actions:
             return Applied()
-        state = _store.lock_user(conn, plan.user_id, ctx.now)
-        counter = SeqCounter(state)
+        counter = lock_existing(conn, plan.user_id)
+        if counter is None:
+            return Applied()
         updates = [a for a in plan.actions if a.action != "purge"]
         done, errors = apply_updates(conn, plan.user_id, updates, counter, verify=False)
         purges = [a for a in plan.actions if a.action == "purge"]

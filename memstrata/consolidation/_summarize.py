@@ -32,7 +32,12 @@ from sqlalchemy import Connection, delete, func, insert, select, union
 from memstrata import _text
 from memstrata.clock import from_epoch
 from memstrata.config import DEFAULT_SCOPE, SCOPE_PATTERN
-from memstrata.consolidation._apply import apply_updates, changed_columns, snapshot
+from memstrata.consolidation._apply import (
+    apply_updates,
+    changed_columns,
+    lock_existing,
+    snapshot,
+)
 from memstrata.consolidation._job import Applied, JobContext, UserPlan, combine_methods
 from memstrata.consolidation._llm import LESSON_SYSTEM, SUMMARY_SYSTEM, LLMGate
 from memstrata.consolidation._summary import Turn, lesson_line, one_line, session_summary
@@ -244,6 +249,11 @@ class SummarizeJob:
         if payload is None or (not payload.new and not payload.empty):
             return out
         user_id = plan.user_id
+        lock_existing(conn, user_id)  # serialise with the user's writers before checking
+        if not _sources_exist(conn, user_id, payload):
+            out.errors.append("the turns or tasks are gone (the user was erased); nothing "
+                              "written")
+            return out
         state = _store.lock_user(conn, user_id, ctx.now)
         model = ctx.embedder.name
         if payload.new and state.embed_model not in (None, model):
@@ -314,6 +324,23 @@ class SummarizeJob:
         if done:
             row["supersedes"] = old_id
         return done
+
+
+def _sources_exist(conn: Connection, user_id: str, payload: _Payload) -> bool:
+    """Are the turns / tasks the plan folded still there (inside the write transaction)?"""
+    folded = [n.source for n in payload.new if n.source is not None]
+    folded += [(kind, source_id, last) for kind, source_id, last, _ in payload.empty]
+    for kind, source_id, last in folded:
+        if kind == "session":
+            found = conn.execute(select(turns.c.id).where(
+                turns.c.user_id == user_id, turns.c.session_id == source_id,
+                turns.c.id == last)).first()
+        else:
+            found = conn.execute(select(tasks.c.task_id).where(
+                tasks.c.user_id == user_id, tasks.c.task_id == source_id)).first()
+        if found is None:
+            return False
+    return True
 
 
 def _mark(conn: Connection, user_id: str, kind: str, source_id: str, last: int,

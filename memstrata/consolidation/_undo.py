@@ -23,7 +23,7 @@ from collections import Counter
 from sqlalchemy import Connection, delete, insert
 
 from memstrata.consolidation import _runlog
-from memstrata.consolidation._apply import apply_updates, snapshot
+from memstrata.consolidation._apply import apply_updates, lock_existing, snapshot
 from memstrata.consolidation._job import Applied, JobContext, UserPlan
 from memstrata.consolidation._tables import sources
 from memstrata.consolidation.reports import ActionRecord, PlannedAction
@@ -82,8 +82,10 @@ class UndoJob:
         out = Applied()
         if not plan.actions:
             return out
-        state = _store.lock_user(conn, plan.user_id, ctx.now)
-        counter = SeqCounter(state)
+        counter = lock_existing(conn, plan.user_id)
+        if counter is None:
+            out.errors.append("the user was erased; nothing to restore")
+            return out
         repeated = max(Counter(a.memory_id for a in plan.actions if a.memory_id).values(),
                        default=0) > 1
         pending: list[PlannedAction] = []

@@ -351,3 +351,30 @@ def test_unknown_jobs_and_users_are_rejected(jobs: Consolidator):
     with pytest.raises(InvalidInputError):
         jobs.run("expire", user_id="")
     assert jobs.runs() == []
+
+
+def test_a_user_erased_between_planning_and_applying_stays_erased(manager: MemoryManager,
+                                                                  jobs: Consolidator, clock):
+    from memstrata.consolidation._conflicts import ConflictsJob
+    from memstrata.consolidation._summarize import SummarizeJob
+    from memstrata.memory._schema import turns, users
+
+    pref(manager, "alice", "I like jazz.")
+    clock.advance(days=1)
+    pref(manager, "alice", "I don't like jazz.")
+    manager.observe("alice", "s1", "user", "I prefer quiet hotels.")
+    clock.advance(hours=2)
+    ctx = jobs._context(dry_run=False, run_id="r1", options={}, gate=None)
+    conflicts, summarize = ConflictsJob(), SummarizeJob()
+    with manager.db.read() as conn:
+        c_plan = conflicts.plan(conn, ctx, "alice")
+        s_plan = summarize.plan(conn, ctx, "alice")
+    assert c_plan.actions and s_plan.payload.new
+    manager.forget_user("alice")  # lands between the plan and the batch transaction
+    with manager.db.write() as conn:
+        assert conflicts.apply(conn, ctx, c_plan).actions == []
+        assert summarize.apply(conn, ctx, s_plan).actions == []
+    assert rows(manager, "alice") == {}
+    with manager.db.read() as conn:
+        assert conn.execute(select(users).where(users.c.user_id == "alice")).first() is None
+        assert conn.execute(select(turns).where(turns.c.user_id == "alice")).first() is None

@@ -183,7 +183,8 @@ def observe_pipeline(cases: list[dict[str, Any]], embedder: Embedder
             second = mm.observe(c["id"], "s2", "user", c["newer"])
             if not second.candidates:
                 unread.append(c["id"] + ":newer")
-            decisions[c["id"]] = [d.outcome for d in second.decisions]
+            decisions[c["id"]] = [d.outcome for d in second.decisions] + (
+                ["corrected"] if second.superseded else [])
         clock.advance(days=1)
         report = Consolidator(mm).run("conflicts")
         predictions = [_outcome(mm, c["id"], report.run_id, decisions[c["id"]]) for c in cases]

@@ -56,11 +56,11 @@ from memstrata.memory import _store
 from memstrata.memory._schema import memories, memory_vectors, users
 from memstrata.types import Slot, Status
 
-__all__ = ["ConflictsJob"]
+__all__ = ["FACT_TYPES", "ConflictsJob"]
 
 #: types whose statements can contradict each other (summaries, lessons and events are
 #: history: two of them can differ without either being wrong - they only deduplicate)
-_FACT_TYPES = frozenset({"preference", "profile", "knowledge", "rule"})
+FACT_TYPES = frozenset({"preference", "profile", "knowledge", "rule"})
 _LIVE = (Status.ACTIVE.value, Status.DEMOTED.value, Status.PENDING_CONFIRMATION.value)
 _MERGEABLE = (Status.ACTIVE.value, Status.DEMOTED.value)
 #: dense neighbours considered per record
@@ -159,7 +159,7 @@ class _Pairs:
         if i == j or _linked(self.recs[i], self.recs[j]):
             return
         ta, tb = self.recs[i].row["type"], self.recs[j].row["type"]
-        if ta != tb and not (ta in _FACT_TYPES and tb in _FACT_TYPES):
+        if ta != tb and not (ta in FACT_TYPES and tb in FACT_TYPES):
             return
         key = (i, j) if self.recs[i].order <= self.recs[j].order else (j, i)
         if cos is None:
@@ -335,7 +335,7 @@ def _judge(pairs: _Pairs, ctx: JobContext, errors: list[str]
                                  duplicate_similarity=s.duplicate_similarity)
         method = "offline" if method in ("none", "offline") else "llm+offline"
     for key, verdict in list(verdicts.items()):
-        facts = {recs[key[0]].row["type"], recs[key[1]].row["type"]} <= _FACT_TYPES
+        facts = {recs[key[0]].row["type"], recs[key[1]].row["type"]} <= FACT_TYPES
         if verdict.relation in ("contradiction", "update") and not facts:
             verdicts[key] = PairVerdict("compatible", "history records do not contradict")
     return verdicts, method

@@ -12,8 +12,9 @@ extractor (:mod:`memstrata.consolidation.extract`) then reads explicit
 preferences, corrections and profile facts; each candidate goes through the
 ordinary write policy in one batch (one embedding call, one transaction): a
 structured correction supersedes the old value at once, a contradicting value
-opens a conflict, a duplicate reinforces. Nothing else - no LLM, no per-turn
-model calls. A turn with nothing readable costs the append alone; what the
+opens a conflict, a duplicate reinforces; a free-text "actually, not X but Y"
+supersedes the older statements about X in the scope right away. Nothing else -
+no LLM, no per-turn model calls. A turn with nothing readable costs the append alone; what the
 fast path could not read waits in episodic storage for the ``summarize`` job
 (the turn's metadata says ``fast_extracted: 0``).
 
@@ -28,11 +29,20 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
+from sqlalchemy import select
+
+from memstrata import _text
+from memstrata.clock import to_epoch
 from memstrata.config import DEFAULT_SCOPE
+from memstrata.consolidation._apply import lock_existing
+from memstrata.consolidation._conflicts import FACT_TYPES
+from memstrata.consolidation._detect import Item, classify
 from memstrata.consolidation.extract import Extracted, extract
 from memstrata.errors import InvalidInputError
+from memstrata.memory import _store
+from memstrata.memory._schema import memories
 from memstrata.memory._validate import check_scope, check_user
-from memstrata.types import MemoryInput, Source, WriteDecision
+from memstrata.types import MemoryInput, Source, Status, WriteDecision
 
 if TYPE_CHECKING:
     from memstrata.memory.manager import MemoryManager
@@ -54,6 +64,8 @@ class Observation:
     role: str
     candidates: tuple[Extracted, ...]
     decisions: tuple[WriteDecision, ...]
+    #: older free-text records a "not X but Y" correction superseded at once
+    superseded: tuple[str, ...] = ()
     kind: Literal["observation"] = "observation"
 
     @property
@@ -101,7 +113,61 @@ def observe(
         return Observation(turn_id, user_id, session_id, role, (), ())
     inputs = [_input(c, scope, session_id, at, turn_id=turn_id) for c in candidates]
     decisions = manager.remember_many(user_id, inputs)
-    return Observation(turn_id, user_id, session_id, role, candidates, tuple(decisions))
+    corrected: list[str] = []
+    for c, d in zip(candidates, decisions, strict=True):
+        if c.replaces and c.slot is None and d.stored and d.record_id:
+            corrected += _supersede_replaced(manager, user_id, scope, d.record_id, c.replaces)
+    return Observation(turn_id, user_id, session_id, role, candidates, tuple(decisions),
+                       tuple(corrected))
+
+
+def _supersede_replaced(manager: MemoryManager, user_id: str, scope: str, new_id: str,
+                        replaced: str) -> list[str]:
+    """"Actually, not X but Y" in free text: older live statements about X in the scope
+    are superseded by the correction now (the write path only sees structured slots).
+
+    The same judgement the ``conflicts`` job makes; done here so the next recall
+    already answers Y. History is kept (``superseded`` with ``superseded_by``).
+    """
+    needle = _text.normalize(replaced)
+    now = to_epoch(manager.clock.now())
+    m = memories.c
+    with manager.db.write() as conn:
+        counter = lock_existing(conn, user_id)
+        if counter is None:  # pragma: no cover - the user was erased meanwhile
+            return []
+        rows = conn.execute(
+            select(m.id, m.content, m.type, m.valid_from, m.status, m.supersedes)
+            .where(m.user_id == user_id, m.scope == scope,
+                   m.status.in_([Status.ACTIVE.value, Status.DEMOTED.value,
+                                 Status.PENDING_CONFIRMATION.value]))
+        ).all()
+        new = next((r for r in rows if r.id == new_id), None)
+        if new is None:
+            return []
+        newer = Item(new.content, new.type, replaces=replaced, correction=True)
+        targets = sorted(
+            (r for r in rows
+             if r.id != new_id and r.type in FACT_TYPES and r.valid_from <= new.valid_from
+             and needle in _text.normalize(r.content)
+             and classify(Item(r.content, r.type), newer, cosine=0.0,
+                          duplicate_similarity=1.0).relation == "update"),
+            key=lambda r: (r.valid_from, r.id),
+        )
+        reason = f"explicit correction: not {replaced!r} (the newest statement wins)"
+        for r in targets:
+            _store.update_record(conn, user_id, r.id, status=Status.SUPERSEDED.value,
+                                 superseded_by=new_id, valid_to=new.valid_from,
+                                 updated_at=now, seq=counter.next())
+        if targets:
+            _store.update_record(conn, user_id, new_id, supersedes=targets[-1].id,
+                                 updated_at=now)
+            _store.add_events(conn, [
+                {"user_id": user_id, "memory_id": r.id, "action": "superseded",
+                 "reason": reason, "at": now, "details": {"by": new_id}}
+                for r in targets])
+        counter.commit(conn)
+    return [r.id for r in targets]
 
 
 def _input(c: Extracted, scope: str, session_id: str, at: datetime | None, *, turn_id: int

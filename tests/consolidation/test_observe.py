@@ -59,6 +59,24 @@ def test_an_explicit_correction_supersedes_at_once_with_history(manager: MemoryM
     assert new.slot is not None and new.slot.value == "Munich"
 
 
+def test_a_free_text_correction_supersedes_at_once(manager: MemoryManager, clock):
+    window = manager.observe("alice", "s1", "user", "I prefer window seats on flights.",
+                             scope="travel").written[0]
+    trains = manager.observe("alice", "s1", "user", "I like window tables on trains.",
+                             scope="food").written[0]
+    clock.advance(days=2)
+    obs = manager.observe("alice", "s2", "user", "Actually, not window but aisle seats.",
+                          scope="travel")
+    (aisle,) = obs.written
+    assert obs.superseded == (window,)
+    old = manager.get("alice", window)
+    assert old.status is Status.SUPERSEDED and old.superseded_by == aisle
+    assert manager.get("alice", aisle).supersedes == window
+    assert manager.get("alice", trains).status is Status.ACTIVE  # another scope
+    assert [h.id for h in manager.recall("alice", "window or aisle seat?", scope="travel")] \
+        == [aisle]
+
+
 def test_a_contradicting_value_opens_a_conflict_instead_of_overwriting(manager: MemoryManager):
     manager.observe("alice", "s1", "user", "I live in Berlin.")
     obs = manager.observe("alice", "s2", "user", "I live in Munich.")

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from memstrata.eval._metrics import Estimate
 
 if TYPE_CHECKING:
+    from memstrata.eval._data import Dataset
     from memstrata.eval._result import EvalResult, QuestionResult
 
 __all__ = ["explain", "render_markdown", "summary_table"]
@@ -131,10 +132,16 @@ def render_markdown(result: EvalResult, figures: dict[str, str]) -> str:
 
 
 def explain(result: EvalResult, question: QuestionResult, *, show: int = 5,
-            turn_text: dict[str, str] | None = None) -> str:
+            dataset: Dataset | None = None) -> str:
     """A failure-browser entry in markdown: the question, the gold evidence (with
-    the rank it got), and what came back with its score parts."""
+    the rank it got), and what came back with its score parts.
+
+    Pass the ``dataset`` to show evidence turns the write policy did not store."""
     user = question.user
+    turn_text: dict[str, str] | None = None
+    if dataset is not None:
+        conv = next((c for c in dataset.conversations if c.user == user), None)
+        turn_text = None if conv is None else {t.id: t.text for t in conv.turns}
     record_of: dict[str, str] = {}
     for record_id, rec in result.records.get(user, {}).items():
         for turn in rec.get("turns", []):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -178,3 +179,21 @@ def test_turn_context_names_speaker_date_and_quotes_the_previous_turn():
     assert turn_context(turn, None, IngestOptions(context=())) is None
     with pytest.raises(ValueError):
         IngestOptions(context=("weather",))  # type: ignore[arg-type]
+
+
+def test_failure_browser_shows_each_users_own_evidence(tmp_path: Path, embedder: Embedder):
+    path = tmp_path / "same_ids.jsonl"
+    rows = [
+        {"user": "a", "session": "s", "time": "2024-01-01T00:00:00Z", "text": "I play the oboe"},
+        {"user": "b", "session": "s", "time": "2024-01-01T00:00:00Z", "text": "I grow tomatoes"},
+        {"user": "a", "question": "What does a play?", "evidence_ids": ["s:1"]},
+        {"user": "b", "question": "What does b grow?", "evidence_ids": ["s:1"]},
+    ]
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    data = load_dataset(path)
+    result = evaluate(data, CONFIG.model_copy(update={"retrievers": ("default",)}),
+                      embedder=embedder, progress=False)
+    for q, text in zip(result.run("default").questions, ("oboe", "tomatoes"), strict=True):
+        shown = explain(result, q, dataset=data)
+        gold = shown.split("gold evidence:")[1].split("returned:")[0]
+        assert text in gold

@@ -228,9 +228,22 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=20)
     parser.add_argument("--turns", type=int, default=60, help="user turns per user")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--postgres", action="store_true",
+                        help="also measure on a throwaway PostgreSQL cluster (local socket)")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     result = run(args.url, args.users, args.turns, args.seed)
+    if args.postgres:
+        from memstrata.testing import PostgresServer
+
+        server = PostgresServer().start()
+        try:
+            pg = run(server.create_database(), args.users, args.turns, args.seed)
+        finally:
+            server.stop()
+        result["postgresql"] = {k: pg[k] for k in (
+            "user_turns", "user_turns_with_extraction", "user_turns_without_extraction",
+            "assistant_turns", "embedding")}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
     print(json.dumps({k: result[k] for k in ("user_turns", "user_turns_with_extraction",

@@ -272,7 +272,8 @@ def main() -> None:
         "# Recall quality, LoCoMo development conversations\n\n"
         "Enriched ingest (the evaluation default):\n\n" + summary_table(main_result)
         + "\n\nPlain turns (no context, as the outside references):\n\n"
-        + summary_table(plain) + "\n\n" + summary_table(before).split("\n", 2)[2] + "\n"
+        + summary_table(plain) + "\n" + summary_table(before).split("\n", 2)[2]
+        .replace("`previous`", "`previous defaults`") + "\n"
     )
     print(summary_table(main_result))
     print(f"latency: {latency}")

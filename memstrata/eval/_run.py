@@ -23,6 +23,7 @@ import tomllib
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -72,33 +73,39 @@ def policy_from(overrides: dict[str, Any], base: RetrievalPolicy | None = None
     """A :class:`RetrievalPolicy` from JSON-able overrides.
 
     Plain fields by name (``dense_weight``, ``min_relevance``, ...);
-    ``half_life_days`` maps a memory type to days (``null``: no decay);
+    ``half_life_days`` maps a memory type to days (``null``, or ``"none"`` in TOML:
+    no decay);
     ``status_weight`` maps a status to a weight.
     """
     base = base or RetrievalPolicy()
     values: dict[str, Any] = {}
     fields = set(RetrievalPolicy.__dataclass_fields__) - {"half_life", "status_weight"}
-    for key, value in overrides.items():
-        if key == "half_life_days":
-            values["half_life"] = {
-                MemoryType(t): None if d is None else timedelta(days=float(d))
-                for t, d in dict(value).items()
-            }
-        elif key == "status_weight":
-            values["status_weight"] = {Status(s): float(w) for s, w in dict(value).items()}
-        elif key in fields:
-            values[key] = value
-        else:
-            raise InvalidSettingError(
-                f"unknown retrieval setting {key!r}; known: "
-                f"{sorted(fields | {'half_life_days', 'status_weight'})}"
-            )
     try:
-        from dataclasses import replace
-
+        for key, value in overrides.items():
+            if key == "half_life_days":
+                values["half_life"] = {
+                    MemoryType(t): None if _no_decay(d) else timedelta(days=float(d))
+                    for t, d in dict(value).items()
+                }
+            elif key == "status_weight":
+                values["status_weight"] = {Status(s): float(w) for s, w in dict(value).items()}
+            elif key in fields:
+                values[key] = value
+            else:
+                raise InvalidSettingError(
+                    f"unknown retrieval setting {key!r}; known: "
+                    f"{sorted(fields | {'half_life_days', 'status_weight'})}"
+                )
         return replace(base, **values)
     except (TypeError, ValueError) as exc:
+        if isinstance(exc, InvalidSettingError):
+            raise
         raise InvalidSettingError(f"invalid retrieval settings: {exc}") from exc
+
+
+def _no_decay(days: Any) -> bool:
+    # TOML has no null: "none" / "never" spell "this type does not decay"
+    return days is None or (isinstance(days, str) and days.strip().lower() in ("none", "never"))
 
 
 class EvalConfig(BaseModel):

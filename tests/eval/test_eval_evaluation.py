@@ -165,6 +165,11 @@ def test_config_files_and_bad_settings(tmp_path: Path):
                           "status_weight": {"demoted": 0.1}})
     assert policy.half_life[MemoryType.EVENT] == timedelta(days=10)
     assert policy.half_life[MemoryType.PREFERENCE] is None
+    assert policy_from({"half_life_days": {"event": "none"}}).half_life[MemoryType.EVENT] is None
+    for bad in ({"half_life_days": {"weather": 3}}, {"half_life_days": {"event": "soon"}},
+                {"status_weight": {"gone": 1}}):
+        with pytest.raises(InvalidSettingError):
+            policy_from(bad)
 
 
 def test_turn_context_names_speaker_date_and_quotes_the_previous_turn():

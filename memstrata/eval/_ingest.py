@@ -30,6 +30,7 @@ import hashlib
 import json
 import shutil
 import tempfile
+import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -283,10 +284,10 @@ def open_ingested(
     hash of the data, the options and the embedding model, and reused by the
     next call with the same inputs: embedding a few thousand turns takes a
     while on a laptop, and retrieval settings (policy, BM25 parameters) do not
-    change what is stored.
+    change what is stored. An entry is complete once its ``ingest.json`` is
+    written; a folder without one (an interrupted ingest) is ingested again.
+    Two processes filling the *same* entry at once is not supported.
     """
-    import time
-
     options = options or IngestOptions()
     if not dataset.conversations:
         raise DatasetError("the dataset has no conversations", source=dataset.name)
@@ -302,16 +303,14 @@ def open_ingested(
         temp = Path(tempfile.mkdtemp(prefix="memstrata-eval-"))
         directory = temp
     else:
-        probe = _open_probe_embedder(embedder)
-        directory = Path(cache_dir) / _cache_key(dataset, options, probe.name)
-        embedder = probe
+        embedder = _resolve_embedder(embedder)
+        directory = Path(cache_dir) / _cache_key(dataset, options, embedder.name)
     try:
-        report_path = directory / _REPORT_FILE
-        if report_path.exists():
+        report = _cached_report(directory)
+        if report is not None:
             memory = _open(directory, dataset, options, embedder, settings)
-            report = IngestReport.from_dict(json.loads(report_path.read_text()), cached=True)
         else:
-            if directory.exists():  # an interrupted ingest: start again
+            if directory.exists():  # an interrupted or unreadable entry: start again
                 shutil.rmtree(directory)
             directory.mkdir(parents=True)
             memory = _open(directory, dataset, options, embedder, settings)
@@ -330,9 +329,9 @@ def open_ingested(
             if temp is None:
                 memory.keyword_index.flush()
                 memory.vector_index.flush()
-                tmp = report_path.with_suffix(".tmp")
+                tmp = directory / (_REPORT_FILE + ".tmp")
                 tmp.write_text(json.dumps(report.to_dict()))
-                tmp.replace(report_path)
+                tmp.replace(directory / _REPORT_FILE)
         try:
             yield IngestedMemory(memory, report, directory)
         finally:
@@ -342,9 +341,19 @@ def open_ingested(
             shutil.rmtree(temp, ignore_errors=True)
 
 
-def _open_probe_embedder(embedder: Embedder | None) -> Embedder:
+def _resolve_embedder(embedder: Embedder | None) -> Embedder:
     if embedder is not None:
         return embedder
     from memstrata.memory.manager import default_embedder
 
     return default_embedder()
+
+
+def _cached_report(directory: Path) -> IngestReport | None:
+    path = directory / _REPORT_FILE
+    if not path.is_file():
+        return None
+    try:
+        return IngestReport.from_dict(json.loads(path.read_text()), cached=True)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None

@@ -51,6 +51,7 @@ from memstrata.eval._retrievers import (
     builtin_retriever,
 )
 from memstrata.memory.embedder import Embedder
+from memstrata.memory.manager import MemoryManager
 from memstrata.policies.retrieval import MAX_TOP_K, RetrievalPolicy
 from memstrata.policies.write import WritePolicy
 from memstrata.types import MemoryType, Status
@@ -246,7 +247,7 @@ class Evaluation:
             yield cls(dataset, ingested, config, progress=progress)
 
     @property
-    def memory(self) -> Any:
+    def memory(self) -> MemoryManager:
         return self.ingested.memory
 
     def _warm(self) -> None:

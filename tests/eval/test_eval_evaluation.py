@@ -105,6 +105,14 @@ def test_ingest_cache_is_reused_and_results_match(
     other = config.model_copy(update={"context": ("speaker",)})
     evaluate(data, other, embedder=embedder, cache_dir=tmp_path / "c", progress=False)
     assert len(list((tmp_path / "c").iterdir())) == 2
+    # an unreadable entry is ingested again, not trusted
+    (entry,) = [p for p in (tmp_path / "c").iterdir()
+                if json.loads((p / "ingest.json").read_text())["options"]["context"] != ["speaker"]]
+    (entry / "ingest.json").write_text("{truncated")
+    third = evaluate(data, config, embedder=embedder, cache_dir=tmp_path / "c", progress=False)
+    assert third.ingest["cached"] is False
+    assert third.run("default").values("recall@5").tolist() == \
+        first.run("default").values("recall@5").tolist()
 
 
 def test_save_writes_json_markdown_and_plots_that_load_back(

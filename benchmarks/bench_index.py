@@ -25,8 +25,8 @@ import uuid
 from pathlib import Path
 
 import numpy as np
-
 from _common import embedded_corpus, percentiles, rss_mb, timed, write_result
+
 from memstrata.memory._keyword import KeywordIndex
 from memstrata.memory._local_index import LocalVectorIndex
 from memstrata.memory._store import IndexRow
@@ -53,6 +53,13 @@ def agreement(index: LocalVectorIndex, user: str, rows: list[IndexRow], matrix: 
     return same / (k * len(queries))
 
 
+def _time_searches(index: LocalVectorIndex, qs: list[np.ndarray], k: int,
+                   where: SearchFilter | None) -> list[float]:
+    cursor = iter(range(10**9))
+    flt = where if where is not None else SearchFilter()
+    return timed(lambda: index.search("u", qs[next(cursor) % len(qs)], k, flt), repeat=len(qs))
+
+
 def single_user(sizes: list[int], texts: list[str], vectors: np.ndarray,
                 queries: np.ndarray, workdir: Path) -> dict[str, object]:
     out: dict[str, object] = {}
@@ -62,14 +69,10 @@ def single_user(sizes: list[int], texts: list[str], vectors: np.ndarray,
         index.apply("u", IndexBatch(rows, (), Watermark("g", n)))
         half = SearchFilter(scopes=frozenset({"scope0"}))
         qs = [queries[i : i + 1] for i in range(len(queries))]
-        it = iter(range(10**9))
         res = {
-            "top5": percentiles(timed(lambda: index.search("u", qs[next(it) % len(qs)], 5),
-                                      repeat=len(qs))),
-            "top50": percentiles(timed(lambda: index.search("u", qs[next(it) % len(qs)], 50),
-                                       repeat=len(qs))),
-            "top50_scope_filter_half": percentiles(timed(
-                lambda: index.search("u", qs[next(it) % len(qs)], 50, half), repeat=len(qs))),
+            "top5": percentiles(_time_searches(index, qs, 5, None)),
+            "top50": percentiles(_time_searches(index, qs, 50, None)),
+            "top50_scope_filter_half": percentiles(_time_searches(index, qs, 50, half)),
             "top5_agreement_vs_exact_float32": round(
                 agreement(index, "u", rows, vectors[:n], queries), 5),
         }

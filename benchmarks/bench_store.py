@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from _common import (
     PrecomputedEmbedder,
     corpus,
@@ -33,6 +32,7 @@ from _common import (
     percentiles,
     write_result,
 )
+
 from memstrata import ManualClock, MemoryInput, MemoryManager, WritePolicy
 from memstrata.memory import default_embedder
 

@@ -156,10 +156,10 @@ def test_invalid_settings(sqlite_url: str, embedder: Embedder):
     with pytest.raises(InvalidSettingError):
         MemoryManager.open(sqlite_url, embedder=embedder, scopes=["Bad Scope"])
     with pytest.raises(InvalidSettingError):
-        MemoryManager.open(sqlite_url, embedder=embedder, vector_backend="nope").longterm
+        _ = MemoryManager.open(sqlite_url, embedder=embedder, vector_backend="nope").longterm
     with pytest.raises(InvalidSettingError):
-        MemoryManager.open(sqlite_url, embedder=embedder,
-                           vector_options={"precision": "float8"}).longterm
+        _ = MemoryManager.open(sqlite_url, embedder=embedder,
+                               vector_options={"precision": "float8"}).longterm
 
 
 def test_closed_manager_refuses_every_call(sqlite_url: str, embedder: Embedder):

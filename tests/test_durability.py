@@ -160,8 +160,10 @@ def test_concurrent_writers_lose_nothing_and_keep_one_value_per_slot(manager: Me
     def writer(n: int) -> None:
         try:
             for i in range(10):
-                manager.remember("u", f"writer {n} wrote distinct fact {i} about topic {n * 10 + i}",
-                                 type="knowledge")
+                manager.remember(
+                    "u", f"writer {n} wrote distinct fact {i} about topic {n * 10 + i}",
+                    type="knowledge",
+                )
             manager.remember("u", f"My city is city-{n}", type="profile",
                              slot=("u", "city", f"city-{n}"))
         except BaseException as exc:  # noqa: BLE001 - asserted below

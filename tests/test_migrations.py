@@ -7,7 +7,7 @@ import pkgutil
 import threading
 
 import pytest
-from sqlalchemy import inspect, insert, select
+from sqlalchemy import insert, inspect, select
 
 import memstrata
 from memstrata.errors import SchemaVersionError

@@ -155,12 +155,11 @@ def lock_user(conn: Connection, user_id: str, now: float) -> UserState:
     )
     state = conn.execute(query).first()
     if state is None:
-        if conn.dialect.name == "postgresql":
-            from sqlalchemy.dialects.postgresql import insert as dialect_insert
-        else:
-            from sqlalchemy.dialects.sqlite import insert as dialect_insert
+        from sqlalchemy.dialects import postgresql, sqlite
+
+        dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
         conn.execute(
-            dialect_insert(users)
+            dialect.insert(users)
             .values(user_id=user_id, seq=0, generation=uuid.uuid4().hex, embed_model=None,
                     created_at=now)
             .on_conflict_do_nothing(index_elements=["user_id"])

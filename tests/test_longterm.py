@@ -350,3 +350,28 @@ def test_slot_lookup_is_by_fields(manager: MemoryManager):
     assert {r.slot.value for r in ages if r.slot} == {"34", "40"}
     assert [r.slot.value for r in manager.lookup("u", subject="Alice", attribute="AGE")
             if r.slot] == ["34"]
+
+
+PARAPHRASES = [
+    ("I prefer aisle seats, I get up a lot", "Where should he sit on the plane?"),
+    ("My daughter Emma starts school in September", "When does the kid begin classes?"),
+    ("I work as a nurse at the city hospital", "What is her job?"),
+    ("We adopted a golden retriever named Max", "Do they have any pets?"),
+    ("I'm vegetarian", "What can I cook for dinner?"),
+    ("My sister lives in Toronto", "Where is her family based?"),
+    ("I hate waking up early, never book flights before 9am",
+     "When should the morning flight leave?"),
+]
+
+
+def test_paraphrased_facts_are_recalled_and_noise_is_not(manager: MemoryManager):
+    """Facts that share no word with the question still come back; unrelated questions
+    get nothing (the relevance gate is on the strongest signal, not the fused one)."""
+    manager.remember_many("u", [MemoryInput(content=m, type="preference")
+                                for m, _ in PARAPHRASES])
+    for memory, question in PARAPHRASES:
+        hits = manager.recall("u", question, record_use=False)
+        assert hits and hits[0].content == memory, question
+    for question in ("quantum chromodynamics lattice gauge", "What is the capital of Peru?",
+                     "stock prices of semiconductor companies"):
+        assert manager.recall("u", question, record_use=False) == [], question

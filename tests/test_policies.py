@@ -156,3 +156,11 @@ def test_retrieval_scoring():
                 {"keyword_saturation": 0}, {"decay_floor": 1.5}):
         with pytest.raises(ValueError):
             RetrievalPolicy(**bad)  # type: ignore[arg-type]
+
+
+def test_the_relevance_gate_is_the_strongest_signal():
+    p = RetrievalPolicy(min_relevance=0.25, dense_weight=0.4)
+    assert p.admits(0.35, 0.0)  # a confident paraphrase, no shared word
+    assert p.relevance(0.35, 0.0) < 0.25  # ... although its fused relevance is low
+    assert p.admits(0.0, 5.0)  # a keyword match alone
+    assert not p.admits(0.2, 1.0)  # neither retriever convinced

@@ -49,8 +49,7 @@ def threshold_sweep(run: RetrieverRun, thresholds: Iterable[float], *, k: int) -
         recalls, precisions, sizes, tokens = [], [], [], []
         empty = 0
         for q in run.questions:
-            kept = [i for i, item in enumerate(q.retrieved)
-                    if item.relevance is not None and item.relevance >= t][:k]
+            kept = [i for i, item in enumerate(q.retrieved) if _gate(item) >= t][:k]
             ranks = {i + 1 for i in kept}
             recalls.append(sum(1 for r in q.evidence_ranks if r in ranks) / len(q.evidence_ranks))
             sizes.append(len(kept))
@@ -68,6 +67,13 @@ def threshold_sweep(run: RetrieverRun, thresholds: Iterable[float], *, k: int) -
             tokens=float(np.mean(tokens)) if tokens else 0.0,
         ))
     return out
+
+
+def _gate(item: Ranked) -> float:
+    """The value ``recall`` compares with ``min_relevance``: the strongest signal."""
+    if "dense" in item.parts and "keyword" in item.parts:
+        return max(item.parts["dense"], item.parts["keyword"])
+    return item.relevance if item.relevance is not None else 0.0
 
 
 def _tokens_of(cumulative: tuple[int, ...], kept: list[int]) -> int:

@@ -359,9 +359,9 @@ class LongTermMemory:
                 blob = row.vector
                 dense_score = 0.0 if blob is None else float(np.dot(decode_vector(blob), qvec))
             kw = keyword.get(row.id, 0.0)
-            relevance = policy.relevance(dense_score, kw)
-            if relevance < policy.min_relevance:
+            if not policy.admits(dense_score, kw):
                 continue
+            relevance = policy.relevance(dense_score, kw)
             last_used = max(row.created_at, row.last_accessed_at or 0.0)
             decay = policy.decay_after(
                 _TYPE[row.type], now_epoch - last_used, pinned=bool(row.pinned)

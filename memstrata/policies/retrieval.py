@@ -11,8 +11,14 @@
   (or written), down to ``decay_floor``; pinned records do not decay.
 * ``status_weight`` ranks demoted (and expired) records below active ones.
 
-Nothing whose relevance is below ``min_relevance`` is returned: noise is worse
-than absence.
+A candidate is returned only when its *strongest* signal - the cosine
+similarity or the saturated keyword score - reaches ``min_relevance``: noise is
+worse than absence. The gate is on the strongest signal, not on the fused
+relevance, because the fusion weights are tuned for *ranking*: with
+``dense_weight`` 0.4 a paraphrase that shares no word with the question
+(cosine 0.35-0.45: "What can I cook for her?" -> "I'm vegetarian") would fuse
+to 0.14-0.18 and be cut by any useful threshold, although the model is quite
+sure of it. Unrelated memories stay below 0.2 on both signals.
 
 The defaults are measured (``docs/eval.md``, LoCoMo development conversations,
 paired bootstrap): keyword evidence outweighs MiniLM similarity on
@@ -54,7 +60,7 @@ DEFAULT_STATUS_WEIGHT: Mapping[Status, float] = MappingProxyType(
     }
 )
 DEFAULT_TOP_K = 5
-DEFAULT_MIN_RELEVANCE = 0.15
+DEFAULT_MIN_RELEVANCE = 0.25
 DEFAULT_DENSE_WEIGHT = 0.4
 DEFAULT_KEYWORD_SATURATION = 10.0
 DEFAULT_CANDIDATES = 20
@@ -104,6 +110,10 @@ class RetrievalPolicy:
     def keyword_signal(self, bm25: float) -> float:
         """BM25 squashed into [0, 1): ``bm25 / (bm25 + saturation)``."""
         return bm25 / (bm25 + self.keyword_saturation) if bm25 > 0 else 0.0
+
+    def admits(self, dense: float, bm25: float) -> bool:
+        """Is either retriever convinced? ``max(cosine, keyword signal) >= min_relevance``."""
+        return max(dense, self.keyword_signal(bm25)) >= self.min_relevance
 
     def relevance(self, dense: float, bm25: float) -> float:
         """Fused relevance in [0, 1] of one candidate."""

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from memstrata.eval._result import RetrieverRun
+from memstrata.eval._retrievers import Ranked
 
 __all__ = ["SweepPoint", "threshold_sweep", "top_k_sweep"]
 
@@ -72,7 +73,7 @@ def threshold_sweep(run: RetrieverRun, thresholds: Iterable[float], *, k: int) -
 def _gate(item: Ranked) -> float:
     """The value ``recall`` compares with ``min_relevance``: the strongest signal."""
     if "dense" in item.parts and "keyword" in item.parts:
-        return max(item.parts["dense"], item.parts["keyword"])
+        return float(max(item.parts["dense"], item.parts["keyword"]))
     return item.relevance if item.relevance is not None else 0.0
 
 

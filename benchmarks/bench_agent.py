@@ -121,15 +121,14 @@ def main() -> None:
     embedder.embed(["warm up"])
     with tempfile.TemporaryDirectory() as tmp, MemoryManager.open(
             f"sqlite:///{Path(tmp) / 'bench.db'}", embedder=embedder) as memory:
-        if True:
-            t = time.perf_counter()
-            items = [{"content": f"Customer note {i}: the {TOPICS[i % len(TOPICS)]} for order "
-                                 f"A{i} needed follow-up #{i * 7919 % 10007}",
-                      "type": "knowledge", "scope": "orders"} for i in range(MEMORIES)]
-            memory.remember_many("bench", items)
-            ingest_s = time.perf_counter() - t
-            default = run_task(memory, "bench", refresh=10)
-            cold = run_task(memory, "bench", refresh=1)
+        t = time.perf_counter()
+        items = [{"content": f"Customer note {i}: the {TOPICS[i % len(TOPICS)]} for order "
+                             f"A{i} needed follow-up #{i * 7919 % 10007}",
+                  "type": "knowledge", "scope": "orders"} for i in range(MEMORIES)]
+        memory.remember_many("bench", items)
+        ingest_s = time.perf_counter() - t
+        default = run_task(memory, "bench", refresh=10)
+        cold = run_task(memory, "bench", refresh=1)
     steady = default["per_turn_ms"]
     worst = cold["per_turn_ms"]
     ours, naive = default["ours"], default["naive"]

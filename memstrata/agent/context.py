@@ -121,7 +121,7 @@ class ContextSettings:
     #: pending confirmations shown
     confirmations_k: int = 3
     #: finished-work lines kept; the least relevant beyond this are folded even under budget
-    max_finished_lines: int = 8
+    max_finished_lines: int = 6
     #: characters an old verbatim observation is trimmed to when over budget
     trimmed_observation_chars: int = 200
 

@@ -144,9 +144,9 @@ def build_briefing(
         found = {r.id: r for r in manager.memories(
             user_id, scope=scopes, types=[MemoryType.PROFILE], statuses=[Status.ACTIVE],
             limit=max(profile_k * 3, 30))}
-        for r in manager.memories(user_id, scope=scopes, statuses=[Status.ACTIVE], limit=500):
-            if r.pinned:
-                found.setdefault(r.id, r)
+        for r in manager.memories(user_id, scope=scopes, statuses=[Status.ACTIVE], pinned=True,
+                                  limit=max(profile_k * 3, 30)):
+            found.setdefault(r.id, r)
         profile = sorted(found.values(),
                          key=lambda r: (not r.pinned, -(r.confidence * r.importance), r.id))
         profile = profile[:profile_k]

@@ -549,10 +549,13 @@ def list_rows(
     subject: str | None = None,
     attribute: str | None = None,
     newest_first: bool = True,
+    pinned: bool | None = None,
 ) -> list[Row[Any]]:
     query = select(memories).where(
         memories.c.user_id == user_id, memories.c.status.in_(list(statuses))
     )
+    if pinned is not None:
+        query = query.where(memories.c.pinned == pinned)
     if scopes is not None:
         query = query.where(memories.c.scope.in_(list(scopes)))
     if types is not None:

@@ -466,7 +466,9 @@ class LongTermMemory:
         statuses: Status | str | Iterable[Status | str] = tuple(RETRIEVABLE),
         limit: int = 100,
         offset: int = 0,
+        pinned: bool | None = None,
     ) -> list[MemoryRecord]:
+        """Browse records, newest first (``pinned`` filters on the pin flag)."""
         user_id = check_user(user_id)
         scopes = check_scopes(scope, self._settings.scopes)
         kinds = check_types(types)
@@ -480,6 +482,7 @@ class LongTermMemory:
                 statuses=sorted(s.value for s in wanted),
                 limit=limit,
                 offset=offset,
+                pinned=pinned,
             )
         return [_store.row_to_record(r) for r in rows]
 

@@ -258,7 +258,7 @@ class MemoryManager:
         return self.longterm.lookup(user_id, **fields)
 
     def memories(self, user_id: str, **filters: Any) -> list[MemoryRecord]:
-        """Browse records (filters: scope, types, statuses, limit, offset)."""
+        """Browse records (filters: scope, types, statuses, pinned, limit, offset)."""
         return self.longterm.list_records(user_id, **filters)
 
     def conflicts(self, user_id: str, **filters: Any) -> list[list[MemoryRecord]]:

@@ -37,8 +37,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, select, update
-from tqdm.auto import tqdm
 
+from memstrata._progress import Progress, ProgressBar
 from memstrata.agent.llm import LLMClient, Retry, Timeouts
 from memstrata.clock import Clock, to_epoch
 from memstrata.consolidation import _lease, _runlog
@@ -67,7 +67,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Consolidator", "RunHooks", "RunNotFoundError"]
 
-Progress = bool | Callable[[int], None]
 #: planned actions a dry run hands back (its counts cover everything)
 MAX_PLANNED = 10_000
 
@@ -290,9 +289,8 @@ class Consolidator:
                  only_user: str | None, cursor: str | None, progress: Progress) -> str:
         db = self._manager.db
         total, page = self._pages(job, ctx, only_user, cursor)
-        bar = _bar(progress, total, f"{job.name}")
         gate = ctx.llm
-        try:
+        with ProgressBar(progress, total, f"{job.name}", unit="user") as bar:
             while True:
                 if self._stop.is_set():
                     return "interrupted"
@@ -340,10 +338,7 @@ class Consolidator:
                 if self._hooks.after_batch is not None:
                     self._hooks.after_batch(run_id, ctx.batch)
                 cursor = users[-1]
-                _advance(bar, progress, len(users))
-        finally:
-            if bar is not None:
-                bar.close()
+                bar.advance(len(users))
 
     def _plan(self, job: Job, ctx: JobContext, user: str, errors: list[str]) -> UserPlan:
         try:
@@ -373,14 +368,13 @@ class Consolidator:
         started = self.clock.now()
         ctx = self._context(dry_run=True, run_id=None, options=options, gate=None)
         total, page = self._pages(job, ctx, only_user, None)
-        bar = _bar(progress, total, f"{job.name} (dry run)")
         planned: list[PlannedAction] = []
         counts: Counter[str] = Counter()
         errors: list[str] = []
         method: Method = "none"
         users = batches = 0
         cursor: str | None = None
-        try:
+        with ProgressBar(progress, total, f"{job.name} (dry run)", unit="user") as bar:
             while True:
                 chunk = page(cursor)
                 if not chunk:
@@ -396,10 +390,7 @@ class Consolidator:
                         planned.extend(plan.actions[:room])
                 users += len(chunk)
                 cursor = chunk[-1]
-                _advance(bar, progress, len(chunk))
-        finally:
-            if bar is not None:
-                bar.close()
+                bar.advance(len(chunk))
         return RunReport(
             run_id=None, job=job.name, status="dry_run", dry_run=True, started_at=started,
             finished_at=self.clock.now(), counts=dict(counts), errors=tuple(errors),
@@ -417,19 +408,6 @@ def _llm_stats(gate: LLMGate | None) -> tuple[int, int, int]:
     if gate is None:
         return (0, 0, 0)
     return (gate.calls, gate.prompt_tokens, gate.completion_tokens)
-
-
-def _bar(progress: Progress, total: int, desc: str) -> Any:
-    if progress is True and total > 0:
-        return tqdm(total=total, desc=desc, unit="user", leave=False)
-    return None
-
-
-def _advance(bar: Any, progress: Progress, n: int) -> None:
-    if bar is not None:
-        bar.update(n)
-    elif callable(progress):
-        progress(n)
 
 
 def _lock_existing(conn: Connection, user_id: str) -> None:

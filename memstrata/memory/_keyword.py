@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from memstrata._text import tokenize
-from memstrata.memory._shards import ShardCache
+from memstrata.memory._shards import ShardCache, ShardedIndex
 from memstrata.memory.vector import NO_FILTER, Hit, IndexBatch, IndexRow, SearchFilter, Watermark
 
 __all__ = ["BM25", "KeywordIndex"]
@@ -60,6 +60,14 @@ class KeywordShard:
         self.total_len = 0
         self.watermark: Watermark | None = None
         self.unsaved = 0
+
+    def count(self) -> int:
+        return self.n_alive
+
+    def apply(self, batch: IndexBatch) -> None:
+        if batch.removals:
+            self.remove(batch.removals)
+        self.upsert(batch.upserts)
 
     def nbytes(self) -> int:
         postings = sum(len(d) * 6 + 100 for d, _ in self.postings.values())
@@ -275,7 +283,7 @@ class KeywordShard:
             return None
 
 
-class KeywordIndex:
+class KeywordIndex(ShardedIndex[KeywordShard]):
     """Per-user BM25 over the indexed text of retrievable records."""
 
     def __init__(
@@ -296,20 +304,8 @@ class KeywordIndex:
             save_every=save_every,
         )
 
-    def watermark(self, user_id: str) -> Watermark | None:
-        with self._cache.locked(user_id):
-            shard = self._cache.peek(user_id)
-            return None if shard is None else shard.watermark
-
-    def apply(self, user_id: str, batch: IndexBatch, *, reset: bool = False) -> None:
-        with self._cache.locked(user_id):
-            shard = KeywordShard() if reset else self._cache.get(user_id)
-            if batch.removals:
-                shard.remove(batch.removals)
-            shard.upsert(batch.upserts)
-            shard.watermark = batch.watermark
-            shard.unsaved += 1 if reset else 0
-            self._cache.touch(user_id, shard)
+    def _empty(self) -> KeywordShard:
+        return KeywordShard()
 
     def search(
         self, user_id: str, query: str | Sequence[str], k: int, where: SearchFilter = NO_FILTER
@@ -341,25 +337,3 @@ class KeywordIndex:
             if shard is None:
                 return {}
             return shard.score_ids(terms, ids, self.params)
-
-    def size(self, user_id: str) -> int:
-        with self._cache.locked(user_id):
-            shard = self._cache.peek(user_id)
-            return 0 if shard is None else shard.n_alive
-
-    def drop_user(self, user_id: str) -> None:
-        with self._cache.locked(user_id):
-            self._cache.drop(user_id)
-
-    def unload(self) -> None:
-        self._cache.clear_memory()
-
-    @property
-    def loaded_bytes(self) -> int:
-        return self._cache.loaded_bytes
-
-    def flush(self) -> None:
-        self._cache.flush()
-
-    def close(self) -> None:
-        self._cache.close()

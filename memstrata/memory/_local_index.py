@@ -27,7 +27,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from memstrata.errors import DimensionMismatchError, IndexBackendError
-from memstrata.memory._shards import ShardCache
+from memstrata.memory._shards import ShardCache, ShardedIndex
 from memstrata.memory.embedder import Vectors
 from memstrata.memory.vector import (
     NO_FILTER,
@@ -90,6 +90,17 @@ class VectorShard:
         self.types = _Codes()
         self.watermark: Watermark | None = None
         self.unsaved = 0
+
+    def count(self) -> int:
+        return len(self.ids)
+
+    def apply(self, batch: IndexBatch) -> None:
+        try:
+            if batch.removals:
+                self.remove(batch.removals)
+            self.upsert(batch.upserts)
+        except (RuntimeError, MemoryError) as exc:
+            raise IndexBackendError(f"local vector index update failed: {exc}") from exc
 
     def nbytes(self) -> int:
         width = 2 if self.precision == "float16" else 4
@@ -241,7 +252,7 @@ def _new_faiss_index(dim: int, precision: Precision) -> Any:
     )
 
 
-class LocalVectorIndex:
+class LocalVectorIndex(ShardedIndex[VectorShard]):
     """Embedded exact vector index, one shard per user (the default backend)."""
 
     Options = LocalIndexOptions
@@ -270,25 +281,8 @@ class LocalVectorIndex:
     def dim(self) -> int:
         return self._dim
 
-    def watermark(self, user_id: str) -> Watermark | None:
-        with self._cache.locked(user_id):
-            shard = self._cache.peek(user_id)
-            return None if shard is None else shard.watermark
-
-    def apply(self, user_id: str, batch: IndexBatch, *, reset: bool = False) -> None:
-        with self._cache.locked(user_id):
-            shard = VectorShard(self._dim, self.options.precision) if reset else (
-                self._cache.get(user_id)
-            )
-            try:
-                if batch.removals:
-                    shard.remove(batch.removals)
-                shard.upsert(batch.upserts)
-            except (RuntimeError, MemoryError) as exc:
-                raise IndexBackendError(f"local vector index update failed: {exc}") from exc
-            shard.watermark = batch.watermark
-            shard.unsaved += 1 if reset else 0
-            self._cache.touch(user_id, shard)
+    def _empty(self) -> VectorShard:
+        return VectorShard(self._dim, self.options.precision)
 
     def search(
         self, user_id: str, queries: Vectors, k: int, where: SearchFilter = NO_FILTER
@@ -301,26 +295,3 @@ class LocalVectorIndex:
             if shard is None:
                 return [[] for _ in range(len(queries))]
             return shard.search(queries, k, where)
-
-    def size(self, user_id: str) -> int:
-        with self._cache.locked(user_id):
-            shard = self._cache.peek(user_id)
-            return 0 if shard is None else len(shard.ids)
-
-    def drop_user(self, user_id: str) -> None:
-        with self._cache.locked(user_id):
-            self._cache.drop(user_id)
-
-    def unload(self) -> None:
-        """Save and drop every shard from memory (benchmarks measure cold loads)."""
-        self._cache.clear_memory()
-
-    @property
-    def loaded_bytes(self) -> int:
-        return self._cache.loaded_bytes
-
-    def flush(self) -> None:
-        self._cache.flush()
-
-    def close(self) -> None:
-        self._cache.close()

@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Generic, Protocol, TypeVar
 
 from memstrata.errors import ClosedError
+from memstrata.memory.vector import IndexBatch, Watermark
 
-__all__ = ["Shard", "ShardCache", "user_file"]
+__all__ = ["Shard", "ShardCache", "ShardedIndex", "user_file"]
 
 DEFAULT_SAVE_EVERY = 2000
 
@@ -27,10 +28,20 @@ DEFAULT_SAVE_EVERY = 2000
 class Shard(Protocol):
     #: changes applied since the last save
     unsaved: int
+    #: the SQL state the shard reflects
+    watermark: Watermark | None
 
     def nbytes(self) -> int: ...
 
+    def count(self) -> int:
+        """Live records in the shard."""
+        ...
+
     def save(self, path: Path) -> None: ...
+
+    def apply(self, batch: IndexBatch) -> None:
+        """Remove, then upsert (idempotent)."""
+        ...
 
 
 S = TypeVar("S", bound=Shard)
@@ -181,3 +192,51 @@ class ShardCache(Generic[S]):
     def loaded_users(self) -> int:
         with self._lock:
             return len(self._shards)
+
+
+class ShardedIndex(Generic[S]):
+    """What every local derived index does the same way: one shard per user in a
+    :class:`ShardCache`, the sync interface, and lifecycle. Subclasses set
+    ``self._cache`` and say how to make an empty shard."""
+
+    _cache: ShardCache[S]
+
+    def _empty(self) -> S:
+        raise NotImplementedError  # pragma: no cover - every subclass defines it
+
+    def watermark(self, user_id: str) -> Watermark | None:
+        with self._cache.locked(user_id):
+            shard = self._cache.peek(user_id)
+            return None if shard is None else shard.watermark
+
+    def apply(self, user_id: str, batch: IndexBatch, *, reset: bool = False) -> None:
+        with self._cache.locked(user_id):
+            shard = self._empty() if reset else self._cache.get(user_id)
+            shard.apply(batch)
+            shard.watermark = batch.watermark
+            if reset:
+                shard.unsaved += 1  # an empty rebuilt shard must still be written
+            self._cache.touch(user_id, shard)
+
+    def size(self, user_id: str) -> int:
+        with self._cache.locked(user_id):
+            shard = self._cache.peek(user_id)
+            return 0 if shard is None else shard.count()
+
+    def drop_user(self, user_id: str) -> None:
+        with self._cache.locked(user_id):
+            self._cache.drop(user_id)
+
+    def unload(self) -> None:
+        """Save and drop every shard from memory (benchmarks measure cold loads)."""
+        self._cache.clear_memory()
+
+    @property
+    def loaded_bytes(self) -> int:
+        return self._cache.loaded_bytes
+
+    def flush(self) -> None:
+        self._cache.flush()
+
+    def close(self) -> None:
+        self._cache.close()

@@ -21,9 +21,9 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from memstrata import _text
+from memstrata._progress import Progress, ProgressBar
 from memstrata.clock import Clock, from_epoch, to_epoch
 from memstrata.config import Settings
 from memstrata.errors import (
@@ -69,7 +69,6 @@ _RETRIEVABLE_VALUES = [s.value for s in RETRIEVABLE]
 #: stored values -> enums, for the recall hot path (an Enum call per row adds up)
 _STATUS = {s.value: s for s in RETRIEVABLE}
 _TYPE = {t.value: t for t in MemoryType}
-Progress = bool | Callable[[int], None]
 
 
 class PartialWriteError(StorageError):
@@ -134,8 +133,7 @@ class LongTermMemory:
         user_id = check_user(user_id)
         inputs = [self.coerce(item) for item in items]
         decisions: list[WriteDecision] = []
-        bar = _progress_bar(progress, len(inputs), "remember")
-        try:
+        with ProgressBar(progress, len(inputs), "remember") as bar:
             for start in range(0, len(inputs), WRITE_CHUNK):
                 chunk = inputs[start : start + WRITE_CHUNK]
                 try:
@@ -147,10 +145,7 @@ class LongTermMemory:
                         f"{len(decisions)} of {len(inputs)} items were committed before: {exc}",
                         decisions,
                     ) from exc
-                _advance(bar, progress, len(chunk))
-        finally:
-            if bar is not None:
-                bar.close()
+                bar.advance(len(chunk))
         return decisions
 
     def _write_chunk(self, user_id: str, chunk: Sequence[MemoryInput]) -> list[WriteDecision]:
@@ -609,18 +604,14 @@ class LongTermMemory:
         model = self._embedder.name
         with self._db.read() as conn:
             todo = _store.rows_needing_embedding(conn, user_id, model)
-        bar = _progress_bar(progress, len(todo), f"re-embed {user_id}")
         new_vectors: dict[str, bytes] = {}
-        try:
+        with ProgressBar(progress, len(todo), f"re-embed {user_id}") as bar:
             for start in range(0, len(todo), WRITE_CHUNK):
                 part = todo[start : start + WRITE_CHUNK]
                 matrix = self._embedder.embed([text for _, text in part])
                 for (memory_id, _), vector in zip(part, matrix, strict=True):
                     new_vectors[memory_id] = _store.encode_vector(vector)
-                _advance(bar, progress, len(part))
-        finally:
-            if bar is not None:
-                bar.close()
+                bar.advance(len(part))
         now = to_epoch(self._clock.now())
         with self._db.write() as conn:
             state = _store.lock_user(conn, user_id, now)
@@ -669,16 +660,3 @@ def _event(
 ) -> dict[str, Any]:
     return {"user_id": user_id, "memory_id": memory_id, "action": action, "reason": reason,
             "at": at, "details": details or {}}
-
-
-def _progress_bar(progress: Progress, total: int, desc: str) -> Any:
-    if progress is True and total > 0:
-        return tqdm(total=total, desc=desc, unit="item", leave=False)
-    return None
-
-
-def _advance(bar: Any, progress: Progress, n: int) -> None:
-    if bar is not None:
-        bar.update(n)
-    elif callable(progress):
-        progress(n)

@@ -19,6 +19,7 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memstrata._progress import Progress
 from memstrata.clock import Clock, SystemClock, to_epoch
 from memstrata.config import Settings
 from memstrata.errors import ClosedError, InvalidInputError, InvalidSettingError
@@ -30,7 +31,7 @@ from memstrata.memory._sync import IndexSync
 from memstrata.memory._validate import check_user
 from memstrata.memory.embedder import Embedder
 from memstrata.memory.episodic import EpisodicMemory
-from memstrata.memory.longterm import LongTermMemory, Progress
+from memstrata.memory.longterm import LongTermMemory
 from memstrata.memory.vector import VectorIndex, load_backend
 from memstrata.memory.working import WorkingMemory, WorkingMemoryStore
 from memstrata.types import (

@@ -276,8 +276,8 @@ class SummarizeJob:
         """Write one record through the write policy; record everything it changed."""
         item = new.item
         assert new.vector is not None
-        watch = [r.id for r in _store.rows_by_hash(conn, user_id, item.scope,
-                                                   [_text.content_hash(item.content)]).values()]
+        watch = [r.id for (scope, _), r in _store.rows_by_hash(
+            conn, user_id, [_text.content_hash(item.content)]).items() if scope == item.scope]
         if item.slot is not None:
             key = _store.slot_key(item.slot.subject, item.slot.attribute)
             watch += [r.id for r in _store.slot_rows(conn, user_id, item.scope, key)]

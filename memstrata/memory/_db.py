@@ -8,6 +8,7 @@ Every SQLAlchemy error leaving this module is a :class:`~memstrata.errors.Storag
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import time
 import uuid
@@ -171,6 +172,10 @@ class Database:
             )
 
     def dispose(self) -> None:
+        if not self.closed and self.dialect == "sqlite" and not self.memory_db:
+            # let the query planner keep statistics (cheap; a no-op when nothing changed)
+            with contextlib.suppress(SQLAlchemyError), self.engine.connect() as conn:
+                conn.exec_driver_sql("PRAGMA optimize")
         self.closed = True
         self.engine.dispose()
 

@@ -304,20 +304,24 @@ def slot_rows(conn: Connection, user_id: str, scope: str, key: str) -> list[Row[
 
 
 def rows_by_hash(
-    conn: Connection, user_id: str, scope: str, hashes: Sequence[str]
-) -> dict[str, Row[Any]]:
-    """Live records of this scope whose content hash is among ``hashes``."""
-    out: dict[str, Row[Any]] = {}
+    conn: Connection, user_id: str, hashes: Sequence[str]
+) -> dict[tuple[str, str], Row[Any]]:
+    """Live records whose content hash is among ``hashes``, by (scope, hash).
+
+    The scope is deliberately not in the WHERE clause: with it, SQLite picks the
+    (user_id, scope, slot_key) index and scans every record of the scope
+    (measured: 1.6 ms per lookup at 10k records, instead of ~50 us).
+    """
+    out: dict[tuple[str, str], Row[Any]] = {}
     for chunk in _chunks(list(dict.fromkeys(hashes))):
         for row in conn.execute(
             select(memories).where(
                 memories.c.user_id == user_id,
-                memories.c.scope == scope,
                 memories.c.content_hash.in_(chunk),
                 memories.c.status.in_(RETRIEVABLE_VALUES),
             )
         ):
-            out.setdefault(row.content_hash, row)
+            out.setdefault((row.scope, row.content_hash), row)
     return out
 
 

@@ -62,8 +62,13 @@ class WriteTxn:
     upserts: list[IndexRow] = field(default_factory=list)
     #: rows written in this transaction by (scope, content_hash) / (scope, slot_key)
     _by_hash: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: live records of this user with the hashes of the batch, read once per transaction
+    _known_hashes: dict[tuple[str, str], str] = field(default_factory=dict)
+    _prefetched: set[str] = field(default_factory=set)
     _by_slot: dict[tuple[str, str], list[str]] = field(default_factory=dict)
-    _written_vectors: list[tuple[str, str, str, Vectors]] = field(default_factory=list)
+    #: records written earlier in this transaction: (id, scope, type) and their vectors
+    _written: list[tuple[str, str, str]] = field(default_factory=list)
+    _written_matrix: Vectors | None = None
 
     def __post_init__(self) -> None:
         self.counter = SeqCounter(self.state)
@@ -118,24 +123,44 @@ class WriteTxn:
             out.append(Neighbour(memory_id, sim, found.content, MemoryType(found.type)))
         # records written earlier in this transaction
         threshold = self.write_policy.duplicate_similarity
-        for memory_id, w_scope, w_type, vector in self._written_vectors:
-            if w_scope != scope:
-                continue
-            sim = float(np.dot(vector, prepared.vector))
-            if sim >= threshold:
-                row = self.pending[memory_id]
-                out.append(Neighbour(memory_id, sim, row["content"], MemoryType(w_type)))
+        if self._written and self._written_matrix is not None:
+            sims = self._written_matrix[: len(self._written)] @ prepared.vector
+            for i in np.flatnonzero(sims >= threshold):
+                memory_id, w_scope, w_type = self._written[int(i)]
+                if w_scope == scope:
+                    row = self.pending[memory_id]
+                    out.append(Neighbour(memory_id, float(sims[i]), row["content"],
+                                         MemoryType(w_type)))
         return out
+
+    def _remember_vector(self, row: dict[str, Any], vector: Vectors) -> None:
+        n = len(self._written)
+        matrix = self._written_matrix
+        if matrix is None or n == matrix.shape[0]:
+            grown = np.empty((max(64, 2 * n), vector.shape[0]), dtype=np.float32)
+            if matrix is not None:
+                grown[:n] = matrix[:n]
+            matrix = self._written_matrix = grown
+        matrix[n] = vector
+        self._written.append((row["id"], row["scope"], row["type"]))
+
+    def prefetch(self, batch: list[PreparedWrite]) -> None:
+        """Read the exact duplicates of a whole batch in one query."""
+        hashes = [_text.content_hash(p.item.content) for p in batch]
+        found = _store.rows_by_hash(self.conn, self.user_id, hashes)
+        self._known_hashes.update({key: row.id for key, row in found.items()})
+        self._prefetched.update(hashes)
 
     # ------------------------------------------------------------ decide + act
 
     def write(self, prepared: PreparedWrite) -> WriteDecision:
         item = prepared.item
         chash = _text.content_hash(item.content)
-        exact_id = self._by_hash.get((item.scope, chash))
-        if exact_id is None:
-            found = _store.rows_by_hash(self.conn, self.user_id, item.scope, [chash]).get(chash)
-            exact_id = None if found is None else found.id
+        if chash not in self._prefetched:
+            self.prefetch([prepared])
+        exact_id = self._by_hash.get((item.scope, chash)) or self._known_hashes.get(
+            (item.scope, chash)
+        )
         slot_matches: list[SlotMatch] = []
         key = None
         if item.slot is not None:
@@ -236,9 +261,13 @@ class WriteTxn:
         self._by_hash.setdefault((row["scope"], row["content_hash"]), row["id"])
         if row["slot_key"] is not None:
             self._by_slot.setdefault((row["scope"], row["slot_key"]), []).append(row["id"])
-        self._written_vectors.append((row["id"], row["scope"], row["type"], prepared.vector))
+        self._remember_vector(row, prepared.vector)
 
     def _update(self, memory_id: str, **values: Any) -> None:
+        if values.get("status", Status.ACTIVE.value) not in _RETRIEVABLE:
+            self._known_hashes = {
+                k: v for k, v in self._known_hashes.items() if v != memory_id
+            }
         if memory_id in self.pending:
             self.pending[memory_id].update(values)
         else:

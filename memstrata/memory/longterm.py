@@ -181,6 +181,7 @@ class LongTermMemory:
                     conflict_policy=self._settings.conflict,
                     retention=self._settings.retention,
                 )
+                txn.prefetch(prepared)
                 for j, i in enumerate(todo):
                     out[i] = txn.write(prepared[j])
                 after = txn.finish()

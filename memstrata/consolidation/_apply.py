@@ -85,7 +85,7 @@ def snapshot(conn: Connection, user_id: str, ids: Iterable[str],
     for start in range(0, len(wanted), _CHUNK):
         chunk = wanted[start : start + _CHUNK]
         for row in conn.execute(
-            select(*cols).where(memories.c.user_id == user_id, memories.c.id.in_(chunk))
+            select(*cols).where(_store.owned_by(user_id), memories.c.id.in_(chunk))
         ):
             m = row._mapping
             out[str(m["id"])] = {c: _json_value(m[c]) for c in columns}

@@ -81,6 +81,18 @@ def decode_vector(blob: bytes) -> Vectors:
     return np.frombuffer(blob, dtype="<f2").astype(np.float32)
 
 
+def owned_by(user_id: Any) -> Any:
+    """``memories.user_id = :user`` for lookups by id: the column is wrapped
+    (``user_id || ''``) so SQLite cannot use a (user_id, ...) index for it.
+
+    Without this, SQLite's planner answers ``user_id = ? AND id IN (5+ ids)`` by
+    scanning every record of the user through the (user_id, scope, slot_key)
+    index instead of probing the primary key: 25 ms per recall at 100k records
+    instead of ~0.5 ms. The user filter stays in SQL; only the index choice changes.
+    """
+    return (memories.c.user_id + "") == user_id
+
+
 def _chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:
     for start in range(0, len(items), _CHUNK):
         yield items[start : start + _CHUNK]
@@ -241,7 +253,7 @@ def fetch(conn: Connection, user_id: str, ids: Sequence[str]) -> dict[str, Row[A
     unique = list(dict.fromkeys(ids))
     for chunk in _chunks(unique):
         for row in conn.execute(
-            select(memories).where(memories.c.user_id == user_id, memories.c.id.in_(chunk))
+            select(memories).where(owned_by(user_id), memories.c.id.in_(chunk))
         ):
             out[row.id] = row
     return out
@@ -258,7 +270,7 @@ _RANK_QUERY = (
     select(*_RANK_COLUMNS, memory_vectors.c.vector)
     .select_from(memories.outerjoin(memory_vectors, memory_vectors.c.memory_id == memories.c.id))
     .where(
-        memories.c.user_id == bindparam("user_id"),
+        owned_by(bindparam("user_id")),
         memories.c.id.in_(bindparam("ids", expanding=True)),
     )
 )
@@ -446,7 +458,7 @@ def delete_records(
             )
         )
         conn.execute(
-            delete(memories).where(memories.c.user_id == user_id, memories.c.id.in_(chunk))
+            delete(memories).where(owned_by(user_id), memories.c.id.in_(chunk))
         )
         # no dangling links from the records that remain
         for column in (memories.c.supersedes, memories.c.superseded_by):

@@ -8,6 +8,13 @@ stale file from an erased user) it is rebuilt from scratch. Writers that just
 committed hand their own changes over with :meth:`IndexSync.apply_own`,
 which skips the SQL read when the index was current before the write.
 Several processes can share one database: each catches up from SQL.
+
+Read order (``_read_order``): the user's state is read *before* the changed
+rows. On PostgreSQL (READ COMMITTED) each statement sees its own snapshot; rows
+read after the state can only be newer than it - applying them early is
+harmless because applying is idempotent - whereas reading the state last could
+claim a seq whose rows were committed between the two statements and never
+read, leaving a record out of the index.
 """
 
 from __future__ import annotations
@@ -70,8 +77,8 @@ class IndexSync:
             return  # already past this commit (another writer's catch-up included it)
         if current is None or current.generation != target.generation or current.seq > target.seq:
             with self._db.read() as conn:
+                now = _store.user_state(conn, user_id)  # first: see _read_order
                 rows = _store.all_index_rows(conn, user_id)
-                now = _store.user_state(conn, user_id)
             if now is None:
                 index.drop_user(user_id)
                 return
@@ -82,8 +89,8 @@ class IndexSync:
             )
             return
         with self._db.read() as conn:
+            now = _store.user_state(conn, user_id)  # first: see _read_order
             upserts, removals = _store.changes_since(conn, user_id, current.seq)
-            now = _store.user_state(conn, user_id)
         if now is None:
             index.drop_user(user_id)
             return
@@ -111,8 +118,8 @@ class IndexSync:
         """Rebuild every index of the user from SQL; returns the number of records."""
         with self._lock(user_id):
             with self._db.read() as conn:
+                state = _store.user_state(conn, user_id)  # first: see _read_order
                 rows = _store.all_index_rows(conn, user_id)
-                state = _store.user_state(conn, user_id)
             for index in self._indexes:
                 if state is None:
                     index.drop_user(user_id)

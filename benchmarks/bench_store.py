@@ -124,7 +124,9 @@ def recall_latency(mm: MemoryManager, users: list[str], queries: list[str],
 
 
 def recall_including_embedding(mm: MemoryManager, user: str, n: int) -> dict[str, Any]:
-    fresh = [f"{q} (variant {i})" for i, q in enumerate(questions(n))]
+    # never seen by the (process-wide) embedding cache: the memory count makes them unique
+    fresh = [f"{q} (variant {i} of {user}-{mm.stats(user)['records']})"
+             for i, q in enumerate(questions(n))]
     samples = []
     for q in fresh:
         start = time.perf_counter()

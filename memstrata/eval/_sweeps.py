@@ -60,14 +60,20 @@ def threshold_sweep(run: RetrieverRun, thresholds: Iterable[float], *, k: int) -
             else:
                 empty += 1
                 tokens.append(0)
-        n = max(len(run.questions), 1)
-        out.append(SweepPoint(
-            value=float(t), recall=float(np.mean(recalls)) if recalls else 0.0,
-            precision=float(np.mean(precisions)) if precisions else None,
-            empty=empty / n, returned=float(np.mean(sizes)) if sizes else 0.0,
-            tokens=float(np.mean(tokens)) if tokens else 0.0,
-        ))
+        out.append(_point(t, recalls, precisions, sizes, tokens, empty, len(run.questions)))
     return out
+
+
+def _point(value: float, recalls: list[float], precisions: list[float], sizes: list[int],
+           tokens: list[int], empty: int, questions: int) -> SweepPoint:
+    """Means over the questions of one sweep setting."""
+    n = max(questions, 1)
+    return SweepPoint(
+        value=float(value), recall=float(np.mean(recalls)) if recalls else 0.0,
+        precision=float(np.mean(precisions)) if precisions else None,
+        empty=empty / n, returned=float(np.mean(sizes)) if sizes else 0.0,
+        tokens=float(np.mean(tokens)) if tokens else 0.0,
+    )
 
 
 def _gate(item: Ranked) -> float:
@@ -102,11 +108,5 @@ def top_k_sweep(run: RetrieverRun, ks: Iterable[int]) -> list[SweepPoint]:
             else:
                 empty += 1
                 tokens.append(0)
-        total = max(len(run.questions), 1)
-        out.append(SweepPoint(
-            value=float(k), recall=float(np.mean(recalls)) if recalls else 0.0,
-            precision=float(np.mean(precisions)) if precisions else None,
-            empty=empty / total, returned=float(np.mean(sizes)) if sizes else 0.0,
-            tokens=float(np.mean(tokens)) if tokens else 0.0,
-        ))
+        out.append(_point(k, recalls, precisions, sizes, tokens, empty, len(run.questions)))
     return out

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from sqlalchemy import Column, Float, Index, Integer, String, Table, Text
 
-from memstrata.memory._schema import USER, JSONType, metadata
+from memstrata._sql import USER, JSONType, metadata
 
 __all__ = ["llm_calls"]
 

@@ -36,7 +36,7 @@ from sqlalchemy import (
     Unicode,
 )
 
-from memstrata.memory._schema import ID, USER, JSONType, metadata
+from memstrata._sql import ID, USER, JSONType, metadata
 
 __all__ = [
     "SCHEDULER_JOBS_TABLE",

@@ -12,7 +12,6 @@ every query filters on it.
 from __future__ import annotations
 
 from sqlalchemy import (
-    JSON,
     BigInteger,
     Boolean,
     Column,
@@ -21,21 +20,18 @@ from sqlalchemy import (
     Index,
     Integer,
     LargeBinary,
-    MetaData,
     String,
     Table,
     Text,
     UniqueConstraint,
 )
-from sqlalchemy.dialects.postgresql import JSONB
 
-metadata = MetaData()
+from memstrata._sql import ID, USER, JSONType, metadata
 
-#: JSON on SQLite, JSONB on PostgreSQL
-JSONType = JSON().with_variant(JSONB(), "postgresql")
-
-ID = String(32)
-USER = String(256)
+__all__ = [
+    "ID", "USER", "JSONType", "memories", "memory_events", "memory_vectors", "meta_table",
+    "metadata", "migrations_table", "task_steps", "tasks", "turns", "users",
+]
 
 meta_table = Table(
     "memstrata_meta",

@@ -1,0 +1,36 @@
+"""Core SQL vocabulary shared by every package that owns tables.
+
+One :data:`metadata` holds every table memstrata declares; each table is
+declared by the package that owns it (``memory`` its records, users, turns and
+tasks; ``consolidation`` its runs, actions, leases and sources; the LLM seam its
+call log). Migrations create them (see :mod:`memstrata.memory._migrations`).
+
+:class:`Transactions` is the small protocol a table owner below ``memory``
+needs to write its rows: ``memory``'s ``Database`` satisfies it.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from typing import Protocol
+
+from sqlalchemy import JSON, Connection, MetaData, String
+from sqlalchemy.dialects.postgresql import JSONB
+
+__all__ = ["ID", "USER", "JSONType", "Transactions", "metadata"]
+
+metadata = MetaData()
+
+#: JSON on SQLite, JSONB on PostgreSQL
+JSONType = JSON().with_variant(JSONB(), "postgresql")
+
+ID = String(32)
+USER = String(256)
+
+
+class Transactions(Protocol):
+    """Read and write transactions on the system of record."""
+
+    def read(self) -> AbstractContextManager[Connection]: ...
+
+    def write(self) -> AbstractContextManager[Connection]: ...

@@ -21,7 +21,6 @@ from memstrata.agent.errors import (
     UsageError,
 )
 from memstrata.agent.goal import Goal, SubtaskSpec, TaskState
-from memstrata.agent.llm import ChatResult, LLMClient, OpenAIClient, Retry, Timeouts, Usage
 from memstrata.agent.planner import PlanTemplate
 from memstrata.agent.steps import LogEntry
 from memstrata.agent.tools import (
@@ -43,6 +42,7 @@ from memstrata.agent.toolsets import (
     RiskGate,
     Toolset,
 )
+from memstrata.llm import ChatResult, LLMClient, OpenAIClient, Retry, Timeouts, Usage
 
 __all__ = [
     "Agent",

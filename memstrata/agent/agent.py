@@ -34,10 +34,10 @@ from typing import Any, Generic, Literal, TypeVar
 
 from memstrata.config import DEFAULT_SCOPE
 from memstrata.errors import MemstrataError
+from memstrata.llm import CallRow, RecordingModel, list_calls
 from memstrata.memory.episodic import Step
 
 from . import _dispatch, audit
-from ._calls import CallRow, RecordingModel, list_calls
 from ._state import SELF_CORRECTING, apply
 from ._summary import summarize
 from .context import Briefing, BuiltContext, ContextBuilder, ContextSettings, TokenCounter

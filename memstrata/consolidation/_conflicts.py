@@ -297,7 +297,7 @@ def _slot_pairs(pairs: _Pairs, group: Sequence[int]) -> None:
             pairs.add(group[a], group[b], None, verdict)
 
 
-def _judge(pairs: _Pairs, ctx: JobContext, errors: list[str]
+def _judge(pairs: _Pairs, ctx: JobContext, errors: list[str], user_id: str
            ) -> tuple[dict[tuple[int, int], PairVerdict], Method]:
     recs = pairs.recs
     keys = sorted(pairs.cos, key=lambda k: (-pairs.cos[k], k))
@@ -320,7 +320,7 @@ def _judge(pairs: _Pairs, ctx: JobContext, errors: list[str]
                 f"{n}. older: {recs[i].item.content}\n   newer: {recs[j].item.content}"
                 for n, (i, j) in enumerate(chunk, 1)
             )
-            answer = gate.ask_json(PAIRS_SYSTEM, prompt)
+            answer = gate.ask_json(PAIRS_SYSTEM, prompt, user_id=user_id, purpose="conflicts")
             for n, key in enumerate(chunk, 1):
                 verdict = _llm_verdict(answer, n)
                 if verdict is not None:
@@ -383,7 +383,7 @@ def _plan_scope(user_id: str, recs: Sequence[_Rec], ctx: JobContext, plan: UserP
     pairs = _candidates(recs, ctx)
     if not pairs.cos:
         return
-    verdicts, method = _judge(pairs, ctx, plan.errors)
+    verdicts, method = _judge(pairs, ctx, plan.errors, user_id)
     plan.method = combine_methods(plan.method, method)
     now = ctx.now
     state = {i: dict(r.row) for i, r in enumerate(recs)}

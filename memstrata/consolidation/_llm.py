@@ -1,12 +1,16 @@
 """The LLM behind a token budget, and the prompts the jobs send it.
 
-:class:`LLMGate` wraps any :class:`~memstrata.agent.llm.LLMClient`. Before each
-call it checks that the estimated cost (prompt characters / 3 plus the
-completion allowance) still fits the run's budget; past the budget, after an
-authentication or connection failure, or on a malformed answer, it answers
+:class:`LLMGate` wraps a :class:`~memstrata.llm.RecordingModel` (any
+:class:`~memstrata.llm.LLMClient` plus the call log), so every call a job makes
+lands in the call log under the user it was made for, like the agent's, and
+``forget_user`` erases it. Before each call it checks that the estimated cost
+(prompt characters / 3 plus the completion allowance) still fits the run's
+budget; past the budget, after an authentication or connection failure, or on
+a malformed answer, it answers
 ``None`` and the caller uses the offline method for that item. So a run never
 fails because of the model, and its report says which method ran for how many
-items (``llm``, ``offline`` or ``llm+offline``).
+items (``llm``, ``offline`` or ``llm+offline``). A call that fails is logged
+too, with its error.
 """
 
 from __future__ import annotations
@@ -16,13 +20,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from memstrata.agent.llm import LLMClient
 from memstrata.errors import (
     LLMAuthError,
     LLMError,
     LLMUnavailableError,
     UnplannedModelCallError,
 )
+from memstrata.llm import RecordingModel
 
 __all__ = ["LLMGate", "parse_json"]
 
@@ -58,7 +62,7 @@ def parse_json(text: str | None) -> Any:
 class LLMGate:
     """Budgeted access to the model for one run (not shared between runs)."""
 
-    client: LLMClient
+    client: RecordingModel
     budget: int
     max_tokens: int
     calls: int = 0
@@ -76,8 +80,13 @@ class LLMGate:
     def model(self) -> str:
         return self.client.model
 
-    def ask(self, system: str, prompt: str) -> str | None:
-        """The model's answer, or None: use the offline method for this item."""
+    def ask(self, system: str, prompt: str, *, user_id: str, purpose: str) -> str | None:
+        """The model's answer, or None: use the offline method for this item.
+
+        ``user_id`` is whose data the prompt carries; ``purpose`` (at most 32
+        characters: ``"summarize"``, ``"lesson"``, ``"conflicts"``) says what
+        for. Both go to the call log.
+        """
         if self.disabled is not None:
             return None
         estimate = (len(system) + len(prompt)) // _CHARS_PER_TOKEN + self.max_tokens
@@ -85,8 +94,9 @@ class LLMGate:
             self.disabled = f"token budget of {self.budget} reached after {self.used} tokens"
             return None
         try:
-            result = self.client.chat(
+            result = self.client.chat_for(
                 [{"role": "system", "content": system}, {"role": "user", "content": prompt}],
+                user_id=user_id, task_id=None, turn=None, purpose=purpose,
                 temperature=0.0,
                 max_tokens=self.max_tokens,
             )
@@ -102,9 +112,9 @@ class LLMGate:
         self.completion_tokens += result.usage.completion_tokens
         return result.content
 
-    def ask_json(self, system: str, prompt: str) -> Any:
+    def ask_json(self, system: str, prompt: str, *, user_id: str, purpose: str) -> Any:
         """Like :meth:`ask`, parsed as JSON; a malformed answer counts as no answer."""
-        answer = self.ask(system, prompt)
+        answer = self.ask(system, prompt, user_id=user_id, purpose=purpose)
         if answer is None:
             return None
         value = parse_json(answer)

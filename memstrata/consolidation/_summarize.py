@@ -153,7 +153,7 @@ class SummarizeJob:
                              for r in rows]
             scope = _scope_of([dict(t.metadata) for t in session_turns])
             source = ("session", str(s.session_id), int(s.last))
-            line, facts, method = self._session_line(ctx, session_turns, max_chars)
+            line, facts, method = self._session_line(ctx, user_id, session_turns, max_chars)
             plan.method = combine_methods(plan.method, method)
             if line is None:
                 payload.empty.append((*source, "nothing but small talk"))
@@ -179,11 +179,13 @@ class SummarizeJob:
                 else:
                     payload.new.append(extracted)
 
-    def _session_line(self, ctx: JobContext, session_turns: list[Turn], max_chars: int
+    def _session_line(self, ctx: JobContext, user_id: str, session_turns: list[Turn],
+                      max_chars: int
                       ) -> tuple[str | None, list[dict[str, Any]], Method]:
         gate = ctx.model()
         if gate is not None:
-            answer = gate.ask_json(SUMMARY_SYSTEM, _transcript(session_turns))
+            answer = gate.ask_json(SUMMARY_SYSTEM, _transcript(session_turns),
+                                   user_id=user_id, purpose="summarize")
             if isinstance(answer, dict) and isinstance(answer.get("summary"), str) \
                     and answer["summary"].strip():
                 head = f"Session {session_turns[0].at:%Y-%m-%d}: "
@@ -218,7 +220,8 @@ class SummarizeJob:
             gate: LLMGate | None = ctx.model()
             if gate is not None and steps:
                 answer = gate.ask_json(LESSON_SYSTEM, _trajectory(goal, t.status, steps,
-                                                                  feedback))
+                                                                  feedback),
+                                       user_id=user_id, purpose="lesson")
                 if isinstance(answer, dict) and isinstance(answer.get("lesson"), str) \
                         and answer["lesson"].strip():
                     line, method = one_line(answer["lesson"], max_chars), "llm"

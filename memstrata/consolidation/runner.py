@@ -39,7 +39,6 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection, select, update
 
 from memstrata._progress import Progress, ProgressBar
-from memstrata.agent.llm import LLMClient, Retry, Timeouts
 from memstrata.clock import Clock, to_epoch
 from memstrata.consolidation import _lease, _runlog
 from memstrata.consolidation._conflicts import ConflictsJob
@@ -58,6 +57,7 @@ from memstrata.errors import (
     NotFoundError,
     StateError,
 )
+from memstrata.llm import LLMClient, RecordingModel, Retry, Timeouts
 from memstrata.memory import _store
 from memstrata.memory._schema import users
 from memstrata.memory._validate import check_user
@@ -196,7 +196,7 @@ class Consolidator:
         cfg = self.settings.llm
         if not cfg.configured:
             return None
-        from memstrata.agent.llm import OpenAIClient
+        from memstrata.llm import OpenAIClient
 
         assert cfg.model is not None
         self._llm = OpenAIClient(
@@ -266,7 +266,8 @@ class Consolidator:
             return self._skipped(job.name, "this scheduled slot already ran", slot)
         client = self._client() if job.name in ("summarize", "conflicts") else None
         gate = None if client is None else LLMGate(
-            client, max(0, self.settings.llm.token_budget - spent), self.settings.llm.max_tokens)
+            RecordingModel(client, db=self._manager.db, clock=self.clock),
+            max(0, self.settings.llm.token_budget - spent), self.settings.llm.max_tokens)
         ctx = self._context(dry_run=False, run_id=run_id, options=options, gate=gate)
         try:
             status = self._batches(job, ctx, run_id, holder, only_user, cursor, progress)

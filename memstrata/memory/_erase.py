@@ -14,7 +14,7 @@ __all__ = ["erase_user", "user_tables"]
 
 #: modules of other packages that declare user tables on ``metadata``; imported
 #: before an erasure so that a process which never imported them still erases them
-SCHEMA_MODULES = ("memstrata.agent._tables", "memstrata.consolidation._tables")
+SCHEMA_MODULES = ("memstrata.llm._calls", "memstrata.consolidation._tables")
 
 
 def user_tables() -> list[Table]:

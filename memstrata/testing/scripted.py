@@ -28,7 +28,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memstrata.agent.llm import (
+from memstrata.errors import UnplannedModelCallError
+from memstrata.llm import (
     ChatResult,
     Message,
     ToolCall,
@@ -36,7 +37,6 @@ from memstrata.agent.llm import (
     model_requests_allowed,
     set_model_requests_allowed,
 )
-from memstrata.errors import UnplannedModelCallError
 
 __all__ = [
     "ScriptedLLM",
@@ -116,7 +116,7 @@ def fill(**params: Any) -> ChatResult:
 
 
 class ScriptedLLM:
-    """An :class:`~memstrata.agent.llm.LLMClient` that plays a script. Thread-safe."""
+    """An :class:`~memstrata.llm.LLMClient` that plays a script. Thread-safe."""
 
     def __init__(self, *script: Scripted, model: str = "scripted") -> None:
         self._script: deque[Scripted] = deque(script)

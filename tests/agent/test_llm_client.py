@@ -7,7 +7,6 @@ import socket
 import pytest
 
 from memstrata.agent import OpenAIClient, Retry, Timeouts
-from memstrata.agent.llm import ToolCall
 from memstrata.errors import (
     InvalidSettingError,
     LLMAuthError,
@@ -17,6 +16,7 @@ from memstrata.errors import (
     LLMUnavailableError,
     UnplannedModelCallError,
 )
+from memstrata.llm import ToolCall
 from memstrata.testing import OpenAICompatServer, Reply, allow_model_requests
 
 FAST = Retry(max_attempts=3, base_delay=0.01, max_delay=0.05)

@@ -17,8 +17,8 @@ from memstrata.agent import (
     ToolError,
     tool,
 )
-from memstrata.agent._calls import list_calls
 from memstrata.agent.steps import Action, PlanMade, Reflection
+from memstrata.llm import list_calls
 from memstrata.testing import ScriptedLLM, call, plan, say
 
 SETTINGS = AgentSettings(detect_drift=False)

@@ -1,13 +1,19 @@
 """Every model call goes to SQL: prompt, response, tool calls, tokens, latency.
 
-:class:`RecordingModel` wraps any :class:`~memstrata.agent.llm.LLMClient` (the
-real client or a scripted one) and writes one row per ``chat`` call to
-``agent_llm_calls``, tagged with the user, task, turn and purpose. Rows carry
-``user_id``, so :meth:`MemoryManager.forget_user` erases them with the rest of
-the user's data. The prompt is stored in full with its SHA-256, so identical
-prompts (a replay, a retry) can be found by hash.
+:class:`RecordingModel` wraps any :class:`~memstrata.llm.LLMClient` (the real
+client or a scripted one) and writes one row per call to ``agent_llm_calls``,
+tagged with the user it was made for and, for the agent, the task, turn and
+purpose. The agent and the consolidation jobs both log through it. Rows carry
+``user_id``, so ``MemoryManager.forget_user`` erases them with the rest of the
+user's data (``memory._erase`` imports this module, so even a process that
+never made a call erases them). The prompt is stored in full with its SHA-256,
+so identical prompts (a replay, a retry) can be found by hash.
 
-The table is created by migration 0003 and declared in :mod:`._tables`.
+The table keeps the name migration 0003 gave it (``agent_llm_calls``) although
+the call log now belongs to the core LLM seam: renaming it would need a
+migration and buys nothing. It is written through any
+:class:`~memstrata._sql.Transactions` (``memory``'s ``Database`` is one), so
+this module needs nothing from the packages above the core.
 """
 
 from __future__ import annotations
@@ -19,17 +25,44 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import Column, Float, Index, Integer, String, Table, Text, insert, select
 
+from memstrata._sql import USER, JSONType, Transactions, metadata
 from memstrata.clock import Clock, from_epoch, to_epoch
-from memstrata.errors import LLMError
-from memstrata.memory._db import Database
-from memstrata.memory._validate import check_user
+from memstrata.errors import InvalidInputError, LLMError, MissingUserError
 
-from ._tables import llm_calls
-from .llm import ChatResult, LLMClient, Message
+from ._client import ChatResult, LLMClient, Message
 
 __all__ = ["CallRow", "RecordingModel", "list_calls", "llm_calls"]
+
+llm_calls = Table(
+    "agent_llm_calls",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("user_id", USER, nullable=False),
+    #: the agent task the call served; None for consolidation
+    Column("task_id", String(64)),
+    Column("turn", Integer),
+    #: what the call was for: the agent's step kind, or the consolidation item
+    #: ("summarize", "lesson", "conflicts")
+    Column("purpose", String(32), nullable=False),
+    Column("model", String(200), nullable=False),
+    #: sha256 of the canonical JSON of messages + tool names
+    Column("prompt_hash", String(64), nullable=False),
+    Column("messages", JSONType, nullable=False),
+    Column("tools", JSONType, nullable=False),
+    Column("response", JSONType),
+    Column("error", Text),
+    Column("prompt_tokens", Integer, nullable=False),
+    Column("completion_tokens", Integer, nullable=False),
+    Column("latency_ms", Float, nullable=False),
+    Column("attempts", Integer, nullable=False),
+    Column("at", Float, nullable=False),
+    Index("ix_agent_llm_calls_user_task", "user_id", "task_id", "id"),
+)
+
+_MAX_PURPOSE = 32
+
 
 @dataclass(frozen=True, slots=True)
 class CallRow:
@@ -59,14 +92,24 @@ def prompt_hash(messages: Sequence[Message], tools: Sequence[str]) -> str:
     return "sha256:" + hashlib.sha256(doc.encode()).hexdigest()[:57]
 
 
-class RecordingModel:
-    """An :class:`LLMClient` that records every call of the wrapped client.
+def _check_user(user_id: object) -> str:
+    """The core's own guard (``memory``'s validators sit above it): a usable user id."""
+    if not isinstance(user_id, str) or not user_id.strip():
+        raise MissingUserError("a non-empty user id is required for every call on user data")
+    if len(user_id) > (USER.length or 0) or any(ord(c) < 32 for c in user_id):
+        raise MissingUserError("user id too long or contains control characters")
+    return user_id
 
-    ``bind`` sets who and what the next calls belong to; the agent calls it
-    before each model call, so the row links to the task step that used it.
+
+class RecordingModel:
+    """An :class:`LLMClient` wrapper that records every call of the wrapped client.
+
+    Calls go through :meth:`chat_for`, which says who and what the call is for,
+    so each row is attributable (and erasable) per user. A failed call is
+    recorded too, with its error, and the error is re-raised.
     """
 
-    def __init__(self, inner: LLMClient, *, db: Database, clock: Clock) -> None:
+    def __init__(self, inner: LLMClient, *, db: Transactions, clock: Clock) -> None:
         self.inner = inner
         self._db = db
         self._clock = clock
@@ -84,12 +127,18 @@ class RecordingModel:
         turn: int | None,
         purpose: str,
         tools: Sequence[Mapping[str, Any]] | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
     ) -> ChatResult:
         """Call the model and record the call (also when it fails)."""
+        user_id = _check_user(user_id)
+        if not purpose or len(purpose) > _MAX_PURPOSE:
+            raise InvalidInputError(f"purpose must be 1-{_MAX_PURPOSE} characters: {purpose!r}")
         names = [str(t.get("function", {}).get("name", "")) for t in tools or ()]
         started = time.perf_counter()
         try:
-            result = self.inner.chat(messages, tools=tools)
+            result = self.inner.chat(messages, tools=tools, temperature=temperature,
+                                     max_tokens=max_tokens)
         except LLMError as exc:
             self._write(user_id, task_id, turn, purpose, messages, names, None, str(exc),
                         (time.perf_counter() - started) * 1000, 1)
@@ -138,9 +187,9 @@ class RecordingModel:
             )
 
 
-def list_calls(db: Database, user_id: str, task_id: str | None = None) -> list[CallRow]:
+def list_calls(db: Transactions, user_id: str, task_id: str | None = None) -> list[CallRow]:
     """The recorded model calls of a user (optionally of one task), oldest first."""
-    user_id = check_user(user_id)
+    user_id = _check_user(user_id)
     query = select(llm_calls).where(llm_calls.c.user_id == user_id)
     if task_id is not None:
         query = query.where(llm_calls.c.task_id == task_id)

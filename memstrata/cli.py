@@ -1,17 +1,19 @@
 """The ``memstrata`` command.
 
-Core commands live here; the consolidation, evaluation and agent packages add
-theirs through a ``commands`` list in their own ``cli`` module, so this file
-stays small.
+Core commands live here. Command groups come from the entry-point group
+``memstrata.cli``: each entry point names a list of click commands (the
+consolidation, evaluation and agent packages declare theirs in
+``pyproject.toml``, the same hook a third-party package uses), so this file
+stays small. An entry point that fails to load stops the command with its
+error - a broken install is not hidden by a missing subcommand.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import json
 import sys
 import tempfile
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +23,8 @@ from memstrata.errors import MemstrataError
 
 __all__ = ["main"]
 
-#: modules that contribute subcommands (a ``commands`` list of click commands)
-EXTENSIONS = ("memstrata.consolidation.cli", "memstrata.eval.cli", "memstrata.agent.cli")
+#: entry-point group of the command groups (each names a list of click commands)
+COMMANDS_GROUP = "memstrata.cli"
 
 
 def _open(url: str | None, **settings: Any) -> Any:
@@ -138,17 +140,14 @@ def forget(url: str | None, user_id: str, memory_id: str | None, everything: boo
             click.echo("forgot " + ", ".join(memory.forget(user_id, memory_id)))
 
 
-def _load_extensions() -> None:
-    for name in EXTENSIONS:
-        try:
-            spec = importlib.util.find_spec(name)
-        except ModuleNotFoundError:
-            spec = None
-        if spec is None:
-            continue
-        module = importlib.import_module(name)
-        for command in getattr(module, "commands", []):
+def _load_commands() -> None:
+    """Add every command of the ``memstrata.cli`` entry points (loading errors propagate)."""
+    for ep in sorted(entry_points(group=COMMANDS_GROUP), key=lambda ep: ep.name):
+        for command in ep.load():
+            if not isinstance(command, click.Command):
+                raise TypeError(f"entry point {ep.name} = {ep.value} lists {command!r}, "
+                                f"not a click command")
             main.add_command(command)
 
 
-_load_extensions()
+_load_commands()

@@ -1,8 +1,10 @@
 """``memstrata consolidate | scheduler | runs | undo`` - the consolidation commands.
 
-Loaded by :mod:`memstrata.cli` through this module's ``commands`` list. Every
-command takes ``--url`` (or ``MEMSTRATA_URL``); LLM and schedule settings come
-from the environment (see :mod:`memstrata.consolidation.settings`).
+Loaded by :mod:`memstrata.cli` through the ``memstrata.cli`` entry point naming
+this module's ``commands`` list. Every command takes ``--url`` (or
+``MEMSTRATA_URL``); LLM and schedule settings come from the environment (see
+:mod:`memstrata.consolidation.settings`). The job names offered are those of
+:mod:`memstrata.consolidation.jobs` registered when this module is imported.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 
 import click
 
-from memstrata.consolidation.settings import JOB_NAMES
+from memstrata.consolidation.jobs import job_names, job_specs
 
 __all__ = ["commands"]
 
@@ -51,18 +53,20 @@ def _print_report(report: Any, *, as_json: bool, show: int) -> None:
         click.echo(f"  ! {error}")
 
 
-@click.command()
+@click.command(help="Run consolidation jobs now.\n\n\b\n" + "\n".join(
+    f"{spec.name}: {spec.description}" for spec in job_specs()))
 @url_option
-@click.option("--job", type=click.Choice([*JOB_NAMES, "all"]), default="all", show_default=True,
-              help="Which job to run.")
+@click.option("--job", type=click.Choice([*job_names(), "all"]), default="all",
+              show_default=True,
+              help="Which job to run; all: " + ", ".join(job_names()) + ", in that order.")
 @click.option("--dry-run", is_flag=True, help="Show the planned actions; change nothing.")
 @click.option("--user", "user_id", default=None, help="Only this user.")
 @click.option("--json", "as_json", is_flag=True, help="Print the run reports as JSON.")
 @click.option("--show", default=20, show_default=True, help="Planned actions / errors shown.")
 def consolidate(url: str | None, job: str, dry_run: bool, user_id: str | None, as_json: bool,
                 show: int) -> None:
-    """Run consolidation jobs now (summarize, conflicts, expire)."""
-    names = list(JOB_NAMES) if job == "all" else [job]
+    """Run consolidation jobs now."""
+    names = list(job_names()) if job == "all" else [job]
     with _consolidator(url) as jobs:
         for name in names:
             report = jobs.run(name, dry_run=dry_run, user_id=user_id, progress=not as_json)
@@ -82,9 +86,9 @@ def scheduler(url: str | None, workers: int) -> None:
             on_report=lambda r: click.echo(r.summary_line()),
         )
         cron = jobs.settings.schedule
+        crons = ", ".join(f"{name} '{cron.cron(name)}'" for name in job_names())
         click.echo(f"memstrata scheduler: started on {jobs.manager.db.safe_url} "
-                   f"(summarize '{cron.summarize}', conflicts '{cron.conflicts}', "
-                   f"expire '{cron.expire}', time zone {sched.timezone})", nl=True)
+                   f"({crons}, time zone {sched.timezone})", nl=True)
 
         def started() -> None:
             for name, when in sorted(sched.jobs().items()):
@@ -97,7 +101,7 @@ def scheduler(url: str | None, workers: int) -> None:
 @click.command()
 @url_option
 @click.argument("run_id", required=False)
-@click.option("--job", type=click.Choice([*JOB_NAMES, "undo"]), default=None)
+@click.option("--job", type=click.Choice([*job_names(), "undo"]), default=None)
 @click.option("--limit", default=20, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
 def runs(url: str | None, run_id: str | None, job: str | None, limit: int,

@@ -41,15 +41,13 @@ from sqlalchemy import Connection, select, update
 from memstrata._progress import Progress, ProgressBar
 from memstrata.clock import Clock, to_epoch
 from memstrata.consolidation import _lease, _runlog
-from memstrata.consolidation._conflicts import ConflictsJob
-from memstrata.consolidation._expire import ExpireJob
 from memstrata.consolidation._job import Job, JobContext, UserPlan, combine_methods
 from memstrata.consolidation._llm import LLMGate
-from memstrata.consolidation._summarize import SummarizeJob
 from memstrata.consolidation._tables import runs
 from memstrata.consolidation._undo import UndoJob
+from memstrata.consolidation.jobs import get_job, job_names
 from memstrata.consolidation.reports import ActionRecord, Method, PlannedAction, RunReport
-from memstrata.consolidation.settings import JOB_NAMES, ConsolidationSettings
+from memstrata.consolidation.settings import ConsolidationSettings
 from memstrata.errors import (
     InvalidInputError,
     LeaseHeldError,
@@ -126,16 +124,16 @@ class Consolidator:
         progress: Progress = False,
         slot: datetime | None = None,
     ) -> RunReport:
-        """Run one job (``summarize``, ``conflicts`` or ``expire``) for every user or one."""
-        if job not in JOB_NAMES:
-            raise InvalidInputError(f"unknown job {job!r}; jobs: {', '.join(JOB_NAMES)}")
+        """Run one registered job (:mod:`~memstrata.consolidation.jobs`) for every user or
+        one; an unregistered name raises :class:`~memstrata.consolidation.jobs.UnknownJobError`."""
+        get_job(job)
         only = None if user_id is None else check_user(user_id)
         return self._execute(self._job(job), dry_run=dry_run, only_user=only,
                              progress=progress, slot=slot, options={})
 
     def run_all(self, jobs: list[str] | None = None, **options: Any) -> list[RunReport]:
-        """Run several jobs in order (default: summarize, conflicts, expire)."""
-        return [self.run(name, **options) for name in (jobs or list(JOB_NAMES))]
+        """Run several jobs in order (default: every registered job, in registration order)."""
+        return [self.run(name, **options) for name in (jobs or list(job_names()))]
 
     def run_scheduled(self, job: str, slot: datetime) -> RunReport:
         """A scheduled run for the cron fire time ``slot``: at most one per slot across all
@@ -185,10 +183,7 @@ class Consolidator:
     # ------------------------------------------------------------ internals
 
     def _job(self, name: str) -> Job:
-        jobs: dict[str, Callable[[], Job]] = {
-            "summarize": SummarizeJob, "conflicts": ConflictsJob, "expire": ExpireJob,
-        }
-        return jobs[name]()
+        return get_job(name).factory()
 
     def _client(self) -> LLMClient | None:
         if self._llm is not None:
@@ -264,7 +259,8 @@ class Consolidator:
                              run_id=run_id)
         if skipped:
             return self._skipped(job.name, "this scheduled slot already ran", slot)
-        client = self._client() if job.name in ("summarize", "conflicts") else None
+        uses_llm = job.name in job_names() and get_job(job.name).uses_llm  # undo: never
+        client = self._client() if uses_llm else None
         gate = None if client is None else LLMGate(
             RecordingModel(client, db=self._manager.db, clock=self.clock),
             max(0, self.settings.llm.token_budget - spent), self.settings.llm.max_tokens)

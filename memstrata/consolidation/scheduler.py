@@ -1,100 +1,85 @@
-"""Running the jobs on a schedule: APScheduler 3, cron triggers, job store in the memory DB.
+"""Running the jobs on a schedule: cron triggers, next run times in the memory DB.
 
 ::
 
     sched = ConsolidationScheduler(Consolidator(memory))
     sched.run_forever()            # `memstrata scheduler`: until SIGTERM / Ctrl-C
 
-* **Triggers** - one ``CronTrigger`` per job from
-  :class:`~memstrata.consolidation.settings.ScheduleSettings` (defaults:
-  ``summarize`` and ``conflicts`` nightly at 03:00, ``expire`` hourly), in the
-  configured time zone (default: the machine's).
-* **Job store** - APScheduler's ``SQLAlchemyJobStore`` on the memory database's
-  own engine (table ``memstrata_scheduler_jobs``, created by migration 0002),
-  so next run times survive restarts. On start the stored jobs are kept when
-  their trigger is unchanged - a laptop that slept through 03:00 finds the
-  missed run still due - and replaced when the crontab changed.
-* **Missed runs** - ``coalesce=True`` and ``misfire_grace_time`` from the
-  settings (default two days): after five missed nights the job runs *once*.
-* **Several schedulers** - APScheduler 3 does not coordinate schedulers that
-  share a job store; memstrata does: every run takes the job's lease row and
-  records the cron slot it served, so two schedulers firing the same 03:00 run
-  it once (the other sees the lease held or the slot done).
-* **Time** - the scheduler reads "now" from a :class:`~memstrata.clock.Clock`,
-  so tests drive the real triggers and job store with a
-  :class:`~memstrata.clock.ManualClock`; :meth:`tick` processes what is due
-  synchronously.
-* **Shutdown** - :meth:`run_forever` handles SIGTERM and SIGINT: no new runs
-  start, running jobs stop after their current batch (the run is left
-  ``interrupted`` and resumes next time), then the process exits cleanly.
+The scheduler is a short loop of its own. APScheduler 3 supplies only the
+crontab arithmetic (its public ``CronTrigger.from_crontab(...).get_next_fire_time``);
+"now" comes from the injected :class:`~memstrata.clock.Clock`.
 
-Trade-off: to honour the injected clock this module overrides APScheduler's
-private ``_process_jobs`` (the loop that finds due jobs) and ships its own
-executor, which hands the scheduled fire time to the run; APScheduler is pinned
-below 4 in ``pyproject.toml``.
+* **Jobs** - every job of :mod:`memstrata.consolidation.jobs` registered when
+  :meth:`~ConsolidationScheduler.start` runs, on the crontab
+  :meth:`ScheduleSettings.cron <memstrata.consolidation.settings.ScheduleSettings.cron>`
+  gives it (defaults: ``summarize`` and ``conflicts`` nightly at 03:00,
+  ``expire`` hourly), in the configured time zone (default: the machine's).
+* **Next run times** - one row per job in ``memstrata_scheduler_jobs`` (created
+  by migration 0002): ``next_run_time`` in epoch seconds and, as ``job_state``,
+  the schedule it was computed from (UTF-8 JSON: crontab and time zone). On start
+  a row whose schedule is unchanged keeps its next run time - a laptop that slept
+  through 03:00 finds the missed run still due - and any other row of a scheduled
+  job (a changed crontab or zone, or a row APScheduler's own job store wrote) is
+  replaced. Rows of jobs this process does not know are left alone.
+* **A tick** - for each job whose next run time has passed: in one write
+  transaction, re-read its row and move ``next_run_time`` past "now"; then hand
+  the *latest* fire time that passed to a worker thread. Missed runs therefore
+  coalesce (five missed nights: one run), and a fire time older than
+  ``misfire_grace_seconds`` is logged as missed and not run. A job still running
+  from an earlier fire time is not started twice.
+* **Several schedulers** - sharing a database, they share the rows, so the one
+  that moves a job's next run time runs it; the others see it not due. Each run
+  also goes through :meth:`Consolidator.run_scheduled
+  <memstrata.consolidation.runner.Consolidator.run_scheduled>` with its fire
+  time, whose lease row remembers the slot served, so a slot runs once even
+  when two schedulers read a row in the same instant.
+* **Time** - :meth:`~ConsolidationScheduler.tick` processes what is due
+  synchronously (tests drive it with a :class:`~memstrata.clock.ManualClock`);
+  :meth:`~ConsolidationScheduler.start` runs the same step in a background
+  thread that sleeps until the next due time, at most
+  :data:`MAX_SLEEP_SECONDS` (a suspended machine's monotonic sleep does not
+  count the suspension), and wakes at once on :meth:`~ConsolidationScheduler.wakeup`
+  or shutdown.
+* **Shutdown** - :meth:`~ConsolidationScheduler.run_forever` handles SIGTERM and
+  SIGINT: no new runs start, queued ones are dropped, running jobs stop after
+  their current batch (the run is left ``interrupted`` and resumes next time),
+  then the process exits cleanly.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import json
 import logging
 import signal
 import threading
-import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
-from threading import TIMEOUT_MAX
 from types import FrameType
 from typing import Any
 
-from memstrata.clock import Clock
-from memstrata.consolidation._tables import SCHEDULER_JOBS_TABLE
+from sqlalchemy import Connection, insert, select, update
+
+from memstrata.clock import Clock, from_epoch, to_epoch
+from memstrata.consolidation._tables import scheduler_jobs
+from memstrata.consolidation.jobs import job_names
 from memstrata.consolidation.reports import RunReport
 from memstrata.consolidation.runner import Consolidator
-from memstrata.consolidation.settings import JOB_NAMES
-from memstrata.errors import MissingDependencyError, StateError
+from memstrata.errors import (
+    InvalidSettingError,
+    MemstrataError,
+    MissingDependencyError,
+    StateError,
+    StorageError,
+)
 
-__all__ = ["ConsolidationScheduler", "consolidation_job"]
+__all__ = ["MAX_SLEEP_SECONDS", "ConsolidationScheduler"]
 
 log = logging.getLogger("memstrata.consolidation.scheduler")
 
-_EXECUTOR = "memstrata"
-_JOB_FUNC = "memstrata.consolidation.scheduler:consolidation_job"
-
-
-def consolidation_job(name: str) -> None:
-    """The function the job store names; runs go through the scheduler's executor.
-
-    APScheduler stores a job as a textual function reference plus arguments;
-    memstrata's executor never calls it (it calls the :class:`Consolidator`
-    with the scheduled fire time), so calling it directly is a mistake.
-    """
-    raise StateError(f"consolidation job {name!r} must be run by ConsolidationScheduler")
-
-
-def _apscheduler() -> Any:
-    try:
-        import apscheduler  # noqa: F401
-    except ImportError as exc:  # pragma: no cover - a core dependency
-        raise MissingDependencyError("apscheduler", "scheduler") from exc
-    from apscheduler.events import (
-        EVENT_JOB_ERROR,
-        EVENT_JOB_EXECUTED,
-        EVENT_JOB_MISSED,
-        JobExecutionEvent,
-    )
-    from apscheduler.executors.base import BaseExecutor
-    from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
-    from apscheduler.schedulers.base import STATE_PAUSED, STATE_STOPPED, BaseScheduler
-    from apscheduler.triggers.cron import CronTrigger
-
-    return {
-        "EVENT_JOB_ERROR": EVENT_JOB_ERROR, "EVENT_JOB_EXECUTED": EVENT_JOB_EXECUTED,
-        "EVENT_JOB_MISSED": EVENT_JOB_MISSED, "JobExecutionEvent": JobExecutionEvent,
-        "BaseExecutor": BaseExecutor, "SQLAlchemyJobStore": SQLAlchemyJobStore,
-        "STATE_PAUSED": STATE_PAUSED, "STATE_STOPPED": STATE_STOPPED,
-        "BaseScheduler": BaseScheduler, "CronTrigger": CronTrigger,
-    }
+#: longest the background loop sleeps before looking at the rows and the clock again
+MAX_SLEEP_SECONDS = 60.0
 
 
 def _timezone(name: str | None) -> tzinfo:
@@ -107,141 +92,54 @@ def _timezone(name: str | None) -> tzinfo:
     return get_localzone()
 
 
-def _classes(ap: dict[str, Any]) -> tuple[type[Any], type[Any]]:
-    """The APScheduler subclasses (built lazily: APScheduler imports only when used)."""
-    base_scheduler: type[Any] = ap["BaseScheduler"]
-    base_executor: type[Any] = ap["BaseExecutor"]
-    job_event = ap["JobExecutionEvent"]
+def _cron_trigger(crontab: str, timezone: tzinfo) -> Any:
+    try:
+        from apscheduler.triggers.cron import CronTrigger
+    except ImportError as exc:  # pragma: no cover - a core dependency
+        raise MissingDependencyError("apscheduler", "scheduler") from exc
+    try:
+        return CronTrigger.from_crontab(crontab, timezone=timezone)
+    except ValueError as exc:
+        raise InvalidSettingError(f"invalid crontab {crontab!r}: {exc}") from exc
 
-    class ClockedScheduler(base_scheduler):  # type: ignore[misc]
-        """BaseScheduler whose notion of "now" is a memstrata Clock; loop in a thread."""
 
-        def __init__(self, clock: Clock, **options: Any) -> None:
-            self._clock = clock
-            self._event = threading.Event()
-            self._thread: threading.Thread | None = None
-            super().__init__(**options)
+@dataclass(frozen=True, slots=True)
+class _Schedule:
+    """One job's trigger and the ``job_state`` that identifies it in its row."""
 
-        def now(self) -> datetime:
-            return self._clock.now().astimezone(self.timezone)
+    name: str
+    trigger: Any
+    state: bytes
 
-        def start_thread(self) -> None:
-            self._thread = threading.Thread(target=self._main_loop, name="memstrata-scheduler",
-                                            daemon=True)
-            self._thread.start()
+    def first_after(self, now: datetime) -> datetime:
+        """The first fire time at or after ``now``."""
+        fire: datetime = self.trigger.get_next_fire_time(None, now)
+        return fire
 
-        def shutdown(self, wait: bool = True) -> None:
-            super().shutdown(wait)
-            self._event.set()
-            if self._thread is not None and self._thread is not threading.current_thread():
-                self._thread.join()
+    def after(self, fire: datetime, now: datetime) -> datetime:
+        """The fire time following ``fire`` (``now`` only bounds APScheduler's search)."""
+        following: datetime = self.trigger.get_next_fire_time(fire, now)
+        return following
 
-        def wakeup(self) -> None:
-            self._event.set()
-
-        def _main_loop(self) -> None:
-            wait: float | None = TIMEOUT_MAX
-            while self.state != ap["STATE_STOPPED"]:
-                self._event.wait(wait)
-                self._event.clear()
-                if self.state == ap["STATE_STOPPED"]:
-                    break
-                wait = self._process_jobs()
-
-        def _process_jobs(self) -> float | None:
-            """APScheduler's due-job loop, with "now" from the clock."""
-            if self.state == ap["STATE_PAUSED"]:
-                return None
-            now = self.now()
-            next_wakeup: datetime | None = None
-            with self._jobstores_lock:
-                for alias, store in self._jobstores.items():
-                    for job in store.get_due_jobs(now):
-                        executor = self._lookup_executor(job.executor)
-                        run_times = job._get_run_times(now)
-                        run_times = run_times[-1:] if run_times and job.coalesce else run_times
-                        if run_times:
-                            executor.submit_job(job, run_times)
-                            following = job.trigger.get_next_fire_time(run_times[-1], now)
-                            if following:
-                                job._modify(next_run_time=following)
-                                store.update_job(job)
-                            else:
-                                self.remove_job(job.id, alias)
-                    store_next = store.get_next_run_time()
-                    if store_next and (next_wakeup is None or store_next < next_wakeup):
-                        next_wakeup = store_next.astimezone(self.timezone)
-            if next_wakeup is None:
-                return None
-            return float(min(max((next_wakeup - self.now()).total_seconds(), 0), TIMEOUT_MAX))
-
-    class RunExecutor(base_executor):  # type: ignore[misc]
-        """Runs scheduled jobs through the Consolidator, handing over the fire time."""
-
-        def __init__(self, consolidator: Consolidator, clock: Clock, workers: int,
-                     on_report: Callable[[RunReport], None]) -> None:
-            super().__init__()
-            self._consolidator = consolidator
-            self._on_report = on_report
-            self._clock = clock
-            self._pool = concurrent.futures.ThreadPoolExecutor(
-                workers, thread_name_prefix="memstrata-job")
-            self._futures: set[concurrent.futures.Future[Any]] = set()
-            self._futures_lock = threading.Lock()
-
-        def _do_submit_job(self, job: Any, run_times: list[datetime]) -> None:
-            future = self._pool.submit(self._run, job, run_times)
-            with self._futures_lock:
-                self._futures.add(future)
-
-            def done(f: concurrent.futures.Future[Any]) -> None:
-                with self._futures_lock:
-                    self._futures.discard(f)
-                exc = f.exception()
-                if exc is not None:
-                    self._run_job_error(job.id, exc, exc.__traceback__)
-                else:
-                    self._run_job_success(job.id, f.result())
-
-            future.add_done_callback(done)
-
-        def _run(self, job: Any, run_times: list[datetime]) -> list[Any]:
-            events = []
-            for run_time in run_times:
-                late = self._clock.now() - run_time
-                if job.misfire_grace_time is not None and \
-                        late > timedelta(seconds=job.misfire_grace_time):
-                    log.warning("run of %s at %s missed by %s", job.id, run_time, late)
-                    events.append(job_event(ap["EVENT_JOB_MISSED"], job.id,
-                                            job._jobstore_alias, run_time))
-                    continue
-                try:
-                    report = self._consolidator.run_scheduled(str(job.args[0]), run_time)
-                except Exception as exc:  # noqa: BLE001 - reported as a job error event
-                    events.append(job_event(ap["EVENT_JOB_ERROR"], job.id, job._jobstore_alias,
-                                            run_time, exception=exc,
-                                            traceback="".join(traceback.format_tb(
-                                                exc.__traceback__))))
-                    log.error("scheduled %s failed: %s", job.id, exc)
-                    continue
-                self._on_report(report)
-                events.append(job_event(ap["EVENT_JOB_EXECUTED"], job.id, job._jobstore_alias,
-                                        run_time, retval=report))
-            return events
-
-        def wait_idle(self, timeout: float | None) -> None:
-            with self._futures_lock:
-                pending = list(self._futures)
-            concurrent.futures.wait(pending, timeout=timeout)
-
-        def shutdown(self, wait: bool = True) -> None:
-            self._pool.shutdown(wait)
-
-    return ClockedScheduler, RunExecutor
+    def plan(self, due: datetime, now: datetime, grace: float | None
+             ) -> tuple[datetime, datetime]:
+        """``(fire, following)``: the latest fire time in ``[due, now]`` (``due`` is one)
+        and the first after ``now``. Missed runs coalesce into ``fire``. With a grace,
+        fire times older than it are not walked through; when all are, ``fire`` is
+        ``due`` (the first missed)."""
+        start = due
+        if grace is not None and due < now - timedelta(seconds=grace):
+            start = self.first_after(now - timedelta(seconds=grace))
+            if start > now:
+                return due, start
+        fire = start
+        while (following := self.after(fire, now)) <= now:
+            fire = following
+        return fire, following
 
 
 class ConsolidationScheduler:
-    """The jobs on their cron triggers; see the module docstring."""
+    """The registered jobs on their cron triggers; see the module docstring."""
 
     def __init__(
         self,
@@ -251,29 +149,23 @@ class ConsolidationScheduler:
         workers: int = 1,
         on_report: Callable[[RunReport], None] | None = None,
     ) -> None:
-        self._ap = _apscheduler()
         self.consolidator = consolidator
         self.clock: Clock = clock if clock is not None else consolidator.clock
         self.settings = consolidator.settings.schedule
         self.timezone = _timezone(self.settings.timezone)
-        self._on_report = on_report
-        grace = self.settings.misfire_grace_seconds
-        #: APScheduler wants whole seconds (or None: however late)
-        self._grace = None if grace is None else max(1, int(grace))
         self.reports: list[RunReport] = []
+        self._db = consolidator.manager.db
+        self._on_report = on_report
+        self._workers = workers
+        self._grace = self.settings.misfire_grace_seconds
+        self._schedules: dict[str, _Schedule] = {}
         self._lock = threading.Lock()
-        scheduler_cls, executor_cls = _classes(self._ap)
-        self._executor = executor_cls(consolidator, self.clock, workers, self._collect)
-        store = self._ap["SQLAlchemyJobStore"](
-            engine=consolidator.manager.db.engine, tablename=SCHEDULER_JOBS_TABLE)
-        self._scheduler = scheduler_cls(
-            self.clock, timezone=self.timezone, jobstores={"default": store},
-            executors={_EXECUTOR: self._executor},
-            job_defaults={"coalesce": True, "max_instances": 1,
-                          "misfire_grace_time": self._grace},
-        )
-        self._scheduler.add_listener(
-            self._on_event, self._ap["EVENT_JOB_ERROR"] | self._ap["EVENT_JOB_MISSED"])
+        #: jobs submitted and not finished yet (a job never runs twice at once)
+        self._running: set[str] = set()
+        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self._thread: threading.Thread | None = None
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
         self._started = False
 
     # ------------------------------------------------------------ lifecycle
@@ -285,25 +177,42 @@ class ConsolidationScheduler:
         self.shutdown()
 
     def start(self, *, thread: bool = True) -> None:
-        """Load/refresh the jobs in the store and start; ``thread=False`` only loads them
-        (drive with :meth:`tick`)."""
+        """Reconcile the job rows with the settings and start; ``thread=False`` only
+        reconciles (drive it with :meth:`tick`)."""
         if self._started:
             raise StateError("the scheduler is already started")
-        self._scheduler.start(paused=True)
-        self._started = True
+        self._schedules = {
+            name: self._schedule(name, self.settings.cron(name)) for name in job_names()
+        }
         self._reconcile()
-        self._scheduler.resume()
+        self._stopping.clear()
+        self._pool = concurrent.futures.ThreadPoolExecutor(
+            self._workers, thread_name_prefix="memstrata-job")
+        self._started = True
         if thread:
-            self._scheduler.start_thread()
-            self._scheduler.wakeup()
+            self._thread = threading.Thread(target=self._loop, name="memstrata-scheduler",
+                                            daemon=True)
+            self._thread.start()
 
     def shutdown(self, *, wait: bool = True) -> None:
-        """Stop scheduling; with ``wait``, let running jobs finish their current batch."""
+        """Stop scheduling and drop queued runs; with ``wait``, let running jobs finish
+        their current batch."""
         if not self._started:
             return
         self._started = False
+        self._stopping.set()
         self.consolidator.request_stop()
-        self._scheduler.shutdown(wait=wait)
+        self._wake.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join()
+        self._thread = None
+        if self._pool is not None:
+            self._pool.shutdown(wait=wait, cancel_futures=True)
+            self._pool = None
+
+    def wakeup(self) -> None:
+        """Make the background loop look at the clock and the rows now."""
+        self._wake.set()
 
     def run_forever(self, stop: threading.Event | None = None, *,
                     on_started: Callable[[], None] | None = None) -> None:
@@ -315,8 +224,7 @@ class ConsolidationScheduler:
             log.info("signal %s: shutting down after the current batch", signum)
             stop.set()
 
-        in_main = threading.current_thread() is threading.main_thread()
-        if in_main:
+        if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGTERM, signal.SIGINT):
                 previous[sig] = signal.signal(sig, handler)
         try:
@@ -332,47 +240,149 @@ class ConsolidationScheduler:
 
     # ------------------------------------------------------------ jobs
 
-    def _reconcile(self) -> None:
-        cron = self._ap["CronTrigger"]
-        now = self._scheduler.now()
-        grace = self._grace
-        for name in JOB_NAMES:
-            trigger = cron.from_crontab(self.settings.cron(name), timezone=self.timezone)
-            existing = self._scheduler.get_job(name)
-            if existing is not None and repr(existing.trigger) == repr(trigger) and \
-                    existing.misfire_grace_time == grace and existing.next_run_time is not None:
-                continue  # keep its stored next run time: a missed run stays due
-            self._scheduler.add_job(
-                _JOB_FUNC, trigger=trigger, args=[name], id=name, name=f"memstrata {name}",
-                executor=_EXECUTOR, replace_existing=True, coalesce=True, max_instances=1,
-                misfire_grace_time=grace, next_run_time=trigger.get_next_fire_time(None, now),
-            )
-
     def jobs(self) -> dict[str, datetime | None]:
-        """Next run time of each job (``None`` when paused)."""
-        return {job.id: job.next_run_time for job in self._scheduler.get_jobs()}
+        """Next run time of each scheduled job, in the scheduler's time zone."""
+        if not self._schedules:
+            return {}
+        with self._db.read() as conn:
+            rows = conn.execute(select(scheduler_jobs.c.id, scheduler_jobs.c.next_run_time)
+                                .where(scheduler_jobs.c.id.in_(list(self._schedules))))
+            stored = {str(r.id): r.next_run_time for r in rows}
+        return {name: None if stored.get(name) is None
+                else from_epoch(stored[name]).astimezone(self.timezone)
+                for name in self._schedules}
 
     def tick(self, *, timeout: float | None = 600.0) -> list[RunReport]:
         """Run what is due at the clock's "now" and wait for it; returns those reports."""
         if not self._started:
             raise StateError("start the scheduler first (start(thread=False) for ticking)")
-        with self._lock:
-            seen = len(self.reports)
-        self._scheduler._process_jobs()
-        self._executor.wait_idle(timeout)
-        with self._lock:
-            return self.reports[seen:]
+        futures = self._submit_due()
+        done, _ = concurrent.futures.wait(futures, timeout=timeout)
+        # a job's bug (not a MemstrataError, which is logged) propagates from here
+        return [report for f in futures if f in done and not f.cancelled()
+                and (report := f.result()) is not None]
 
-    def _collect(self, report: RunReport) -> None:
+    def _schedule(self, name: str, crontab: str) -> _Schedule:
+        state = json.dumps({"cron": crontab, "timezone": str(self.timezone)},
+                           sort_keys=True).encode()
+        return _Schedule(name, _cron_trigger(crontab, self.timezone), state)
+
+    def _reconcile(self) -> None:
+        """Keep each row whose schedule is unchanged; (re)write the others."""
+        try:
+            self._write_rows()
+        except StorageError:
+            # two schedulers inserting the same new row at once (PostgreSQL): the
+            # other's row is there now
+            self._write_rows()
+
+    def _write_rows(self) -> None:
+        now = self.clock.now()
+        with self._db.write() as conn:
+            for name, schedule in self._schedules.items():
+                row = _lock_row(conn, name)
+                if row is not None and bytes(row.job_state) == schedule.state and \
+                        row.next_run_time is not None:
+                    continue  # keep its stored next run time: a missed run stays due
+                values = {"next_run_time": to_epoch(schedule.first_after(now)),
+                          "job_state": schedule.state}
+                if row is None:
+                    conn.execute(insert(scheduler_jobs).values(id=name, **values))
+                else:
+                    conn.execute(update(scheduler_jobs).where(scheduler_jobs.c.id == name)
+                                 .values(**values))
+
+    def _submit_due(self) -> list[concurrent.futures.Future[RunReport | None]]:
+        """Advance every due row past "now" and submit its latest fire time."""
+        now = self.clock.now()
+        with self._db.read() as conn:
+            due = [str(name) for name in conn.execute(
+                select(scheduler_jobs.c.id).where(
+                    scheduler_jobs.c.id.in_(list(self._schedules)),
+                    scheduler_jobs.c.next_run_time <= to_epoch(now)))
+                .scalars()]
+        futures = []
+        for name in due:
+            if self._stopping.is_set():
+                break
+            fire = self._claim(self._schedules[name], now)
+            if fire is None:
+                continue
+            late = now - fire
+            if self._grace is not None and late > timedelta(seconds=self._grace):
+                log.warning("scheduled %s missed its run time %s (late by %s)", name, fire, late)
+                continue
+            with self._lock:
+                if name in self._running:
+                    log.warning("scheduled %s at %s skipped: still running", name, fire)
+                    continue
+                self._running.add(name)
+            assert self._pool is not None
+            future = self._pool.submit(self._run, name, fire)
+            future.add_done_callback(_log_bug)
+            futures.append(future)
+        return futures
+
+    def _claim(self, schedule: _Schedule, now: datetime) -> datetime | None:
+        """In one transaction: if the job is (still) due, move its row to the next fire
+        time after ``now`` and return the latest fire time that passed."""
+        with self._db.write() as conn:
+            row = _lock_row(conn, schedule.name)
+            if row is None or row.next_run_time is None or row.next_run_time > to_epoch(now):
+                return None  # another scheduler took it
+            stored = from_epoch(row.next_run_time).astimezone(self.timezone)
+            fire, following = schedule.plan(stored, now, self._grace)
+            conn.execute(update(scheduler_jobs).where(scheduler_jobs.c.id == schedule.name)
+                         .values(next_run_time=to_epoch(following)))
+        return fire
+
+    def _run(self, name: str, fire: datetime) -> RunReport | None:
+        try:
+            report = self.consolidator.run_scheduled(name, fire)
+        except MemstrataError as exc:
+            log.error("scheduled %s at %s failed: %s", name, fire, exc)
+            return None
+        finally:
+            with self._lock:
+                self._running.discard(name)
         with self._lock:
             self.reports.append(report)
         log.info("%s", report.summary_line())
         if self._on_report is not None:
             self._on_report(report)
+        return report
 
-    def _on_event(self, event: Any) -> None:
-        if getattr(event, "exception", None) is not None:
-            log.error("scheduled %s failed: %s", event.job_id, event.exception)
-        else:
-            log.warning("scheduled %s missed its run time %s", event.job_id,
-                        getattr(event, "scheduled_run_time", None))
+    def _next_due(self) -> datetime | None:
+        with self._db.read() as conn:
+            soonest = conn.execute(
+                select(scheduler_jobs.c.next_run_time)
+                .where(scheduler_jobs.c.id.in_(list(self._schedules)))
+                .order_by(scheduler_jobs.c.next_run_time).limit(1)).scalar()
+        return None if soonest is None else from_epoch(soonest)
+
+    def _loop(self) -> None:
+        while not self._stopping.is_set():
+            sleep = MAX_SLEEP_SECONDS
+            try:
+                self._submit_due()
+                soonest = self._next_due()
+            except MemstrataError as exc:  # the database is away: try again later
+                log.error("scheduler: %s", exc)
+            else:
+                if soonest is not None:
+                    ahead = (soonest - self.clock.now()).total_seconds()
+                    sleep = min(max(ahead, 0.0), MAX_SLEEP_SECONDS)
+            self._wake.wait(sleep)
+            self._wake.clear()
+
+
+def _lock_row(conn: Connection, name: str) -> Any:
+    return conn.execute(select(scheduler_jobs).where(scheduler_jobs.c.id == name)
+                        .with_for_update()).first()
+
+
+def _log_bug(future: concurrent.futures.Future[RunReport | None]) -> None:
+    """A job that raised something other than a MemstrataError has a bug: say so (in the
+    background loop nobody reads the future)."""
+    if not future.cancelled() and (exc := future.exception()) is not None:
+        log.error("scheduled job crashed", exc_info=exc)

@@ -11,11 +11,17 @@ the CLI) - never at import:
 ``MEMSTRATA_LLM_BASE_URL``          OpenAI-compatible endpoint (``…/v1``)
 ``MEMSTRATA_LLM_API_KEY``           key (falls back to ``OPENAI_API_KEY``)
 ``MEMSTRATA_LLM_TOKEN_BUDGET``      tokens one run may spend (default 50,000)
-``MEMSTRATA_CRON_SUMMARIZE``        crontab of ``summarize`` (default ``0 3 * * *``)
-``MEMSTRATA_CRON_CONFLICTS``        crontab of ``conflicts`` (default ``0 3 * * *``)
-``MEMSTRATA_CRON_EXPIRE``           crontab of ``expire`` (default ``0 * * * *``)
+``MEMSTRATA_CRON_<JOB>``            crontab of a registered job, e.g.
+                                    ``MEMSTRATA_CRON_SUMMARIZE`` (default: the
+                                    job's ``default_cron``: ``0 3 * * *`` for
+                                    ``summarize`` and ``conflicts``, ``0 * * * *``
+                                    for ``expire``)
 ``MEMSTRATA_SCHEDULER_TZ``          time zone of the crontabs (default: local)
 ==================================  ===========================================
+
+The jobs themselves come from :mod:`memstrata.consolidation.jobs`;
+``JOB_NAMES`` and ``DEFAULT_CRON`` here are the built-ins only, kept for
+existing imports.
 """
 
 from __future__ import annotations
@@ -24,9 +30,10 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic import ValidationError as PydanticValidationError
 
+from memstrata.consolidation.jobs import BUILTIN_JOB_NAMES, get_job, job_names
 from memstrata.errors import InvalidSettingError
 
 __all__ = [
@@ -37,13 +44,12 @@ __all__ = [
     "ScheduleSettings",
 ]
 
-#: the jobs, in the order ``consolidate`` runs them when no ``--job`` is given
-JOB_NAMES: tuple[str, ...] = ("summarize", "conflicts", "expire")
-DEFAULT_CRON: Mapping[str, str] = {
-    "summarize": "0 3 * * *",
-    "conflicts": "0 3 * * *",
-    "expire": "0 * * * *",
-}
+#: the built-in jobs (registered jobs: :func:`memstrata.consolidation.jobs.job_names`)
+JOB_NAMES: tuple[str, ...] = BUILTIN_JOB_NAMES
+#: default crontabs of the built-in jobs
+DEFAULT_CRON: Mapping[str, str] = {name: get_job(name).default_cron for name in JOB_NAMES}
+#: the built-ins that also have a field of their own in :class:`ScheduleSettings`
+_NAMED_CRONS = ("summarize", "conflicts", "expire")
 #: a missed run still runs if the scheduler wakes up within this (coalesced: once)
 DEFAULT_MISFIRE_GRACE_SECONDS = 2 * 86400.0
 DEFAULT_TOKEN_BUDGET = 50_000
@@ -72,28 +78,56 @@ class LLMSettings(BaseModel):
 
 
 class ScheduleSettings(BaseModel):
-    """Crontabs of the jobs (5 fields, APScheduler's ``CronTrigger.from_crontab``)."""
+    """Crontabs of the jobs (5 fields, APScheduler's ``CronTrigger.from_crontab``).
+
+    ``crons`` maps any registered job to its crontab; a job it does not name runs
+    on its spec's ``default_cron``. The built-ins keep a field each for existing
+    callers (``ScheduleSettings(summarize="30 4 * * *")``): a value given either
+    way shows in both, and two different values for one job are an error.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     summarize: str = DEFAULT_CRON["summarize"]
     conflicts: str = DEFAULT_CRON["conflicts"]
     expire: str = DEFAULT_CRON["expire"]
+    #: crontabs by job name (jobs of :mod:`memstrata.consolidation.jobs`)
+    crons: dict[str, str] = Field(default_factory=dict)
     #: IANA time zone of the crontabs; ``None`` = the machine's local zone
     timezone: str | None = None
     #: a run missed by at most this long still runs once (``None``: however late)
     misfire_grace_seconds: float | None = Field(default=DEFAULT_MISFIRE_GRACE_SECONDS, gt=0)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _sync_named_crons(cls, data: Any) -> Any:
+        if not isinstance(data, Mapping):
+            return data
+        crons = dict(data.get("crons") or {})
+        out = dict(data)
+        for name in _NAMED_CRONS:
+            given, mapped = out.get(name), crons.get(name)
+            if given is not None and mapped is not None and given != mapped:
+                raise ValueError(f"two crontabs for {name!r}: {given!r} and {mapped!r}")
+            if given is not None:
+                crons[name] = given
+            elif mapped is not None:
+                out[name] = mapped
+        out["crons"] = crons
+        return out
+
     @field_validator("summarize", "conflicts", "expire")
     @classmethod
     def _check_cron(cls, value: str) -> str:
-        from apscheduler.triggers.cron import CronTrigger
+        return _check_crontab(value)
 
-        try:
-            CronTrigger.from_crontab(value, timezone="UTC")
-        except ValueError as exc:
-            raise ValueError(f"invalid crontab {value!r}: {exc}") from exc
-        return value
+    @field_validator("crons")
+    @classmethod
+    def _check_crons(cls, value: dict[str, str]) -> dict[str, str]:
+        unknown = sorted(set(value) - set(job_names()))
+        if unknown:
+            raise ValueError(f"crontabs for unknown jobs {unknown}; jobs: {list(job_names())}")
+        return {name: _check_crontab(cron) for name, cron in value.items()}
 
     @field_validator("timezone")
     @classmethod
@@ -109,7 +143,20 @@ class ScheduleSettings(BaseModel):
         return value
 
     def cron(self, job: str) -> str:
-        return str(getattr(self, job))
+        """The crontab of a registered job (:class:`~memstrata.consolidation.jobs.UnknownJobError`
+        for any other name)."""
+        default = get_job(job).default_cron
+        return self.crons.get(job, default)
+
+
+def _check_crontab(value: str) -> str:
+    from apscheduler.triggers.cron import CronTrigger
+
+    try:
+        CronTrigger.from_crontab(value, timezone="UTC")
+    except ValueError as exc:
+        raise ValueError(f"invalid crontab {value!r}: {exc}") from exc
+    return value
 
 
 class ConsolidationSettings(BaseModel):
@@ -157,17 +204,27 @@ class ConsolidationSettings(BaseModel):
             llm["api_key"] = key
         if env.get("MEMSTRATA_LLM_TOKEN_BUDGET"):
             llm["token_budget"] = env["MEMSTRATA_LLM_TOKEN_BUDGET"]
-        schedule: dict[str, Any] = {}
-        for job in JOB_NAMES:
-            cron = env.get(f"MEMSTRATA_CRON_{job.upper()}")
-            if cron:
-                schedule[job] = cron
+        crons = {job: env[f"MEMSTRATA_CRON_{job.upper()}"] for job in job_names()
+                 if env.get(f"MEMSTRATA_CRON_{job.upper()}")}
+        schedule: dict[str, Any] = {"crons": crons}
         if env.get("MEMSTRATA_SCHEDULER_TZ"):
             schedule["timezone"] = env["MEMSTRATA_SCHEDULER_TZ"]
         merged: dict[str, Any] = {"llm": llm, "schedule": schedule}
         for key_name, value in values.items():
-            if key_name in ("llm", "schedule") and isinstance(value, Mapping):
-                merged[key_name] = {**merged[key_name], **value}
+            if key_name == "schedule" and isinstance(value, Mapping):
+                merged["schedule"] = _merge_schedule(schedule, value)
+            elif key_name == "llm" and isinstance(value, Mapping):
+                merged["llm"] = {**llm, **value}
             else:
                 merged[key_name] = value
         return cls.build(**merged)
+
+
+def _merge_schedule(env: Mapping[str, Any], given: Mapping[str, Any]) -> dict[str, Any]:
+    """``given`` over ``env``; a crontab given for a job (either spelling) wins over the
+    environment's."""
+    crons = {**env.get("crons", {}), **(given.get("crons") or {})}
+    for name in _NAMED_CRONS:
+        if given.get(name) is not None:
+            crons.pop(name, None)
+    return {**env, **given, "crons": crons}

@@ -115,26 +115,23 @@ class VectorIndex(DerivedIndex, Protocol):
 
 
 def available_backends() -> dict[str, Any]:
+    """The entry points of ``memstrata.vector_backends``, by name (not loaded)."""
     return {ep.name: ep for ep in entry_points(group=BACKEND_GROUP)}
 
 
 def load_backend(name: str) -> type[Any]:
-    """The class registered under ``name`` in ``memstrata.vector_backends``."""
+    """The class registered under ``name`` in ``memstrata.vector_backends``.
+
+    There is no fallback: the built-ins are found like any plugin, so an install
+    without its entry points (run ``pip install -e .``) fails here, loudly. A
+    backend that is not installed as a package is passed to
+    :class:`~memstrata.MemoryManager` as an instance (``vector_index=``).
+    """
     found = available_backends()
     if name not in found:
-        # an editable or not-yet-installed checkout has no entry points: fall back to
-        # the built-ins by the same names
-        from memstrata.memory._local_index import LocalVectorIndex
-
-        builtins: dict[str, Any] = {"local": LocalVectorIndex}
-        if name == "weaviate":
-            from memstrata.memory._weaviate_index import WeaviateVectorIndex
-
-            builtins["weaviate"] = WeaviateVectorIndex
-        if name in builtins:
-            return builtins[name]  # type: ignore[no-any-return]
         raise InvalidSettingError(
-            f"unknown vector backend {name!r}; available: {sorted(set(found) | {'local'})}"
+            f"unknown vector backend {name!r}; available: {sorted(found)} (entry-point group "
+            f"{BACKEND_GROUP!r}; or pass an instance as vector_index=)"
         )
     loaded = found[name].load()
     return loaded  # type: ignore[no-any-return]

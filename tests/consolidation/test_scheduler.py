@@ -1,4 +1,4 @@
-"""The scheduler: real APScheduler cron triggers and SQL job store, driven by a ManualClock."""
+"""The scheduler: real APScheduler cron triggers, next run times in SQL, driven by a ManualClock."""
 
 from __future__ import annotations
 
@@ -22,7 +22,6 @@ from memstrata.consolidation import (
     RunHooks,
 )
 from memstrata.consolidation._tables import runs
-from memstrata.consolidation.scheduler import consolidation_job
 from memstrata.errors import StateError
 from memstrata.memory.embedder import Embedder
 
@@ -162,7 +161,7 @@ def test_the_background_thread_fires_when_the_clock_gets_there(
         sched.start()
         assert not seen.wait(0.3)
         clock.set(at(1, 2, 0, 1))
-        sched._scheduler.wakeup()
+        sched.wakeup()
         assert seen.wait(10)
     assert [r.job for r in sched.reports] == ["expire"]
 
@@ -185,8 +184,6 @@ def test_a_changed_crontab_replaces_the_stored_job(sqlite_manager: MemoryManager
             sched.start(thread=False)
     finally:
         sched.shutdown()
-    with pytest.raises(StateError):
-        consolidation_job("summarize")
 
 
 def test_a_stop_request_interrupts_between_batches_and_the_next_run_resumes(

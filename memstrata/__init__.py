@@ -7,7 +7,7 @@ local index by default.
 
 from memstrata.clock import Clock, ManualClock, SystemClock
 from memstrata.config import Settings
-from memstrata.memory import MemoryManager, Step
+from memstrata.memory import Briefing, Confirmation, MemoryManager, Observation, Step
 from memstrata.policies import ConflictPolicy, RetentionPolicy, RetrievalPolicy, WritePolicy
 from memstrata.types import (
     MemoryInput,
@@ -23,13 +23,16 @@ from memstrata.types import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "Briefing",
     "Clock",
+    "Confirmation",
     "ConflictPolicy",
     "ManualClock",
     "MemoryInput",
     "MemoryManager",
     "MemoryRecord",
     "MemoryType",
+    "Observation",
     "RecallHit",
     "RetentionPolicy",
     "RetrievalPolicy",

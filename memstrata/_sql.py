@@ -11,13 +11,15 @@ needs to write its rows: ``memory``'s ``Database`` satisfies it.
 
 from __future__ import annotations
 
+import os
+import time
 from contextlib import AbstractContextManager
 from typing import Protocol
 
 from sqlalchemy import JSON, Connection, MetaData, String
 from sqlalchemy.dialects.postgresql import JSONB
 
-__all__ = ["ID", "USER", "JSONType", "Transactions", "metadata"]
+__all__ = ["ID", "USER", "JSONType", "Transactions", "metadata", "new_id"]
 
 metadata = MetaData()
 
@@ -34,3 +36,9 @@ class Transactions(Protocol):
     def read(self) -> AbstractContextManager[Connection]: ...
 
     def write(self) -> AbstractContextManager[Connection]: ...
+
+
+def new_id() -> str:
+    """32 hex digits, time-ordered (48-bit milliseconds + 80 random bits)."""
+    millis = int(time.time() * 1000) & ((1 << 48) - 1)
+    return f"{millis:012x}{os.urandom(10).hex()}"

@@ -56,7 +56,8 @@ BAD_REMEMBER: list[tuple[type[MemstrataError], str, dict[str, Any]]] = [
     (InvalidInputError, "u", {"confidence": 1.5}),
     (InvalidInputError, "u", {"slot": ("u", "", "x")}),
     (InvalidInputError, "u", {"metadata": {"when": object()}}),
-    (InvalidInputError, "u", {"colour": "blue"}),
+    # an unknown field inside a dict item (a typo in a keyword is Python's TypeError)
+    (InvalidInputError, "u", {"content": {"content": "tea", "colour": "blue"}}),
 ]
 
 

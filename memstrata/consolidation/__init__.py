@@ -1,15 +1,15 @@
 """Memory formation and consolidation: cheap writes now, careful thinking later.
 
-* :func:`observe` (``MemoryManager.observe``) - append a conversation turn and
-  form memories from it with a fast offline extractor and the write policy;
+* formation at write time (``MemoryManager.observe``) lives in
+  :mod:`memstrata.memory.formation` (rules in :mod:`memstrata.policies.extraction`);
+  the briefing for the planner (``MemoryManager.briefing``) in
+  :mod:`memstrata.memory.briefing` - both read and write only through memory;
 * :class:`Consolidator` - the jobs ``summarize``, ``conflicts`` and ``expire``:
   leased, batched, checkpointed, resumable, every action recorded, dry-runnable
   and undoable; an LLM under a token budget when configured, deterministic
   offline methods otherwise;
 * :class:`ConsolidationScheduler` - the jobs on APScheduler cron triggers, job
   store in the memory database;
-* :func:`build_briefing` (``MemoryManager.briefing``) - what the planner gets:
-  questions to ask, lessons for the goal, profile facts to pin.
 
 Names are imported on first use, so the core can import this package's table
 definitions (``_tables``) without pulling in the jobs, the scheduler or the
@@ -23,9 +23,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from memstrata.consolidation._lease import LeaseLostError
-    from memstrata.consolidation.briefing import Briefing, Confirmation, build_briefing
-    from memstrata.consolidation.extract import Extracted, extract
-    from memstrata.consolidation.formation import Observation, observe
     from memstrata.consolidation.reports import ActionRecord, PlannedAction, RunReport
     from memstrata.consolidation.runner import Consolidator, RunHooks, RunNotFoundError
     from memstrata.consolidation.scheduler import ConsolidationScheduler
@@ -38,9 +35,6 @@ if TYPE_CHECKING:
 
 _WHERE = {
     "LeaseLostError": "_lease",
-    "Briefing": "briefing", "Confirmation": "briefing", "build_briefing": "briefing",
-    "Extracted": "extract", "extract": "extract",
-    "Observation": "formation", "observe": "formation",
     "ActionRecord": "reports", "PlannedAction": "reports", "RunReport": "reports",
     "Consolidator": "runner", "RunHooks": "runner", "RunNotFoundError": "runner",
     "ConsolidationScheduler": "scheduler",
@@ -51,23 +45,16 @@ _WHERE = {
 __all__ = [
     "JOB_NAMES",
     "ActionRecord",
-    "Briefing",
-    "Confirmation",
     "ConsolidationScheduler",
     "ConsolidationSettings",
     "Consolidator",
-    "Extracted",
     "LLMSettings",
     "LeaseLostError",
-    "Observation",
     "PlannedAction",
     "RunHooks",
     "RunNotFoundError",
     "RunReport",
     "ScheduleSettings",
-    "build_briefing",
-    "extract",
-    "observe",
 ]
 
 

@@ -13,7 +13,7 @@ threshold - this job finds, per user and scope:
   records mentioning what a correction replaces ("not X but Y");
 * a judgement per pair - the LLM under the run's token budget when one is
   configured, else (and for whatever the budget does not cover) the offline
-  rules of :mod:`memstrata.consolidation._detect`;
+  rules of :mod:`memstrata.policies.contradiction`;
 * actions: an explicit correction **supersedes** the older record (kept as
   history, linked both ways); **duplicates merge** into the oldest record,
   which absorbs their use counts, confidence, expiry and provenance
@@ -34,11 +34,16 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection
 
+from memstrata._sql import new_id
 from memstrata._text import normalize
-from memstrata.consolidation._apply import apply_updates, changed_columns, lock_existing
-from memstrata.consolidation._detect import (
+from memstrata.consolidation._job import Applied, JobContext, UserPlan, combine_methods
+from memstrata.consolidation._llm import PAIRS_SYSTEM
+from memstrata.consolidation.reports import Method, PlannedAction
+from memstrata.memory import RecordTxn, changed_columns, in_conflict, queries, superseded
+from memstrata.policies.contradiction import (
+    FACT_TYPES,
     Item,
     PairVerdict,
     Relation,
@@ -49,18 +54,10 @@ from memstrata.consolidation._detect import (
     replaced_value,
     stems,
 )
-from memstrata.consolidation._job import Applied, JobContext, UserPlan, combine_methods
-from memstrata.consolidation._llm import PAIRS_SYSTEM
-from memstrata.consolidation.reports import Method, PlannedAction
-from memstrata.memory import _store
-from memstrata.memory._schema import memories, memory_vectors, users
 from memstrata.types import Slot, Status
 
-__all__ = ["FACT_TYPES", "ConflictsJob"]
+__all__ = ["ConflictsJob"]
 
-#: types whose statements can contradict each other (summaries, lessons and events are
-#: history: two of them can differ without either being wrong - they only deduplicate)
-FACT_TYPES = frozenset({"preference", "profile", "knowledge", "rule"})
 _LIVE = (Status.ACTIVE.value, Status.DEMOTED.value, Status.PENDING_CONFIRMATION.value)
 _MERGEABLE = (Status.ACTIVE.value, Status.DEMOTED.value)
 #: dense neighbours considered per record
@@ -89,29 +86,10 @@ class _Rec:
         return (float(self.row["valid_from"]), float(self.row["created_at"]), self.id)
 
 
-_COLUMNS = (
-    "id", "scope", "type", "content", "content_hash", "subject", "attribute", "value",
-    "slot_key", "confidence", "importance", "source", "session_id", "task_id", "created_at",
-    "updated_at", "valid_from", "valid_to", "last_accessed_at", "access_count", "expires_at",
-    "status", "pinned", "supersedes", "superseded_by", "conflict_group", "metadata",
-)
-
-
 def _load(conn: Connection, user_id: str) -> list[_Rec]:
-    query = (
-        select(*(memories.c[c] for c in _COLUMNS), memory_vectors.c.vector)
-        .select_from(
-            memories.outerjoin(memory_vectors, memory_vectors.c.memory_id == memories.c.id)
-        )
-        .where(memories.c.user_id == user_id, memories.c.status.in_(_LIVE))
-        .order_by(memories.c.valid_from, memories.c.id)
-    )
     out = []
-    for r in conn.execute(query):
-        m = dict(r._mapping)
-        blob = m.pop("vector")
-        meta = dict(m["metadata"] or {})
-        m["metadata"] = meta
+    for m, vec in queries.live_records(conn, user_id):
+        meta = m["metadata"]
         slot = None
         if m["subject"] is not None and m["attribute"] is not None:
             slot = Slot(m["subject"], m["attribute"], m["value"] or "")
@@ -120,7 +98,6 @@ def _load(conn: Connection, user_id: str) -> list[_Rec]:
             correction=bool(meta.get("correction", False)),
             replaces=meta.get("replaces") if isinstance(meta.get("replaces"), str) else None,
         )
-        vec = None if blob is None else _store.decode_vector(blob)
         out.append(_Rec(m, vec, item, is_cjk(m["content"])))
     return out
 
@@ -389,13 +366,13 @@ def _plan_scope(user_id: str, recs: Sequence[_Rec], ctx: JobContext, plan: UserP
     state = {i: dict(r.row) for i, r in enumerate(recs)}
     touched: dict[int, tuple[str, str]] = {}  # index -> (action, reason)
     # 1. explicit corrections supersede
-    superseded: dict[int, int] = {}
+    superseded_by: dict[int, int] = {}
     for (i, j), v in sorted(verdicts.items(), key=lambda kv: recs[kv[0][1]].order):
-        if v.relation != "update" or i in superseded:
+        if v.relation != "update" or i in superseded_by:
             continue
-        superseded[i] = j
-        state[i].update(status=Status.SUPERSEDED.value, superseded_by=recs[j].id,
-                        valid_to=float(recs[j].row["valid_from"]), updated_at=now)
+        superseded_by[i] = j
+        state[i].update(superseded(by=recs[j].id, by_valid_from=float(recs[j].row["valid_from"]),
+                                   own_valid_from=float(recs[i].row["valid_from"]), now=now))
         touched[i] = ("supersede", v.reason)
         latest = state[j].get("supersedes")
         if latest is None or recs[i].order > _order_of(recs, latest):
@@ -404,7 +381,7 @@ def _plan_scope(user_id: str, recs: Sequence[_Rec], ctx: JobContext, plan: UserP
     # 2. duplicates merge into the oldest (a pinned record wins)
     uf = _UnionFind()
     for (i, j), v in verdicts.items():
-        if v.relation == "duplicate" and i not in superseded and j not in superseded and \
+        if v.relation == "duplicate" and i not in superseded_by and j not in superseded_by and \
                 recs[i].row["status"] in _MERGEABLE and recs[j].row["status"] in _MERGEABLE \
                 and recs[i].row["type"] == recs[j].row["type"]:
             uf.union(i, j)
@@ -418,8 +395,9 @@ def _plan_scope(user_id: str, recs: Sequence[_Rec], ctx: JobContext, plan: UserP
         touched[keeper] = ("absorb", f"absorbed {len(dups)} duplicate(s): {reason}")
         for d in dups:
             keeper_of[d] = keeper
-            state[d].update(status=Status.SUPERSEDED.value, superseded_by=recs[keeper].id,
-                            valid_to=now, updated_at=now)
+            state[d].update(superseded(
+                by=recs[keeper].id, by_valid_from=float(recs[keeper].row["valid_from"]),
+                own_valid_from=float(recs[d].row["valid_from"]), now=now))
             touched[d] = ("merge", f"duplicate of {recs[keeper].id}: {reason}")
     # 3. contradictions become one pending conflict group
     cf = _UnionFind()
@@ -427,14 +405,14 @@ def _plan_scope(user_id: str, recs: Sequence[_Rec], ctx: JobContext, plan: UserP
         if v.relation != "contradiction":
             continue
         a, b = keeper_of.get(i, i), keeper_of.get(j, j)
-        if a == b or a in superseded or b in superseded:
+        if a == b or a in superseded_by or b in superseded_by:
             continue
         cf.union(a, b)
     reasons = {k: v.reason for k, v in verdicts.items() if v.relation == "contradiction"}
     for group in cf.groups():
         existing = sorted({str(recs[x].row["conflict_group"]) for x in group
                            if recs[x].row["conflict_group"]})
-        gid = existing[0] if existing else _store.new_id()
+        gid = existing[0] if existing else new_id()
         members = set(group)
         if len(existing) > 1:  # join the other open groups into this one
             members |= {x for x, r in enumerate(recs) if r.row["conflict_group"] in existing
@@ -444,8 +422,7 @@ def _plan_scope(user_id: str, recs: Sequence[_Rec], ctx: JobContext, plan: UserP
             if state[x]["status"] == Status.PENDING_CONFIRMATION.value and \
                     state[x]["conflict_group"] == gid:
                 continue
-            state[x].update(status=Status.PENDING_CONFIRMATION.value, conflict_group=gid,
-                            updated_at=now)
+            state[x].update(in_conflict(gid, now))
             touched[x] = ("flag_conflict", why)
     for x, (action, reason) in touched.items():
         before, after = changed_columns(recs[x].row, state[x])
@@ -504,7 +481,7 @@ class ConflictsJob:
 
     def users(self, conn: Connection, ctx: JobContext, after: str | None,
               limit: int | None) -> list[str]:
-        return _user_page(conn, after, limit)
+        return queries.user_page(conn, after, limit)
 
     def plan(self, conn: Connection, ctx: JobContext, user_id: str) -> UserPlan:
         plan = UserPlan(user_id)
@@ -516,22 +493,10 @@ class ConflictsJob:
                 _plan_scope(user_id, by_scope[scope], ctx, plan)
         return plan
 
-    def apply(self, conn: Connection, ctx: JobContext, plan: UserPlan) -> Applied:
+    def apply(self, txn: RecordTxn, ctx: JobContext, plan: UserPlan) -> Applied:
         if not plan.actions:
             return Applied()
-        counter = lock_existing(conn, plan.user_id)
-        if counter is None:
+        if not txn.lock(plan.user_id):
             return Applied(errors=["the user was erased meanwhile; nothing changed"])
-        done, errors = apply_updates(conn, plan.user_id, plan.actions, counter, verify=True)
-        counter.commit(conn)
+        done, errors = txn.update(plan.user_id, plan.actions, verify=True)
         return Applied(done, errors)
-
-
-def _user_page(conn: Connection, after: str | None, limit: int | None) -> list[str]:
-    query = select(users.c.user_id)
-    if after is not None:
-        query = query.where(users.c.user_id > after)
-    query = query.order_by(users.c.user_id)
-    if limit is not None:
-        query = query.limit(limit)
-    return [str(u) for u in conn.execute(query).scalars()]

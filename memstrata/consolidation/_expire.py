@@ -24,15 +24,13 @@ pending the user's confirmation are left to the user (the briefing asks).
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, and_, or_, select
+from sqlalchemy import Connection, select
 
 from memstrata.clock import from_epoch
-from memstrata.consolidation._apply import apply_updates, lock_existing, purge
-from memstrata.consolidation._conflicts import _user_page
 from memstrata.consolidation._job import Applied, JobContext, UserPlan
 from memstrata.consolidation._tables import actions
 from memstrata.consolidation.reports import PlannedAction
-from memstrata.memory._schema import memories
+from memstrata.memory import RecordTxn, deleted, demoted, queries
 from memstrata.types import Status
 
 __all__ = ["ExpireJob"]
@@ -49,7 +47,7 @@ class ExpireJob:
 
     def users(self, conn: Connection, ctx: JobContext, after: str | None,
               limit: int | None) -> list[str]:
-        return _user_page(conn, after, limit)
+        return queries.user_page(conn, after, limit)
 
     def plan(self, conn: Connection, ctx: JobContext, user_id: str) -> UserPlan:
         now = ctx.now
@@ -57,21 +55,7 @@ class ExpireJob:
         retention = ctx.memory_settings.retention
         factor = retention.demoted_confidence_factor
         purge_before = now - ctx.settings.purge_after_days * 86400.0
-        m = memories.c
-        rows = conn.execute(
-            select(m.id, m.status, m.confidence, m.expires_at, m.pinned, m.updated_at)
-            .where(
-                m.user_id == user_id,
-                or_(
-                    and_(m.status.in_([_ACTIVE, _DEMOTED]), m.expires_at.is_not(None),
-                         m.expires_at <= now, m.pinned.is_(False)),
-                    and_(m.status == _DEMOTED,
-                         or_(m.expires_at.is_(None), m.expires_at > now, m.pinned.is_(True))),
-                    and_(m.status == _DELETED, m.updated_at <= purge_before),
-                ),
-            )
-            .order_by(m.id)
-        ).all()
+        rows = queries.expiry_candidates(conn, user_id, now, purge_before)
         plan = UserPlan(user_id, method="offline")
         revive_ids = []
         for r in rows:
@@ -90,13 +74,12 @@ class ExpireJob:
                     user_id, r.id, "delete",
                     f"unused since it expired and for the {retention.grace.days}-day grace "
                     "period after",
-                    {"status": r.status, "updated_at": r.updated_at},
-                    {"status": _DELETED, "updated_at": now}))
+                    {"status": r.status, "updated_at": r.updated_at}, deleted(now)))
             elif life == "expired" and r.status == _ACTIVE:
                 plan.actions.append(PlannedAction(
                     user_id, r.id, "demote", "past its expiry and unused since",
                     {"status": _ACTIVE, "confidence": r.confidence},
-                    {"status": _DEMOTED, "confidence": r.confidence * factor}))
+                    demoted(float(r.confidence), factor)))
             elif life == "alive" and r.status == _DEMOTED:
                 revive_ids.append((r.id, float(r.confidence)))
         if revive_ids:
@@ -112,19 +95,17 @@ class ExpireJob:
                     {"status": _ACTIVE, "confidence": back}))
         return plan
 
-    def apply(self, conn: Connection, ctx: JobContext, plan: UserPlan) -> Applied:
-        if not plan.actions:
-            return Applied()
-        counter = lock_existing(conn, plan.user_id)
-        if counter is None:
+    def apply(self, txn: RecordTxn, ctx: JobContext, plan: UserPlan) -> Applied:
+        if not plan.actions or not txn.lock(plan.user_id):
             return Applied()
         updates = [a for a in plan.actions if a.action != "purge"]
-        done, errors = apply_updates(conn, plan.user_id, updates, counter, verify=False)
+        done, errors = txn.update(plan.user_id, updates, verify=False)
         purges = [a for a in plan.actions if a.action == "purge"]
         if purges:
-            done += purge(conn, plan.user_id, purges, counter,
-                          reason="retention: purged after soft deletion", now=ctx.now)
-        counter.commit(conn)
+            gone = set(txn.delete(plan.user_id, [str(a.memory_id) for a in purges],
+                                  action="purged",
+                                  reason="retention: purged after soft deletion"))
+            done += [a for a in purges if a.memory_id in gone]
         return Applied(done, errors)
 
 

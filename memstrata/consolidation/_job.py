@@ -7,7 +7,9 @@ progress. A job only answers four questions:
 
 * which users are there to look at (:meth:`Job.users`, in id order, after a cursor);
 * what would you do for this user (:meth:`Job.plan`, no writes);
-* do it (:meth:`Job.apply`, inside the batch transaction, returns what was done);
+* do it (:meth:`Job.apply`, inside the batch transaction, through memory's
+  :class:`~memstrata.memory.RecordTxn` - a job never writes memory's tables itself;
+  returns what was done);
 * plan inside the batch transaction or before it (:attr:`Job.plan_in_txn`):
   cheap SQL-only jobs (``expire``) plan inside, jobs that embed or call a model
   plan before and :meth:`~Job.apply` re-checks each action's ``before`` values,
@@ -26,8 +28,7 @@ from memstrata.config import Settings
 from memstrata.consolidation._llm import LLMGate
 from memstrata.consolidation.reports import Method, PlannedAction
 from memstrata.consolidation.settings import ConsolidationSettings
-from memstrata.memory._db import Database
-from memstrata.memory.embedder import Embedder
+from memstrata.memory import Database, Embedder, RecordTxn
 
 __all__ = ["Applied", "Job", "JobContext", "UserPlan", "combine_methods"]
 
@@ -98,6 +99,8 @@ class Job(Protocol):
 
     def plan(self, conn: Connection, ctx: JobContext, user_id: str) -> UserPlan: ...
 
-    def apply(self, conn: Connection, ctx: JobContext, plan: UserPlan) -> Applied:
-        """Carry out ``plan`` inside the batch transaction (locks the user itself)."""
+    def apply(self, txn: RecordTxn, ctx: JobContext, plan: UserPlan) -> Applied:
+        """Carry out ``plan`` inside the batch transaction through memory's lifecycle
+        changes (``txn``; it locks the user itself, and skips an erased one);
+        ``txn.conn`` is the transaction for the job's own tables."""
         ...

@@ -27,28 +27,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection, delete, func, insert, select, union
+from sqlalchemy import Connection, delete, insert, select
 
-from memstrata import _text
 from memstrata.clock import from_epoch
 from memstrata.config import DEFAULT_SCOPE, SCOPE_PATTERN
-from memstrata.consolidation._apply import (
-    apply_updates,
-    changed_columns,
-    lock_existing,
-    snapshot,
-)
 from memstrata.consolidation._job import Applied, JobContext, UserPlan, combine_methods
 from memstrata.consolidation._llm import LESSON_SYSTEM, SUMMARY_SYSTEM, LLMGate
 from memstrata.consolidation._summary import Turn, lesson_line, one_line, session_summary
 from memstrata.consolidation._tables import sources
 from memstrata.consolidation.reports import Method, PlannedAction
 from memstrata.errors import ModelMismatchError
-from memstrata.memory import _store
-from memstrata.memory._schema import task_steps, tasks, turns
-from memstrata.memory._store import index_text
-from memstrata.memory._writer import PreparedWrite, WriteTxn
-from memstrata.policies.write import Candidate
+from memstrata.memory import RecordTxn, WriteTxn, changed_columns, queries, superseded
 from memstrata.types import MemoryInput, MemoryType, Slot, Source, Status
 
 __all__ = ["SummarizeJob"]
@@ -93,16 +82,7 @@ class SummarizeJob:
 
     def users(self, conn: Connection, ctx: JobContext, after: str | None,
               limit: int | None) -> list[str]:
-        q1 = select(turns.c.user_id.label("u"))
-        q2 = select(tasks.c.user_id.label("u"))
-        if after is not None:
-            q1 = q1.where(turns.c.user_id > after)
-            q2 = q2.where(tasks.c.user_id > after)
-        both = union(q1, q2).subquery()
-        query = select(both.c.u).order_by(both.c.u)
-        if limit is not None:
-            query = query.limit(limit)
-        return [str(u) for u in conn.execute(query).scalars()]
+        return queries.episode_users(conn, after, limit)
 
     # ------------------------------------------------------------ plan
 
@@ -117,7 +97,7 @@ class SummarizeJob:
         self._plan_tasks(conn, ctx, user_id, folded, payload, plan)
         todo = [n for n in payload.new if n.vector is None]
         if todo:
-            vectors = ctx.embedder.embed([_indexed(n.item) for n in todo])
+            vectors = ctx.embedder.embed([queries.indexed_text(n.item) for n in todo])
             for n, v in zip(todo, vectors, strict=True):
                 n.vector = v
         plan.payload = payload
@@ -131,24 +111,13 @@ class SummarizeJob:
                        folded: dict[tuple[str, str], tuple[int, str | None]],
                        payload: _Payload, plan: UserPlan) -> None:
         ended_before = ctx.now - ctx.settings.session_idle_seconds
-        sessions = conn.execute(
-            select(turns.c.session_id, func.max(turns.c.id).label("last"))
-            .where(turns.c.user_id == user_id)
-            .group_by(turns.c.session_id)
-            .having(func.max(turns.c.at) <= ended_before)
-            .order_by(func.min(turns.c.at))
-        ).all()
+        sessions = queries.ended_sessions(conn, user_id, ended_before)
         max_chars = ctx.settings.summary_max_chars
         for s in sessions:
             done = folded.get(("session", s.session_id))
             if done is not None and done[0] >= int(s.last):
                 continue
-            rows = conn.execute(
-                select(turns).where(turns.c.user_id == user_id,
-                                    turns.c.session_id == s.session_id,
-                                    turns.c.id <= s.last)
-                .order_by(turns.c.at, turns.c.id)
-            ).all()
+            rows = queries.session_turns(conn, user_id, str(s.session_id), int(s.last))
             session_turns = [Turn(r.id, r.role, r.text, from_epoch(r.at), dict(r.metadata or {}))
                              for r in rows]
             scope = _scope_of([dict(t.metadata) for t in session_turns])
@@ -199,11 +168,7 @@ class SummarizeJob:
                     folded: dict[tuple[str, str], tuple[int, str | None]],
                     payload: _Payload, plan: UserPlan) -> None:
         settled_before = ctx.now - ctx.settings.session_idle_seconds
-        rows = conn.execute(
-            select(tasks).where(tasks.c.user_id == user_id,
-                                tasks.c.status.in_(["done", "abandoned", "failed"]))
-            .order_by(tasks.c.finished_at, tasks.c.task_id)
-        ).all()
+        rows = queries.finished_tasks(conn, user_id)
         max_chars = ctx.settings.summary_max_chars
         for t in rows:
             if t.status == "failed" and (t.finished_at or t.updated_at) > settled_before:
@@ -211,10 +176,7 @@ class SummarizeJob:
             done = folded.get(("task", t.task_id))
             if done is not None and done[0] >= int(t.version):
                 continue
-            steps = [dict(r.payload) for r in conn.execute(
-                select(task_steps.c.payload)
-                .where(task_steps.c.user_id == user_id, task_steps.c.task_id == t.task_id)
-                .order_by(task_steps.c.step_no))]
+            steps = queries.task_step_payloads(conn, user_id, str(t.task_id))
             goal, feedback = dict(t.goal or {}), (None if t.feedback is None else dict(t.feedback))
             line, method = None, "offline"
             gate: LLMGate | None = ctx.model()
@@ -246,48 +208,45 @@ class SummarizeJob:
 
     # ------------------------------------------------------------ apply
 
-    def apply(self, conn: Connection, ctx: JobContext, plan: UserPlan) -> Applied:
+    def apply(self, txn: RecordTxn, ctx: JobContext, plan: UserPlan) -> Applied:
         payload: _Payload = plan.payload
         out = Applied()
         if payload is None or (not payload.new and not payload.empty):
             return out
         user_id = plan.user_id
-        lock_existing(conn, user_id)  # serialise with the user's writers before checking
-        if not _sources_exist(conn, user_id, payload):
+        txn.lock(user_id)  # serialise with the user's writers before checking
+        folded = [n.source for n in payload.new if n.source is not None]
+        folded += [(kind, source_id, last) for kind, source_id, last, _ in payload.empty]
+        if not queries.sources_exist(txn.conn, user_id, folded):
             out.errors.append("the turns or tasks are gone (the user was erased); nothing "
                               "written")
             return out
-        state = _store.lock_user(conn, user_id, ctx.now)
-        model = ctx.embedder.name
-        if payload.new and state.embed_model not in (None, model):
-            out.errors.append(str(ModelMismatchError(user_id, state.embed_model, model)))
-            return out
-        policies = ctx.memory_settings
-        txn = WriteTxn(conn=conn, user_id=user_id, state=state, now=ctx.now, model=model,
-                       write_policy=policies.write, conflict_policy=policies.conflict,
-                       retention=policies.retention)
+        writer = None
+        if payload.new:
+            try:
+                writer = txn.writer(user_id, model=ctx.embedder.name)
+            except ModelMismatchError as exc:
+                out.errors.append(str(exc))
+                return out
         for new in payload.new:
-            out.actions.extend(self._write_one(conn, ctx, txn, user_id, new, out.errors))
-        txn.finish()
+            assert writer is not None
+            out.actions.extend(self._write_one(txn, writer, user_id, new, out.errors,
+                                               run_id=ctx.run_id or ""))
         for kind, source_id, last, why in payload.empty:
-            out.actions.append(_mark(conn, user_id, kind, source_id, last, None, why,
+            out.actions.append(_mark(txn.conn, user_id, kind, source_id, last, None, why,
                                      now=ctx.now, run_id=ctx.run_id or ""))
         return out
 
-    def _write_one(self, conn: Connection, ctx: JobContext, txn: WriteTxn, user_id: str,
-                   new: _New, errors: list[str]) -> list[PlannedAction]:
+    def _write_one(self, txn: RecordTxn, writer: WriteTxn, user_id: str, new: _New,
+                   errors: list[str], *, run_id: str) -> list[PlannedAction]:
         """Write one record through the write policy; record everything it changed."""
         item = new.item
         assert new.vector is not None
-        watch = [r.id for (scope, _), r in _store.rows_by_hash(
-            conn, user_id, [_text.content_hash(item.content)]).items() if scope == item.scope]
-        if item.slot is not None:
-            key = _store.slot_key(item.slot.subject, item.slot.attribute)
-            watch += [r.id for r in _store.slot_rows(conn, user_id, item.scope, key)]
-        before = snapshot(conn, user_id, watch)
-        decision = txn.write(PreparedWrite(item, _candidate(item), new.vector))
+        watch = queries.watch_ids(txn.conn, user_id, item)
+        before = txn.snapshot(user_id, watch)
+        decision = writer.write_input(item, new.vector)
         done: list[PlannedAction] = []
-        after = snapshot(conn, user_id, watch)
+        after = txn.snapshot(user_id, watch)
         for memory_id, old in before.items():
             b, a = changed_columns(old, after.get(memory_id, old))
             if a:
@@ -295,55 +254,40 @@ class SummarizeJob:
                                           f"{new.action}: {decision.reason}", b, a))
         record_id = decision.record_id
         if decision.stored and record_id is not None:
-            row = txn.pending[record_id]
+            row = writer.pending[record_id]
             done.append(PlannedAction(
                 user_id, record_id, new.action, new.reason, None,
                 {"content": row["content"], "type": row["type"], "scope": row["scope"],
                  "status": row["status"]}))
             if new.replaces and new.replaces != record_id:
-                done.extend(self._supersede_previous(conn, txn, user_id, new.replaces,
+                done.extend(self._supersede_previous(txn, writer, user_id, new.replaces,
                                                      record_id, errors))
         elif decision.outcome.startswith("dropped"):
             errors.append(f"{new.action} for {user_id}: {decision.outcome}: {decision.reason}")
         if new.source is not None:
             kind, source_id, last = new.source
-            done.append(_mark(conn, user_id, kind, source_id, last, record_id, new.reason,
-                              now=ctx.now, run_id=ctx.run_id or ""))
+            done.append(_mark(txn.conn, user_id, kind, source_id, last, record_id, new.reason,
+                              now=txn.now, run_id=run_id))
         return done
 
-    def _supersede_previous(self, conn: Connection, txn: WriteTxn, user_id: str,
-                            old_id: str, new_id: str, errors: list[str]) -> list[PlannedAction]:
-        current = snapshot(conn, user_id, [old_id]).get(old_id)
+    def _supersede_previous(self, txn: RecordTxn, writer: WriteTxn, user_id: str,
+                            old_id: str, new_id: str, errors: list[str]
+                            ) -> list[PlannedAction]:
+        current = txn.snapshot(user_id, [old_id]).get(old_id)
         if current is None or current["status"] == Status.SUPERSEDED.value:
             return []
-        row = txn.pending[new_id]
-        before = {k: current[k] for k in ("status", "superseded_by", "valid_to", "updated_at")}
-        after = {"status": Status.SUPERSEDED.value, "superseded_by": new_id,
-                 "valid_to": row["valid_from"], "updated_at": txn.now}
+        row = writer.pending[new_id]
+        own = txn.snapshot(user_id, [old_id], ("valid_from",))[old_id]["valid_from"]
+        after = superseded(by=new_id, by_valid_from=float(row["valid_from"]),
+                           own_valid_from=float(own), now=txn.now)
+        before = {k: current[k] for k in after}
         action = PlannedAction(user_id, old_id, "supersede",
                                "a newer summary of the same source", before, after)
-        done, errs = apply_updates(conn, user_id, [action], txn.counter, verify=True)
+        done, errs = txn.update(user_id, [action], verify=True)
         errors.extend(errs)
         if done:
             row["supersedes"] = old_id
         return done
-
-
-def _sources_exist(conn: Connection, user_id: str, payload: _Payload) -> bool:
-    """Are the turns / tasks the plan folded still there (inside the write transaction)?"""
-    folded = [n.source for n in payload.new if n.source is not None]
-    folded += [(kind, source_id, last) for kind, source_id, last, _ in payload.empty]
-    for kind, source_id, last in folded:
-        if kind == "session":
-            found = conn.execute(select(turns.c.id).where(
-                turns.c.user_id == user_id, turns.c.session_id == source_id,
-                turns.c.id == last)).first()
-        else:
-            found = conn.execute(select(tasks.c.task_id).where(
-                tasks.c.user_id == user_id, tasks.c.task_id == source_id)).first()
-        if found is None:
-            return False
-    return True
 
 
 def _mark(conn: Connection, user_id: str, kind: str, source_id: str, last: int,
@@ -390,18 +334,6 @@ def _fact(fact: dict[str, Any], scope: str, session_id: str, session_turns: list
     except ValueError:
         return None
     return _New("extract", item, reason="read from the session by the LLM")
-
-
-def _indexed(item: MemoryInput) -> str:
-    slot = item.slot
-    return index_text(item.content, item.context, slot.subject if slot else None,
-                      slot.attribute if slot else None, slot.value if slot else None)
-
-
-def _candidate(item: MemoryInput) -> Candidate:
-    return Candidate(content=item.content, type=item.type, confidence=item.confidence,
-                     source=item.source, slot=item.slot, correction=item.correction,
-                     verified=item.verified, ephemeral=item.ephemeral)
 
 
 def _transcript(session_turns: Sequence[Turn]) -> str:

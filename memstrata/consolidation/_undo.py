@@ -23,12 +23,10 @@ from collections import Counter
 from sqlalchemy import Connection, delete, insert
 
 from memstrata.consolidation import _runlog
-from memstrata.consolidation._apply import apply_updates, lock_existing, snapshot
 from memstrata.consolidation._job import Applied, JobContext, UserPlan
 from memstrata.consolidation._tables import sources
 from memstrata.consolidation.reports import ActionRecord, PlannedAction
-from memstrata.memory import _store
-from memstrata.memory._store import SeqCounter
+from memstrata.memory import RecordTxn
 
 __all__ = ["UndoJob"]
 
@@ -78,12 +76,11 @@ class UndoJob:
                                                   a.after, a.before))
         return plan
 
-    def apply(self, conn: Connection, ctx: JobContext, plan: UserPlan) -> Applied:
+    def apply(self, txn: RecordTxn, ctx: JobContext, plan: UserPlan) -> Applied:
         out = Applied()
         if not plan.actions:
             return out
-        counter = lock_existing(conn, plan.user_id)
-        if counter is None:
+        if not txn.lock(plan.user_id):
             out.errors.append("the user was erased; nothing to restore")
             return out
         repeated = max(Counter(a.memory_id for a in plan.actions if a.memory_id).values(),
@@ -91,8 +88,7 @@ class UndoJob:
         pending: list[PlannedAction] = []
 
         def flush() -> None:
-            done, errors = apply_updates(conn, plan.user_id, pending, counter, verify=True,
-                                         always_stamp=True)
+            done, errors = txn.update(plan.user_id, pending, verify=True, restamp=True)
             out.actions.extend(done)
             out.errors.extend(errors)
             pending.clear()
@@ -105,21 +101,18 @@ class UndoJob:
                 continue
             flush()
             if action.action == "remove":
-                self._remove(conn, ctx, plan.user_id, action, counter, out)
+                self._remove(txn, plan.user_id, action, out)
             elif action.action == "restore_source":
-                self._restore_source(conn, plan.user_id, action, out)
+                self._restore_source(txn.conn, plan.user_id, action, out)
         flush()
-        counter.commit(conn)
         return out
 
-    def _remove(self, conn: Connection, ctx: JobContext, user_id: str, action: PlannedAction,
-                counter: SeqCounter, out: Applied) -> None:
+    def _remove(self, txn: RecordTxn, user_id: str, action: PlannedAction, out: Applied
+                ) -> None:
         memory_id = str(action.memory_id)
-        if memory_id not in snapshot(conn, user_id, [memory_id], ("status",)):
+        if not txn.delete(user_id, [memory_id], action="undone", reason=action.reason):
             out.errors.append(f"remove {memory_id}: already gone")
             return
-        _store.delete_records(conn, user_id, [memory_id], counter, action="undone",
-                              reason=action.reason, now=ctx.now)
         out.actions.append(action)
 
     def _restore_source(self, conn: Connection, user_id: str, action: PlannedAction,

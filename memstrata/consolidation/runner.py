@@ -36,9 +36,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, select, update
+from sqlalchemy import update
 
 from memstrata._progress import Progress, ProgressBar
+from memstrata._sql import new_id
 from memstrata.clock import Clock, to_epoch
 from memstrata.consolidation import _lease, _runlog
 from memstrata.consolidation._job import Job, JobContext, UserPlan, combine_methods
@@ -56,9 +57,7 @@ from memstrata.errors import (
     StateError,
 )
 from memstrata.llm import LLMClient, RecordingModel, Retry, Timeouts
-from memstrata.memory import _store
-from memstrata.memory._schema import users
-from memstrata.memory._validate import check_user
+from memstrata.memory import check_user
 
 if TYPE_CHECKING:
     from memstrata.memory.manager import MemoryManager
@@ -250,7 +249,7 @@ class Consolidator:
                     spent = int(row.prompt_tokens) + int(row.completion_tokens)
                     _runlog.resume(conn, run_id, holder, now)
                 else:
-                    run_id, cursor, spent = _store.new_id(), None, 0
+                    run_id, cursor, spent = new_id(), None, 0
                     budget = self.settings.llm.token_budget if self.llm_configured else None
                     _runlog.create_run(conn, run_id=run_id, job=job.name, only_user=only_user,
                                        slot=slot_at, holder=holder, now=now,
@@ -284,7 +283,6 @@ class Consolidator:
 
     def _batches(self, job: Job, ctx: JobContext, run_id: str, holder: str,
                  only_user: str | None, cursor: str | None, progress: Progress) -> str:
-        db = self._manager.db
         total, page = self._pages(job, ctx, only_user, cursor)
         gate = ctx.llm
         with ProgressBar(progress, total, f"{job.name}", unit="user") as bar:
@@ -302,18 +300,19 @@ class Consolidator:
                 if not job.plan_in_txn:
                     for user in users:
                         plans[user] = self._plan(job, ctx, user, errors)
-                with db.write() as conn:
+                with self._manager.changes() as txn:
+                    conn = txn.conn
                     _lease.renew(conn, job.lease, holder, now=ctx.now,
                                  ttl=self.settings.lease_seconds)
                     done: list[PlannedAction] = []
                     method: Method = "none"
                     for user in users:
                         if job.plan_in_txn:
-                            _lock_existing(conn, user)
+                            txn.lock(user)  # serialise with the user's writers
                             plan = job.plan(conn, ctx, user)
                         else:
                             plan = plans[user]
-                        applied = job.apply(conn, ctx, plan)
+                        applied = job.apply(txn, ctx, plan)
                         done.extend(applied.actions)
                         errors.extend(f"{user}: {e}" for e in [*plan.errors, *applied.errors])
                         method = combine_methods(method, plan.method)
@@ -330,6 +329,7 @@ class Consolidator:
                              after[2] - llm_before[2]),
                         now=ctx.now,
                     )
+                    txn.flush()
                     if self._hooks.before_commit is not None:
                         self._hooks.before_commit(run_id, ctx.batch)
                 if self._hooks.after_batch is not None:
@@ -405,8 +405,3 @@ def _llm_stats(gate: LLMGate | None) -> tuple[int, int, int]:
     if gate is None:
         return (0, 0, 0)
     return (gate.calls, gate.prompt_tokens, gate.completion_tokens)
-
-
-def _lock_existing(conn: Connection, user_id: str) -> None:
-    """Serialise with the user's writers (PostgreSQL) without creating a user row."""
-    conn.execute(select(users.c.user_id).where(users.c.user_id == user_id).with_for_update())

@@ -171,6 +171,17 @@ class Database:
                 ).scalar_one()
             )
 
+    def after_erasure(self) -> None:
+        """Make erased content leave the files now (SQLite: checkpoint and truncate the
+        write-ahead log, which still holds the old pages). PostgreSQL keeps dead row
+        versions until VACUUM reclaims them (autovacuum, or ``VACUUM`` by the
+        operator); no query can read them, but they stay in the data files until
+        then - see docs/architecture.md."""
+        if self.dialect != "sqlite" or self.memory_db or self.closed:
+            return
+        with contextlib.suppress(SQLAlchemyError), self.engine.connect() as conn:
+            conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+
     def dispose(self) -> None:
         if not self.closed and self.dialect == "sqlite" and not self.memory_db:
             # let the query planner keep statistics (cheap; a no-op when nothing changed)
@@ -195,6 +206,9 @@ def _install_sqlite_hooks(engine: Engine, *, wal: bool) -> None:
                 cursor.execute(f"PRAGMA cache_size=-{SQLITE_CACHE_KIB}")
                 cursor.execute(f"PRAGMA mmap_size={SQLITE_MMAP_BYTES}")
             cursor.execute("PRAGMA foreign_keys=ON")
+            # deleted rows are overwritten with zeros, not left in free pages: a
+            # forgotten memory must not survive in the database file
+            cursor.execute("PRAGMA secure_delete=ON")
         finally:
             cursor.close()
 

@@ -8,7 +8,8 @@ watermark mechanism as the vector index. Terms come from
 CJK unigrams + bigrams).
 
 Postings are append-only arrays; deletions clear an ``alive`` flag and the
-shard is compacted when a quarter of it is dead.
+shard is compacted when a quarter of it is dead, and always before it is
+written to disk.
 """
 
 from __future__ import annotations
@@ -79,8 +80,11 @@ class KeywordShard:
 
     def upsert(self, rows: Sequence[IndexRow]) -> None:
         for row in rows:
-            if row.id in self.doc_pos:
+            pos = self.doc_pos.get(row.id)
+            if pos is not None and self.alive[pos]:
                 continue
+            # new, or removed earlier and back again (an undo, a revived record): a
+            # fresh document; the dead position stays dead until the next compaction
             doc = len(self.docs)
             terms = Counter(tokenize(row.text))
             self.docs.append(row.id)
@@ -212,6 +216,10 @@ class KeywordShard:
         return {self.docs[p]: float(scores[p]) for p in positions if scores[p] > 0}
 
     def save(self, path: Path) -> None:
+        """Write the shard. Removed documents are compacted away first: a file never
+        keeps the terms of a record that left the index (a forgotten one above all)."""
+        if self.n_alive != len(self.docs):
+            self._compact()
         terms = list(self.postings)
         offsets = np.zeros(len(terms) + 1, dtype=np.int64)
         for i, term in enumerate(terms):

@@ -31,6 +31,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema", sql="0001_initial"),
     Migration(2, "consolidation runs, actions, leases, sources", sql="0002_consolidation"),
     Migration(3, "agent model-call log", sql="0003_agent_llm_calls"),
+    Migration(4, "pending index-file cleanups of erased users", sql="0004_pending_erasures"),
 )
 
 

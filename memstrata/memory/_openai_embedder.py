@@ -13,15 +13,13 @@ there is no tokenizer for an arbitrary remote model offline.
 from __future__ import annotations
 
 import math
-import threading
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from cachetools import LRUCache
 
 from memstrata.errors import EmbeddingError, InvalidSettingError
-from memstrata.memory.embedder import Vectors, normalize_rows
+from memstrata.memory.embedder import EmbeddingCache, Vectors, normalize_rows
 
 __all__ = ["OpenAIEmbedder"]
 
@@ -51,8 +49,7 @@ class OpenAIEmbedder:
         self._model = model
         self._dim = dim
         self._batch = batch_size
-        self._cache: LRUCache[str, Vectors] = LRUCache(maxsize=max(1, cache_size))
-        self._lock = threading.Lock()
+        self._cache = EmbeddingCache(cache_size)
 
     @property
     def name(self) -> str:
@@ -70,20 +67,20 @@ class OpenAIEmbedder:
     def embed(self, texts: Sequence[str]) -> Vectors:
         if isinstance(texts, str):
             raise TypeError("embed() takes a sequence of texts, not one string")
-        with self._lock:
-            missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
-        fresh: dict[str, Vectors] = {}
+        cached = dict(zip(texts, self._cache.get_many(texts), strict=True))
+        found = {t: v for t, v in cached.items() if v is not None}
+        missing = [t for t, v in cached.items() if v is None]
         for start in range(0, len(missing), self._batch):
             part = missing[start : start + self._batch]
-            for text, vector in zip(part, self._request(part), strict=True):
-                fresh[text] = vector
-        with self._lock:
-            for text, vector in fresh.items():
-                self._cache[text] = vector
-            rows = [fresh[t] if t in fresh else self._cache[t] for t in texts]
-        if not rows:
+            vectors = self._request(part)
+            self._cache.put_many(part, list(vectors))
+            found.update(zip(part, vectors, strict=True))
+        if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return np.ascontiguousarray(np.vstack(rows), dtype=np.float32)
+        return np.ascontiguousarray(np.vstack([found[t] for t in texts]), dtype=np.float32)
+
+    def forget_cached(self, texts: Sequence[str] | None) -> None:
+        self._cache.forget(texts)
 
     def _request(self, texts: list[str]) -> Vectors:
         o = self._openai

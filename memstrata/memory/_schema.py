@@ -30,7 +30,7 @@ from memstrata._sql import ID, USER, JSONType, metadata
 
 __all__ = [
     "ID", "USER", "JSONType", "memories", "memory_events", "memory_vectors", "meta_table",
-    "metadata", "migrations_table", "task_steps", "tasks", "turns", "users",
+    "metadata", "migrations_table", "pending_erasures", "task_steps", "tasks", "turns", "users",
 ]
 
 meta_table = Table(
@@ -132,6 +132,15 @@ memory_events = Table(
     Column("details", JSONType, nullable=False),
     Index("ix_events_user_seq", "user_id", "seq"),
     Index("ix_events_user_memory", "user_id", "memory_id"),
+)
+
+#: index-file cleanups of erased users still to do (the shard file key, not the user id);
+#: written in the erasing transaction, removed once the files are gone
+pending_erasures = Table(
+    "pending_erasures",
+    metadata,
+    Column("file_key", String(64), primary_key=True),
+    Column("requested_at", Float, nullable=False),
 )
 
 turns = Table(

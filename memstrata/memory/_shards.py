@@ -12,15 +12,15 @@ import hashlib
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Generic, Protocol, TypeVar
 
 from memstrata.errors import ClosedError
-from memstrata.memory.vector import IndexBatch, Watermark
+from memstrata.memory.vector import Fence, IndexBatch, Watermark
 
-__all__ = ["Shard", "ShardCache", "ShardedIndex", "user_file"]
+__all__ = ["Shard", "ShardCache", "ShardedIndex", "key_file", "user_file", "user_key"]
 
 DEFAULT_SAVE_EVERY = 2000
 
@@ -47,9 +47,18 @@ class Shard(Protocol):
 S = TypeVar("S", bound=Shard)
 
 
+def user_key(user_id: str) -> str:
+    """The name a user's shard files go by (a digest: file names hold no user id)."""
+    return hashlib.sha256(user_id.encode("utf-8")).hexdigest()[:40]
+
+
 def user_file(directory: Path, user_id: str, suffix: str) -> Path:
-    digest = hashlib.sha256(user_id.encode("utf-8")).hexdigest()
-    return directory / digest[:2] / f"{digest[:40]}.{suffix}"
+    key = user_key(user_id)
+    return key_file(directory, key, suffix)
+
+
+def key_file(directory: Path, key: str, suffix: str) -> Path:
+    return directory / key[:2] / f"{key}.{suffix}"
 
 
 class ShardCache(Generic[S]):
@@ -80,6 +89,8 @@ class ShardCache(Generic[S]):
         self._lock = threading.Lock()
         self._user_locks: dict[str, threading.RLock] = {}
         self._closed = False
+        #: may this shard still be written? (``None``: always) - see :meth:`_save`
+        self.fence: Fence | None = None
 
     def path(self, user_id: str) -> Path | None:
         return None if self._dir is None else user_file(self._dir, user_id, self._suffix)
@@ -105,6 +116,10 @@ class ShardCache(Generic[S]):
         shard = loaded if loaded is not None else self._create()
         self.touch(user_id, shard)
         return shard
+
+    def in_memory(self, user_id: str) -> bool:
+        with self._lock:
+            return user_id in self._shards
 
     def peek(self, user_id: str) -> S | None:
         """The shard if it is in memory or on disk, without creating one."""
@@ -142,15 +157,42 @@ class ShardCache(Generic[S]):
         if shard.unsaved >= self._save_every:
             self._save(user_id, shard)
 
-    def _save(self, user_id: str, shard: S) -> None:
+    def _save(self, user_id: str, shard: S, *, force: bool = False) -> None:
+        """Write the shard atomically - unless the fence says SQL moved on.
+
+        A shard reflects one generation of the user in SQL. When that user was
+        erased (or reindexed) by another process, writing it back would bring
+        erased memories back to disk: the fence is asked before the write, and
+        again after it (an erasure committed in between deletes the file itself
+        once it has committed, or the second check does).
+        """
         path = self.path(user_id)
-        if path is None or shard.unsaved == 0:
+        if path is None or (shard.unsaved == 0 and not force):
+            return
+        if self.fence is not None and not self.fence(user_id, shard.watermark):
+            self._forget_stale(user_id, shard)
             return
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         shard.save(tmp)
         os.replace(tmp, path)
         shard.unsaved = 0
+        if self.fence is not None and not self.fence(user_id, shard.watermark):
+            path.unlink(missing_ok=True)
+            self._forget_stale(user_id, shard)
+
+    def _forget_stale(self, user_id: str, shard: S) -> None:
+        with self._lock:
+            if self._shards.get(user_id) is shard:
+                del self._shards[user_id]
+                self._sizes.pop(user_id, None)
+
+    def save_now(self, user_id: str) -> None:
+        """Write the user's shard now if this process holds it (after an erasure)."""
+        with self._lock:
+            shard = self._shards.get(user_id)
+        if shard is not None:
+            self._save(user_id, shard, force=True)
 
     def drop(self, user_id: str) -> None:
         with self._lock:
@@ -217,6 +259,25 @@ class ShardedIndex(Generic[S]):
             if reset:
                 shard.unsaved += 1  # an empty rebuilt shard must still be written
             self._cache.touch(user_id, shard)
+
+    def loaded(self, user_id: str) -> bool:
+        return self._cache.in_memory(user_id)
+
+    def set_fence(self, fence: Fence) -> None:
+        self._cache.fence = fence
+
+    def erase(self, user_id: str, ids: Sequence[str], watermark: Watermark | None) -> None:
+        """Remove records for good and write the shard now (files never keep them)."""
+        with self._cache.locked(user_id):
+            shard = self._cache.peek(user_id)
+            if shard is None:
+                return
+            shard.apply(IndexBatch((), ids, watermark or shard.watermark
+                                   or Watermark("", 0)))
+            if watermark is not None:
+                shard.watermark = watermark
+            self._cache.touch(user_id, shard)
+            self._cache.save_now(user_id)
 
     def size(self, user_id: str) -> int:
         with self._cache.locked(user_id):

@@ -19,10 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from cachetools import LRUCache
 
 from memstrata.errors import EmbeddingError, MissingDependencyError
-from memstrata.memory.embedder import Vectors, normalize_rows
+from memstrata.memory.embedder import EmbeddingCache, Vectors, normalize_rows
 
 __all__ = ["DEFAULT_MODEL_NAME", "SentenceTransformerEmbedder", "packaged_model_path"]
 
@@ -60,8 +59,7 @@ class SentenceTransformerEmbedder:
         self._batch_size = batch_size
         self._batch_threads = batch_threads or min(2, os.cpu_count() or 1)
         self._batch_threads_min = batch_threads_min
-        self._cache: LRUCache[str, Vectors] = LRUCache(maxsize=max(1, cache_size))
-        self._cache_lock = threading.Lock()
+        self._cache = EmbeddingCache(cache_size)
         self._model_lock = threading.Lock()
         self._model: Any = None
         self._dim: int | None = None
@@ -118,22 +116,23 @@ class SentenceTransformerEmbedder:
             raise TypeError("embed() takes a sequence of texts, not one string")
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         missing: dict[str, list[int]] = {}
-        with self._cache_lock:
-            for i, text in enumerate(texts):
-                cached = self._cache.get(text)
-                if cached is None:
-                    missing.setdefault(text, []).append(i)
-                else:
-                    out[i] = cached
+        for i, (text, cached) in enumerate(zip(texts, self._cache.get_many(texts),
+                                               strict=True)):
+            if cached is None:
+                missing.setdefault(text, []).append(i)
+            else:
+                out[i] = cached
         if missing:
             todo = list(missing)
             vectors = self._encode(todo)
-            with self._cache_lock:
-                for text, vector in zip(todo, vectors, strict=True):
-                    self._cache[text] = vector
-                    for i in missing[text]:
-                        out[i] = vector
+            self._cache.put_many(todo, list(vectors))
+            for text, vector in zip(todo, vectors, strict=True):
+                for i in missing[text]:
+                    out[i] = vector
         return out
+
+    def forget_cached(self, texts: Sequence[str] | None) -> None:
+        self._cache.forget(texts)
 
     def _single(self) -> Any:
         """The ONNX single-text encoder, built once; None when unusable or disabled."""

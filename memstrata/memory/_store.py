@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -35,6 +33,7 @@ from sqlalchemy import (
     update,
 )
 
+from memstrata._sql import new_id
 from memstrata.clock import from_epoch
 from memstrata.memory._schema import memories, memory_events, memory_vectors, users
 from memstrata.memory.embedder import Vectors
@@ -60,12 +59,6 @@ __all__ = [
 RETRIEVABLE_VALUES = tuple(sorted(s.value for s in RETRIEVABLE))
 #: SQL parameter lists are chunked below SQLite's limit
 _CHUNK = 500
-
-
-def new_id() -> str:
-    """32 hex digits, time-ordered (48-bit milliseconds + 80 random bits)."""
-    millis = int(time.time() * 1000) & ((1 << 48) - 1)
-    return f"{millis:012x}{os.urandom(10).hex()}"
 
 
 def slot_key(scope_free_subject: str, attribute: str) -> str:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 
+from memstrata.errors import MemstrataError
 from memstrata.memory import _store
 from memstrata.memory._db import Database
 from memstrata.memory._store import IndexRow, UserState
@@ -36,6 +37,24 @@ class IndexSync:
         self._indexes = list(indexes)
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
+        for index in self._indexes:
+            index.set_fence(self._current)
+
+    def _current(self, user_id: str, mark: Watermark | None) -> bool:
+        """The fence of persisted shards: is SQL still at this generation of the user?
+
+        An erased user has no row (and a re-created one another generation), so a
+        process still holding the old shard never writes it back to disk. A read
+        that fails says no: not writing only costs a rebuild from SQL later.
+        """
+        if mark is None:
+            return True
+        try:
+            with self._db.read() as conn:
+                state = _store.user_state(conn, user_id)
+        except MemstrataError:
+            return False
+        return state is not None and state.generation == mark.generation
 
     def _lock(self, user_id: str) -> threading.Lock:
         with self._guard:
@@ -114,6 +133,22 @@ class IndexSync:
                 else:
                     self._catch_up(index, user_id, new, at_least=True)
 
+    def refresh(self, user_id: str) -> None:
+        """Catch up the indexes that hold the user *in memory* (a change committed
+        elsewhere in this process); indexes that do not are caught up on next use."""
+        loaded = [index for index in self._indexes if index.loaded(user_id)]
+        if not loaded:
+            return
+        with self._db.read() as conn:
+            state = _store.user_state(conn, user_id)
+        if state is None:
+            self.drop(user_id)
+            return
+        target = Watermark(state.generation, state.seq)
+        with self._lock(user_id):
+            for index in loaded:
+                self._catch_up(index, user_id, target, at_least=True)
+
     def rebuild(self, user_id: str, progress: Callable[[int], None] | None = None) -> int:
         """Rebuild every index of the user from SQL; returns the number of records."""
         with self._lock(user_id):
@@ -132,6 +167,17 @@ class IndexSync:
             if progress is not None:
                 progress(len(rows))
         return len(rows)
+
+    def erase(self, user_id: str, before: UserState | None, after: UserState | None,
+              ids: Sequence[str]) -> None:
+        """Forgotten records leave every index now, in memory and on disk (the files
+        are rewritten, not tombstoned)."""
+        old = None if before is None else Watermark(before.generation, before.seq)
+        new = None if after is None else Watermark(after.generation, after.seq)
+        with self._lock(user_id):
+            for index in self._indexes:
+                current = old is not None and index.watermark(user_id) == old
+                index.erase(user_id, ids, new if current else None)
 
     def drop(self, user_id: str) -> None:
         with self._lock(user_id):

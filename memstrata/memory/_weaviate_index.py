@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlparse
 
@@ -34,7 +35,7 @@ from memstrata.errors import (
     MissingDependencyError,
 )
 from memstrata.memory.embedder import Vectors
-from memstrata.memory.vector import NO_FILTER, Hit, IndexBatch, SearchFilter, Watermark
+from memstrata.memory.vector import NO_FILTER, Fence, Hit, IndexBatch, SearchFilter, Watermark
 
 __all__ = ["WeaviateOptions", "WeaviateVectorIndex"]
 
@@ -252,6 +253,17 @@ class WeaviateVectorIndex:
                 state.data.delete_by_id(_state_uuid(user_id))
         except self._errors as exc:
             raise IndexBackendError(f"Weaviate tenant removal failed: {exc}") from exc
+
+    def loaded(self, user_id: str) -> bool:
+        return False  # nothing is held in this process: every search reads the server
+
+    def erase(self, user_id: str, ids: Sequence[str], watermark: Watermark | None) -> None:
+        mark = watermark or self.watermark(user_id)
+        if mark is not None:
+            self.apply(user_id, IndexBatch((), ids, mark))
+
+    def set_fence(self, fence: Fence) -> None:
+        return  # nothing is persisted by this process: the server holds the state
 
     def flush(self) -> None:
         return  # every apply is durable in Weaviate

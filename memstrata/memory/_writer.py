@@ -20,6 +20,7 @@ from sqlalchemy import Connection
 from memstrata import _text
 from memstrata.clock import from_epoch, to_epoch
 from memstrata.memory import _store
+from memstrata.memory._lifecycle import in_conflict, superseded
 from memstrata.memory._store import IndexRow, SeqCounter, UserState, encode_vector, index_text
 from memstrata.memory.embedder import Vectors
 from memstrata.policies.conflict import ConflictPolicy, SlotMatch
@@ -27,10 +28,24 @@ from memstrata.policies.retention import RetentionPolicy
 from memstrata.policies.write import Candidate, Neighbour, Verdict, WritePolicy, decide
 from memstrata.types import RETRIEVABLE, MemoryInput, MemoryType, Status, WriteDecision
 
-__all__ = ["PreparedWrite", "WriteTxn"]
+__all__ = ["PreparedWrite", "WriteTxn", "candidate_of"]
 
 _RETRIEVABLE = {s.value for s in RETRIEVABLE}
 _MAX_SOURCES_KEPT = 20
+
+
+def candidate_of(item: MemoryInput) -> Candidate:
+    """What the write policy sees of an input."""
+    return Candidate(
+        content=item.content,
+        type=item.type,
+        confidence=item.confidence,
+        source=item.source,
+        slot=item.slot,
+        correction=item.correction,
+        verified=item.verified,
+        ephemeral=item.ephemeral,
+    )
 
 
 @dataclass(slots=True)
@@ -70,8 +85,11 @@ class WriteTxn:
     _written: list[tuple[str, str, str]] = field(default_factory=list)
     _written_matrix: Vectors | None = None
 
+    #: a shared sequence (several writes of one user in one RecordTxn)
+    shared_counter: SeqCounter | None = None
+
     def __post_init__(self) -> None:
-        self.counter = SeqCounter(self.state)
+        self.counter = self.shared_counter or SeqCounter(self.state)
 
     # ------------------------------------------------------------ reads
 
@@ -153,6 +171,10 @@ class WriteTxn:
 
     # ------------------------------------------------------------ decide + act
 
+    def write_input(self, item: MemoryInput, vector: Vectors) -> WriteDecision:
+        """Offer one input (already embedded, no vector-index neighbours) to the policy."""
+        return self.write(PreparedWrite(item, candidate_of(item), vector))
+
     def write(self, prepared: PreparedWrite) -> WriteDecision:
         item = prepared.item
         chash = _text.content_hash(item.content)
@@ -199,8 +221,7 @@ class WriteTxn:
             row["status"] = Status.PENDING_CONFIRMATION.value
             row["conflict_group"] = group
             for target in verdict.targets:
-                self._update(target, status=Status.PENDING_CONFIRMATION.value,
-                             conflict_group=group)
+                self._update(target, **in_conflict(group, self.now))
                 self._event(target, "conflict", verdict.reason, {"with": row["id"],
                                                                   "group": group})
         self._insert(row, prepared)
@@ -333,10 +354,8 @@ class WriteTxn:
             seq = self.counter.next()
             self._update(
                 target,
-                status=Status.SUPERSEDED.value,
-                valid_to=new_row["valid_from"],
-                superseded_by=new_row["id"],
-                updated_at=self.now,
+                **superseded(by=new_row["id"], by_valid_from=float(new_row["valid_from"]),
+                             own_valid_from=float(row["valid_from"]), now=self.now),
                 seq=seq,
             )
             self._event(target, "superseded", reason, {"by": new_row["id"]})

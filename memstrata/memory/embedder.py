@@ -13,11 +13,14 @@ detected instead of silently mixing spaces.
 
 from __future__ import annotations
 
+import hashlib
+import threading
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
+from cachetools import LRUCache
 
 __all__ = ["Embedder", "Vectors", "normalize_rows"]
 
@@ -50,3 +53,51 @@ def normalize_rows(matrix: npt.NDArray[np.floating]) -> Vectors:
     norms = np.linalg.norm(out, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return np.ascontiguousarray(out / norms, dtype=np.float32)
+
+
+class EmbeddingCache:
+    """A thread-safe LRU of embeddings keyed by a digest of the text.
+
+    The cache holds no text (forgotten content is not kept in memory under its own
+    words), and :meth:`forget` drops the vectors of forgotten texts. Both
+    embedders that ship with memstrata use it.
+    """
+
+    def __init__(self, size: int) -> None:
+        self._lru: LRUCache[bytes, Vectors] = LRUCache(maxsize=max(1, size))
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(text: str) -> bytes:
+        return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+    def get_many(self, texts: Sequence[str]) -> list[Vectors | None]:
+        with self._lock:
+            return [self._lru.get(self.key(t)) for t in texts]
+
+    def put_many(self, texts: Sequence[str], vectors: Sequence[Vectors]) -> None:
+        with self._lock:
+            for text, vector in zip(texts, vectors, strict=True):
+                self._lru[self.key(text)] = vector
+
+    def forget(self, texts: Sequence[str] | None) -> None:
+        """Drop these texts' vectors (``None``: everything)."""
+        with self._lock:
+            if texts is None:
+                self._lru.clear()
+                return
+            for text in texts:
+                self._lru.pop(self.key(text), None)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._lru)
+
+
+@runtime_checkable
+class CachingEmbedder(Embedder, Protocol):
+    """An embedder that keeps recent embeddings; erasures drop what they forget."""
+
+    def forget_cached(self, texts: Sequence[str] | None) -> None:
+        """Drop the cached embeddings of ``texts`` (``None``: all)."""
+        ...

@@ -14,37 +14,64 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import replace
+from datetime import datetime, timedelta
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memstrata._progress import Progress
 from memstrata.clock import Clock, SystemClock, to_epoch
-from memstrata.config import Settings
-from memstrata.errors import ClosedError, InvalidInputError, InvalidSettingError
+from memstrata.config import DEFAULT_SCOPE, Settings
+from memstrata.erasure import load_erasers, user_tombstone
+from memstrata.errors import (
+    ClosedError,
+    InvalidInputError,
+    InvalidSettingError,
+    MemoryNotFoundError,
+)
 from memstrata.memory import _store
 from memstrata.memory._db import Database
-from memstrata.memory._erase import erase_user
+from memstrata.memory._erase import (
+    clear_pending,
+    pending_cleanups,
+    plan_forget,
+    record_pending,
+    record_user_erased,
+    tombstone_salt,
+)
 from memstrata.memory._keyword import BM25, KeywordIndex
+from memstrata.memory._lifecycle import RecordTxn
 from memstrata.memory._sync import IndexSync
 from memstrata.memory._validate import check_user
+from memstrata.memory.briefing import (
+    DEFAULT_CONFIRMATIONS_K,
+    DEFAULT_FRESH_DAYS,
+    DEFAULT_LESSONS_K,
+    DEFAULT_PROFILE_K,
+    Briefing,
+    build_briefing,
+)
 from memstrata.memory.embedder import Embedder
 from memstrata.memory.episodic import EpisodicMemory
+from memstrata.memory.formation import Observation, observe
 from memstrata.memory.longterm import LongTermMemory
 from memstrata.memory.vector import VectorIndex, load_backend
 from memstrata.memory.working import WorkingMemory, WorkingMemoryStore
+from memstrata.policies.retrieval import RetrievalPolicy
 from memstrata.types import (
+    RETRIEVABLE,
     MemoryInput,
     MemoryRecord,
+    MemoryType,
     RecallHit,
+    Slot,
+    Source,
     Status,
     WriteDecision,
 )
-
-if TYPE_CHECKING:
-    from memstrata.consolidation.briefing import Briefing
-    from memstrata.consolidation.formation import Observation
 
 __all__ = ["ManagerState", "MemoryManager", "default_embedder"]
 
@@ -91,6 +118,11 @@ class MemoryManager:
         self._lock = threading.Lock()
         self.state = ManagerState.OPEN
         self.episodic = EpisodicMemory(db=self.db, clock=self.clock)
+        try:
+            self._finish_erasures()  # a forget_user that crashed before its files went
+        except BaseException:
+            self.db.dispose()
+            raise
         self._working = WorkingMemoryStore(
             clock=self.clock,
             promoter=lambda user_id, item: self.remember(user_id, item),
@@ -206,7 +238,6 @@ class MemoryManager:
             sync=self._sync,
             settings=self.settings,
             clock=self.clock,
-            on_forget=self._working.forget_records,
         )
 
     @property
@@ -231,83 +262,275 @@ class MemoryManager:
             raise InvalidInputError("a session id is required")
         return self._working.session(user_id, session_id)
 
-    # ------------------------------------------------------------ long-term delegates
+    # ------------------------------------------------------------ long-term memory
 
     def remember(
-        self, user_id: str, item: MemoryInput | str | dict[str, Any], **fields: Any
+        self,
+        user_id: str,
+        item: MemoryInput | str | dict[str, Any],
+        *,
+        type: MemoryType | str | None = None,
+        scope: str | None = None,
+        slot: Slot | tuple[str, str, str] | None = None,
+        confidence: float | None = None,
+        importance: float | None = None,
+        source: Source | str | None = None,
+        session_id: str | None = None,
+        task_id: str | None = None,
+        step_id: str | None = None,
+        context: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        pinned: bool | None = None,
+        correction: bool | None = None,
+        verified: bool | None = None,
+        ephemeral: bool | None = None,
+        at: datetime | None = None,
+        valid_from: datetime | None = None,
+        ttl: timedelta | None = None,
     ) -> WriteDecision:
-        """Offer one memory to the write policy; see :meth:`LongTermMemory.remember`."""
+        """Offer one memory to the write policy and return its decision (written,
+        reinforced, corrected, conflict or dropped, with the reason).
+
+        ``item`` is the text (the keyword arguments set its fields - see
+        :class:`~memstrata.types.MemoryInput`), a dict of fields, or a
+        ``MemoryInput``; a keyword given here overrides the item's field.
+        """
+        passed = {
+            "type": type, "scope": scope, "slot": slot, "confidence": confidence,
+            "importance": importance, "source": source, "session_id": session_id,
+            "task_id": task_id, "step_id": step_id, "context": context, "metadata": metadata, "pinned": pinned,
+            "correction": correction, "verified": verified, "ephemeral": ephemeral,
+            "at": at, "valid_from": valid_from, "ttl": ttl,
+        }
+        fields = {k: v for k, v in passed.items() if v is not None}
         return self.longterm.remember(user_id, item, **fields)
 
     def remember_many(
         self, user_id: str, items: Iterable[MemoryInput | str | dict[str, Any]], *,
         progress: Progress = False,
     ) -> list[WriteDecision]:
+        """Offer a batch (validated whole before anything is written); one decision
+        per item, in order."""
         return self.longterm.remember_many(user_id, items, progress=progress)
 
-    def recall(self, user_id: str, query: str, **options: Any) -> list[RecallHit]:
-        """Top memories for ``query``; see :meth:`LongTermMemory.recall` for options."""
-        return self.longterm.recall(user_id, query, **options)
+    def recall(
+        self,
+        user_id: str,
+        query: str,
+        *,
+        scope: str | Iterable[str] | None = None,
+        types: MemoryType | str | Iterable[MemoryType | str] | None = None,
+        k: int | None = None,
+        min_relevance: float | None = None,
+        policy: RetrievalPolicy | None = None,
+        record_use: bool = True,
+    ) -> list[RecallHit]:
+        """The few memories most worth showing for ``query``, best first (nothing below
+        the minimum relevance). ``scope=None`` searches every scope; ``types`` filters;
+        ``k`` and ``min_relevance`` override the retrieval policy for this call;
+        ``record_use=False`` is a read-only look (no access count, no expiry
+        extension)."""
+        return self.longterm.recall(user_id, query, scope=scope, types=types, k=k,
+                                    min_relevance=min_relevance, policy=policy,
+                                    record_use=record_use)
 
     def get(self, user_id: str, memory_id: str) -> MemoryRecord:
+        """One record of the user by id (:class:`MemoryNotFoundError` otherwise)."""
         return self.longterm.get(user_id, memory_id)
 
     def history(self, user_id: str, memory_id: str) -> list[MemoryRecord]:
+        """Every version of the fact ``memory_id`` belongs to, oldest first."""
         return self.longterm.history(user_id, memory_id)
 
-    def lookup(self, user_id: str, **fields: Any) -> list[MemoryRecord]:
-        return self.longterm.lookup(user_id, **fields)
+    def lookup(
+        self,
+        user_id: str,
+        *,
+        subject: str | None = None,
+        attribute: str | None = None,
+        scope: str | Iterable[str] | None = None,
+        include_pending: bool = True,
+        limit: int = 100,
+    ) -> list[MemoryRecord]:
+        """Structured facts matched by fields (not by similarity), newest first."""
+        return self.longterm.lookup(user_id, subject=subject, attribute=attribute,
+                                    scope=scope, include_pending=include_pending, limit=limit)
 
-    def memories(self, user_id: str, **filters: Any) -> list[MemoryRecord]:
-        """Browse records (filters: scope, types, statuses, pinned, limit, offset)."""
-        return self.longterm.list_records(user_id, **filters)
+    def memories(
+        self,
+        user_id: str,
+        *,
+        scope: str | Iterable[str] | None = None,
+        types: MemoryType | str | Iterable[MemoryType | str] | None = None,
+        statuses: Status | str | Iterable[Status | str] = tuple(RETRIEVABLE),
+        pinned: bool | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[MemoryRecord]:
+        """Browse records, newest first (default: the retrievable statuses)."""
+        return self.longterm.list_records(user_id, scope=scope, types=types,
+                                          statuses=statuses, pinned=pinned, limit=limit,
+                                          offset=offset)
 
-    def conflicts(self, user_id: str, **filters: Any) -> list[list[MemoryRecord]]:
-        return self.longterm.conflicts(user_id, **filters)
-
-    def forget(self, user_id: str, memory_id: str, **options: Any) -> list[str]:
-        return self.longterm.forget(user_id, memory_id, **options)
+    def conflicts(self, user_id: str, *, scope: str | Iterable[str] | None = None
+                  ) -> list[list[MemoryRecord]]:
+        """Open conflicts: one list per conflict group of records pending the user's
+        confirmation, oldest first within a group. Settle one with
+        :meth:`resolve_conflict`."""
+        return self.longterm.conflicts(user_id, scope=scope)
 
     def pin(self, user_id: str, memory_id: str, pinned: bool = True) -> MemoryRecord:
+        """Pinned records never expire and do not decay."""
         return self.longterm.pin(user_id, memory_id, pinned)
 
-    def resolve_conflict(self, user_id: str, keep: str, **options: Any) -> MemoryRecord:
-        return self.longterm.resolve_conflict(user_id, keep, **options)
+    def resolve_conflict(self, user_id: str, keep: str, *, keep_others: bool = False,
+                         reason: str = "confirmed by the user") -> MemoryRecord:
+        """Settle the pending conflict ``keep`` belongs to in its favour (the others
+        are superseded, kept as history), or with ``keep_others`` make all active."""
+        return self.longterm.resolve_conflict(user_id, keep, keep_others=keep_others,
+                                              reason=reason)
+
+    def forget(self, user_id: str, memory_id: str, *, reason: str = "user request",
+               history: bool = True) -> list[str]:
+        """Forget a memory completely, now; returns the ids of the records deleted.
+
+        With its versions (``history=False``: only this record), the raw turns it
+        was formed from and the records formed from those turns; its text is
+        scrubbed from events, consolidation actions, trajectories and model-call
+        logs; index files are rewritten. See :mod:`memstrata.memory._erase`."""
+        user_id = check_user(user_id)
+        if not isinstance(memory_id, str) or not memory_id:
+            raise InvalidInputError("a memory id is required")
+        if not isinstance(reason, str):
+            raise InvalidInputError("the reason must be a string")
+        longterm = self.longterm  # the indexes must be at hand to rewrite their files
+        erasers = load_erasers()
+        now = to_epoch(self.clock.now())
+        with self.db.write() as conn:
+            before = _store.lock_user(conn, user_id, now)
+            what = plan_forget(conn, user_id, memory_id, history=history)
+            if what is None:
+                raise MemoryNotFoundError(f"no memory {memory_id!r} for user {user_id!r}")
+            what = replace(what, at=now, reason=reason)
+            for eraser in erasers:
+                eraser.forget(conn, what)
+            after = _store.user_state(conn, user_id)
+        ids = sorted(what.memory_ids)
+        assert self._sync is not None
+        self._sync.erase(user_id, before, after, ids)
+        self._working.forget_records(user_id, set(ids))
+        longterm.forget_cached(what.texts)
+        self.db.after_erasure()
+        return ids
 
     # ------------------------------------------------------------ formation and briefing
 
-    def observe(self, user_id: str, session_id: str, role: str, text: str, **options: Any
-                ) -> Observation:
-        """Append a conversation turn and form memories from it (fast, offline);
-        see :func:`memstrata.consolidation.formation.observe` for options."""
-        from memstrata.consolidation.formation import observe
-
+    def observe(
+        self,
+        user_id: str,
+        session_id: str,
+        role: str,
+        text: str,
+        *,
+        scope: str = DEFAULT_SCOPE,
+        at: datetime | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        extract_memories: bool | None = None,
+    ) -> Observation:
+        """Append a conversation turn and form memories from it (fast, offline): the
+        extractor reads preferences, corrections and profile facts, the write policy
+        decides. ``extract_memories`` defaults to true for the user's own turns."""
         self._check_open()
-        return observe(self, user_id, session_id, role, text, **options)
+        return observe(self, user_id, session_id, role, text, scope=scope, at=at,
+                       metadata=metadata, extract_memories=extract_memories)
 
-    def briefing(self, user_id: str, scope: str | None = None, goal: str | None = None,
-                 **options: Any) -> Briefing:
-        """Questions to ask, lessons for ``goal`` and profile facts to pin, for the planner;
-        see :func:`memstrata.consolidation.briefing.build_briefing`."""
-        from memstrata.consolidation.briefing import build_briefing
-
+    def briefing(
+        self,
+        user_id: str,
+        scope: str | None = None,
+        goal: str | None = None,
+        *,
+        lessons_k: int = DEFAULT_LESSONS_K,
+        profile_k: int = DEFAULT_PROFILE_K,
+        confirmations_k: int = DEFAULT_CONFIRMATIONS_K,
+        fresh_days: float = DEFAULT_FRESH_DAYS,
+        record_use: bool = True,
+    ) -> Briefing:
+        """Questions to ask, lessons for ``goal`` and profile facts to pin, for the
+        planner (see :mod:`memstrata.memory.briefing`)."""
         self._check_open()
-        return build_briefing(self, user_id, scope, goal, **options)
+        return build_briefing(self, user_id, scope, goal, lessons_k=lessons_k,
+                              profile_k=profile_k, confirmations_k=confirmations_k,
+                              fresh_days=fresh_days, record_use=record_use)
+
+    # ------------------------------------------------------------ lifecycle changes
+
+    @contextmanager
+    def changes(self) -> Iterator[RecordTxn]:
+        """One write transaction of record lifecycle changes (the consolidation jobs'
+        way to change records): :class:`~memstrata.memory.RecordTxn` locks users,
+        supersedes, flags, demotes, deletes, restores and writes new records through
+        the write policy, one audit event per change; ``txn.conn`` carries the
+        caller's own bookkeeping in the same transaction. After the commit, the
+        derived indexes this process holds catch up."""
+        self._check_open()
+        with self.db.write() as conn:
+            txn = RecordTxn(conn, to_epoch(self.clock.now()), policies=self.settings)
+            yield txn
+            txn.flush()
+        if self._sync is not None:
+            for user_id, (before, seq) in txn.touched.items():
+                if seq != before.seq:
+                    self._sync.refresh(user_id)
 
     # ------------------------------------------------------------ whole-user operations
 
     def forget_user(self, user_id: str, *, reason: str = "user request") -> dict[str, int]:
-        """Erase everything of the user at once: SQL rows, vectors, keyword index,
-        working memory. The erasure is recorded (counts only)."""
+        """Erase everything of the user at once, in every table any package declared,
+        the index files and this process's caches and working memory.
+
+        Crash-safe: the SQL rows go in one transaction that also records the index
+        files still to delete; a crash before they are gone leaves that record, and
+        the next :meth:`open` finishes the job. Fenced: a process still holding the
+        user's shards never writes them back (their generation is gone from SQL).
+        The erasure itself is recorded with counts only, the user id replaced by a
+        keyed hash."""
         self._check_open()
         user_id = check_user(user_id)
+        if not isinstance(reason, str):
+            raise InvalidInputError("the reason must be a string")
+        erasers = load_erasers()
+        now = to_epoch(self.clock.now())
+        counts: dict[str, int] = {}
         with self.db.write() as conn:
-            counts = erase_user(conn, user_id, to_epoch(self.clock.now()), reason)
-        _ = self.longterm  # the derived indexes may have files even if unused here
-        assert self._sync is not None
-        self._sync.drop(user_id)
+            tombstone = user_tombstone(user_id, tombstone_salt(conn))
+            for eraser in erasers:
+                counts.update(eraser.forget_user(conn, user_id, tombstone))
+            record_user_erased(conn, user_id, tombstone, now, reason, counts)
+            key = record_pending(conn, user_id, now)
+        if self._sync is not None:
+            self._sync.drop(user_id)
+        self._finish_erasures([key])
         counts["working_sessions"] = self._working.drop_user(user_id)
+        if self._longterm is not None:
+            self._longterm.forget_cached(None)
+        self.db.after_erasure()
         return counts
+
+    def _finish_erasures(self, keys: list[str] | None = None) -> None:
+        """Delete the index files of erased users, then their pending records."""
+        directory = self.index_dir
+        if keys is None:
+            with self.db.read() as conn:
+                keys = pending_cleanups(conn)
+        if not keys:
+            return
+        if directory is not None:
+            for key in keys:
+                for path in directory.glob(f"*/{key[:2]}/{key}.*"):
+                    path.unlink(missing_ok=True)
+        with self.db.write() as conn:
+            clear_pending(conn, keys)
 
     def users(self) -> list[str]:
         self._check_open()

@@ -14,7 +14,7 @@ party uses; :func:`load_backend` resolves a name.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any, NamedTuple, Protocol, runtime_checkable
@@ -26,6 +26,7 @@ from memstrata.memory.embedder import Vectors
 __all__ = [
     "BACKEND_GROUP",
     "DerivedIndex",
+    "Fence",
     "Hit",
     "IndexBatch",
     "IndexRow",
@@ -72,6 +73,11 @@ class SearchFilter:
 NO_FILTER = SearchFilter()
 
 
+#: asked before a derived index writes a user's state to disk: does SQL still hold
+#: the user at this watermark's generation? (an erased user's shard is never written back)
+Fence = Callable[[str, "Watermark | None"], bool]
+
+
 class Hit(NamedTuple):
     id: str
     score: float
@@ -91,6 +97,19 @@ class DerivedIndex(Protocol):
 
     def drop_user(self, user_id: str) -> None:
         """Forget everything about the user, in memory and on disk."""
+        ...
+
+    def loaded(self, user_id: str) -> bool:
+        """Does this process hold the user's entries in memory right now?"""
+        ...
+
+    def erase(self, user_id: str, ids: Sequence[str], watermark: Watermark | None) -> None:
+        """Remove these records for good, now, wherever the index keeps them (memory,
+        files, server); set ``watermark`` when given (the index was current)."""
+        ...
+
+    def set_fence(self, fence: Fence) -> None:
+        """Install the check made before persisting a user's state (see :data:`Fence`)."""
         ...
 
     def flush(self) -> None:

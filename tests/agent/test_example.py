@@ -121,11 +121,10 @@ def test_forget_user_erases_model_calls_in_a_process_that_never_imported_the_age
     model = ScriptedLLM(plan([("Look up", "c1", "query_order")]), say("Which order?"))
     ex.build_agent(model, sqlite_manager).run("Where is my order?", user="carol")
     url = sqlite_manager.db.url.render_as_string(hide_password=False)
-    code = ("import sys\nfrom memstrata.memory._db import Database\n"
-            "from memstrata.memory._erase import erase_user\n"
-            "assert 'memstrata.agent' not in sys.modules\n"
-            f"db = Database({url!r})\n"
-            "with db.write() as conn: print(erase_user(conn, 'carol', 0.0, 'test'))\n")
+    code = ("import sys\nfrom memstrata import MemoryManager\n"
+            f"with MemoryManager.open({url!r}) as memory:\n"
+            "    print(memory.forget_user('carol'))\n"
+            "assert not any(m.startswith('memstrata.agent') for m in sys.modules)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
     assert "'agent_llm_calls': 2" in done.stdout

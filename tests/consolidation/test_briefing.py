@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 from memstrata import ManualClock, MemoryManager
-from memstrata.consolidation import Briefing
+from memstrata import Briefing
 from memstrata.errors import InvalidInputError, MissingUserError
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memstrata.consolidation.extract import extract, is_correction_text
+from memstrata.policies.extraction import extract, is_correction_text
 from memstrata.types import MemoryType
 
 

@@ -370,9 +370,9 @@ def test_a_user_erased_between_planning_and_applying_stays_erased(manager: Memor
         s_plan = summarize.plan(conn, ctx, "alice")
     assert c_plan.actions and s_plan.payload.new
     manager.forget_user("alice")  # lands between the plan and the batch transaction
-    with manager.db.write() as conn:
-        assert conflicts.apply(conn, ctx, c_plan).actions == []
-        assert summarize.apply(conn, ctx, s_plan).actions == []
+    with manager.changes() as txn:
+        assert conflicts.apply(txn, ctx, c_plan).actions == []
+        assert summarize.apply(txn, ctx, s_plan).actions == []
     assert rows(manager, "alice") == {}
     with manager.db.read() as conn:
         assert conn.execute(select(users).where(users.c.user_id == "alice")).first() is None

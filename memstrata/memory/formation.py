@@ -8,7 +8,7 @@ One call per conversation turn::
     obs.decisions      # what the write policy did with each candidate, and why
 
 The raw turn is appended first (one small transaction). The fast offline
-extractor (:mod:`memstrata.consolidation.extract`) then reads explicit
+extractor (:mod:`memstrata.policies.extraction`) then reads explicit
 preferences, corrections and profile facts; each candidate goes through the
 ordinary write policy in one batch (one embedding call, one transaction): a
 structured correction supersedes the old value at once, a contradicting value
@@ -32,16 +32,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from sqlalchemy import select
 
 from memstrata import _text
-from memstrata.clock import to_epoch
 from memstrata.config import DEFAULT_SCOPE
-from memstrata.consolidation._apply import lock_existing
-from memstrata.consolidation._conflicts import FACT_TYPES
-from memstrata.consolidation._detect import Item, classify
-from memstrata.consolidation.extract import Extracted, extract
 from memstrata.errors import InvalidInputError
-from memstrata.memory import _store
+from memstrata.memory._lifecycle import superseded
 from memstrata.memory._schema import memories
 from memstrata.memory._validate import check_scope, check_user
+from memstrata.policies.contradiction import FACT_TYPES, Item, classify
+from memstrata.policies.extraction import Extracted, extract
 from memstrata.types import MemoryInput, Source, Status, WriteDecision
 
 if TYPE_CHECKING:
@@ -130,11 +127,10 @@ def _supersede_replaced(manager: MemoryManager, user_id: str, scope: str, new_id
     already answers Y. History is kept (``superseded`` with ``superseded_by``).
     """
     needle = _text.normalize(replaced)
-    now = to_epoch(manager.clock.now())
     m = memories.c
-    with manager.db.write() as conn:
-        counter = lock_existing(conn, user_id)
-        if counter is None:  # pragma: no cover - the user was erased meanwhile
+    with manager.changes() as txn:
+        conn, now = txn.conn, txn.now
+        if not txn.lock(user_id):  # pragma: no cover - the user was erased meanwhile
             return []
         rows = conn.execute(
             select(m.id, m.content, m.type, m.valid_from, m.status, m.supersedes)
@@ -154,19 +150,15 @@ def _supersede_replaced(manager: MemoryManager, user_id: str, scope: str, new_id
                           duplicate_similarity=1.0).relation == "update"),
             key=lambda r: (r.valid_from, r.id),
         )
-        reason = f"explicit correction: not {replaced!r} (the newest statement wins)"
+        # the reason names the correcting record, never the corrected words
+        reason = f"explicit correction by {new_id} (the newest statement wins)"
         for r in targets:
-            _store.update_record(conn, user_id, r.id, status=Status.SUPERSEDED.value,
-                                 superseded_by=new_id, valid_to=new.valid_from,
-                                 updated_at=now, seq=counter.next())
+            txn.set(user_id, r.id, "superseded", reason, superseded(
+                by=new_id, by_valid_from=float(new.valid_from),
+                own_valid_from=float(r.valid_from), now=now))
         if targets:
-            _store.update_record(conn, user_id, new_id, supersedes=targets[-1].id,
-                                 updated_at=now)
-            _store.add_events(conn, [
-                {"user_id": user_id, "memory_id": r.id, "action": "superseded",
-                 "reason": reason, "at": now, "details": {"by": new_id}}
-                for r in targets])
-        counter.commit(conn)
+            txn.set(user_id, new_id, "linked", f"supersedes {targets[-1].id}",
+                    {"supersedes": targets[-1].id, "updated_at": now})
     return [r.id for r in targets]
 
 

@@ -26,8 +26,8 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Literal
 
 from memstrata.config import DEFAULT_SCOPE
-from memstrata.consolidation._detect import is_cjk
 from memstrata.errors import InvalidInputError
+from memstrata.policies.contradiction import is_cjk
 from memstrata.types import MemoryRecord, MemoryType, Status
 
 if TYPE_CHECKING:

@@ -37,11 +37,17 @@ from functools import lru_cache
 from typing import Literal
 
 from memstrata._text import STOP_WORDS, has_negation, normalize, tokenize
-from memstrata.consolidation.extract import extract, is_correction_text
+from memstrata.policies.extraction import extract, is_correction_text
 from memstrata.types import Slot, normalize_slot_part
 
-__all__ = ["Item", "PairVerdict", "Relation", "classify", "is_cjk", "read_slots",
-           "replaced_value", "stems"]
+__all__ = [
+    "FACT_TYPES", "Item", "PairVerdict", "Relation", "classify", "is_cjk", "is_newer_correction",
+    "read_slots", "replaced_value", "stems",
+]
+
+#: types whose statements can contradict each other (summaries, lessons and events are
+#: history: two of them can differ without either being wrong - they only deduplicate)
+FACT_TYPES = frozenset({"preference", "profile", "knowledge", "rule"})
 
 Relation = Literal["duplicate", "contradiction", "update", "compatible"]
 

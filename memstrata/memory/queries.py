@@ -1,0 +1,211 @@
+"""Reads of memory's tables for the packages above it (consolidation, eval, agent).
+
+``memory/`` owns the records, users, turns and tasks tables; nothing outside it
+writes them or imports its private modules. The consolidation jobs read a lot
+in bulk, inside their own transactions (``MemoryManager.changes()`` or
+``Database.read()``), so these functions take a SQLAlchemy ``Connection`` and
+return plain rows; every one filters on the user it is given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from sqlalchemy import Connection, Row, and_, func, or_, select, union
+
+from memstrata._sql import new_id
+from memstrata.memory import _store
+from memstrata.memory._schema import memories, memory_vectors, task_steps, tasks, turns, users
+from memstrata.memory._store import index_text
+from memstrata.types import MemoryInput, Status
+
+__all__ = [
+    "RECORD_FIELDS",
+    "ended_sessions",
+    "episode_users",
+    "expiry_candidates",
+    "finished_tasks",
+    "indexed_text",
+    "live_records",
+    "new_id",
+    "previous_user",
+    "session_turns",
+    "slot_key",
+    "sources_exist",
+    "task_step_payloads",
+    "user_page",
+    "watch_ids",
+]
+
+_LIVE = (Status.ACTIVE.value, Status.DEMOTED.value, Status.PENDING_CONFIRMATION.value)
+
+#: the record columns :func:`live_records` returns
+RECORD_FIELDS: tuple[str, ...] = (
+    "id", "scope", "type", "content", "content_hash", "subject", "attribute", "value",
+    "slot_key", "confidence", "importance", "source", "session_id", "task_id", "created_at",
+    "updated_at", "valid_from", "valid_to", "last_accessed_at", "access_count", "expires_at",
+    "status", "pinned", "supersedes", "superseded_by", "conflict_group", "metadata",
+)
+
+
+def slot_key(subject: str, attribute: str) -> str:
+    """The key under which one structured fact's values are matched."""
+    return _store.slot_key(subject, attribute)
+
+
+def indexed_text(item: MemoryInput) -> str:
+    """What is embedded and keyword-indexed for a memory (context, slot, content)."""
+    slot = item.slot
+    return index_text(item.content, item.context, slot.subject if slot else None,
+                      slot.attribute if slot else None, slot.value if slot else None)
+
+
+def user_page(conn: Connection, after: str | None, limit: int | None) -> list[str]:
+    """Users with long-term state, in id order, strictly after ``after``."""
+    query = select(users.c.user_id)
+    if after is not None:
+        query = query.where(users.c.user_id > after)
+    query = query.order_by(users.c.user_id)
+    if limit is not None:
+        query = query.limit(limit)
+    return [str(u) for u in conn.execute(query).scalars()]
+
+
+def previous_user(conn: Connection, user_id: str) -> str | None:
+    """The greatest user id below ``user_id`` (a job cursor that must not name an
+    erased user moves back to it: resuming after it skips nothing)."""
+    value = conn.execute(select(func.max(users.c.user_id))
+                         .where(users.c.user_id < user_id)).scalar_one_or_none()
+    return None if value is None else str(value)
+
+
+def live_records(conn: Connection, user_id: str
+                 ) -> list[tuple[dict[str, Any], np.ndarray | None]]:
+    """The user's retrievable records (``RECORD_FIELDS``) with their stored vectors,
+    oldest first."""
+    query = (
+        select(*(memories.c[c] for c in RECORD_FIELDS), memory_vectors.c.vector)
+        .select_from(
+            memories.outerjoin(memory_vectors, memory_vectors.c.memory_id == memories.c.id)
+        )
+        .where(memories.c.user_id == user_id, memories.c.status.in_(_LIVE))
+        .order_by(memories.c.valid_from, memories.c.id)
+    )
+    out = []
+    for r in conn.execute(query):
+        m = dict(r._mapping)
+        blob = m.pop("vector")
+        m["metadata"] = dict(m["metadata"] or {})
+        out.append((m, None if blob is None else _store.decode_vector(blob)))
+    return out
+
+
+def expiry_candidates(conn: Connection, user_id: str, now: float, purge_before: float
+                      ) -> list[Row[Any]]:
+    """Records the retention sweep may act on: live records past their expiry,
+    demoted records used again (or pinned), and soft-deleted records older than
+    ``purge_before`` (id, status, confidence, expires_at, pinned, updated_at)."""
+    m = memories.c
+    active, demoted, deleted = (Status.ACTIVE.value, Status.DEMOTED.value,
+                                Status.DELETED.value)
+    return list(conn.execute(
+        select(m.id, m.status, m.confidence, m.expires_at, m.pinned, m.updated_at)
+        .where(
+            m.user_id == user_id,
+            or_(
+                and_(m.status.in_([active, demoted]), m.expires_at.is_not(None),
+                     m.expires_at <= now, m.pinned.is_(False)),
+                and_(m.status == demoted,
+                     or_(m.expires_at.is_(None), m.expires_at > now, m.pinned.is_(True))),
+                and_(m.status == deleted, m.updated_at <= purge_before),
+            ),
+        )
+        .order_by(m.id)
+    ))
+
+
+def watch_ids(conn: Connection, user_id: str, item: MemoryInput) -> list[str]:
+    """Live records a write of ``item`` may change (exact duplicates, its slot)."""
+    from memstrata import _text
+
+    found = _store.rows_by_hash(conn, user_id, [_text.content_hash(item.content)])
+    ids = [r.id for (scope, _), r in found.items() if scope == item.scope]
+    if item.slot is not None:
+        key = _store.slot_key(item.slot.subject, item.slot.attribute)
+        ids += [r.id for r in _store.slot_rows(conn, user_id, item.scope, key)]
+    return ids
+
+
+# ---------------------------------------------------------------- episodes
+
+
+def episode_users(conn: Connection, after: str | None, limit: int | None) -> list[str]:
+    """Users with conversation turns or tasks, in id order, strictly after ``after``."""
+    q1 = select(turns.c.user_id.label("u"))
+    q2 = select(tasks.c.user_id.label("u"))
+    if after is not None:
+        q1 = q1.where(turns.c.user_id > after)
+        q2 = q2.where(tasks.c.user_id > after)
+    both = union(q1, q2).subquery()
+    query = select(both.c.u).order_by(both.c.u)
+    if limit is not None:
+        query = query.limit(limit)
+    return [str(u) for u in conn.execute(query).scalars()]
+
+
+def ended_sessions(conn: Connection, user_id: str, ended_before: float) -> list[Row[Any]]:
+    """Sessions whose last turn is at or before ``ended_before``: (session_id, last turn id),
+    oldest session first."""
+    return list(conn.execute(
+        select(turns.c.session_id, func.max(turns.c.id).label("last"))
+        .where(turns.c.user_id == user_id)
+        .group_by(turns.c.session_id)
+        .having(func.max(turns.c.at) <= ended_before)
+        .order_by(func.min(turns.c.at))
+    ))
+
+
+def session_turns(conn: Connection, user_id: str, session_id: str, up_to: int
+                  ) -> list[Row[Any]]:
+    """The session's turns up to turn id ``up_to``, in order."""
+    return list(conn.execute(
+        select(turns).where(turns.c.user_id == user_id, turns.c.session_id == session_id,
+                            turns.c.id <= up_to)
+        .order_by(turns.c.at, turns.c.id)
+    ))
+
+
+def finished_tasks(conn: Connection, user_id: str) -> list[Row[Any]]:
+    """The user's tasks that ended (done, abandoned, failed), oldest end first."""
+    return list(conn.execute(
+        select(tasks).where(tasks.c.user_id == user_id,
+                            tasks.c.status.in_(["done", "abandoned", "failed"]))
+        .order_by(tasks.c.finished_at, tasks.c.task_id)
+    ))
+
+
+def task_step_payloads(conn: Connection, user_id: str, task_id: str) -> list[dict[str, Any]]:
+    """The recorded steps of a task, in order."""
+    return [dict(r.payload) for r in conn.execute(
+        select(task_steps.c.payload)
+        .where(task_steps.c.user_id == user_id, task_steps.c.task_id == task_id)
+        .order_by(task_steps.c.step_no))]
+
+
+def sources_exist(conn: Connection, user_id: str,
+                  folded: Sequence[tuple[str, str, int]]) -> bool:
+    """Are these (kind, id, last item) sources still there? ``session`` sources need
+    their last turn, ``task`` sources their task (an erased user has neither)."""
+    for kind, source_id, last in folded:
+        if kind == "session":
+            found = conn.execute(select(turns.c.id).where(
+                turns.c.user_id == user_id, turns.c.session_id == source_id,
+                turns.c.id == last)).first()
+        else:
+            found = conn.execute(select(tasks.c.task_id).where(
+                tasks.c.user_id == user_id, tasks.c.task_id == source_id)).first()
+        if found is None:
+            return False
+    return True

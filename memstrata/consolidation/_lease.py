@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from sqlalchemy import Connection, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 
 from memstrata.consolidation._tables import leases
 from memstrata.errors import InvalidInputError, LeaseHeldError
@@ -83,11 +84,17 @@ def acquire(
     With ``slot`` (a scheduled fire time), returns ``slot_done`` without taking
     the lease when a run for that slot (or a later one) already completed.
     """
-    row = conn.execute(
-        select(leases).where(leases.c.name == name).with_for_update()
-    ).first()
+    query = select(leases).where(leases.c.name == name).with_for_update()
+    row = conn.execute(query).first()
     if row is None:
-        raise InvalidInputError(f"no lease row for job {name!r}")
+        # a newly registered job: its lease row is created on first use (two first
+        # runs racing cannot both create it; the loser then locks the winner's row)
+        if not name or len(name) > 64:
+            raise InvalidInputError(f"invalid job name {name!r}")
+        dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+        conn.execute(dialect.insert(leases).values(name=name)
+                     .on_conflict_do_nothing(index_elements=["name"]))
+        row = conn.execute(query).one()
     took_over = None
     if row.holder is not None and row.holder != holder:
         alive = row.expires_at is not None and row.expires_at > now

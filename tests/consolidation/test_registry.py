@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import pytest
-from sqlalchemy import Connection, insert, select
+from sqlalchemy import Connection, select
 
 from memstrata import ManualClock, MemoryManager
 from memstrata.consolidation import ConsolidationScheduler, ConsolidationSettings, Consolidator
@@ -24,7 +24,7 @@ from memstrata.consolidation.jobs import (
 )
 from memstrata.consolidation.settings import JOB_NAMES
 from memstrata.errors import InvalidSettingError
-from memstrata.memory._schema import memories
+from memstrata.memory import RecordTxn, queries
 
 
 class TallyJob:
@@ -37,16 +37,13 @@ class TallyJob:
 
     def users(self, conn: Connection, ctx: JobContext, after: str | None,
               limit: int | None) -> list[str]:
-        query = select(memories.c.user_id).distinct().order_by(memories.c.user_id)
-        if after is not None:
-            query = query.where(memories.c.user_id > after)
-        return list(conn.execute(query.limit(limit)).scalars())
+        return queries.user_page(conn, after, limit)  # memory's public reads only
 
     def plan(self, conn: Connection, ctx: JobContext, user_id: str) -> UserPlan:
         TallyJob.seen.append(user_id)
         return UserPlan(user_id, method="offline")
 
-    def apply(self, txn: Any, ctx: JobContext, plan: UserPlan) -> Applied:
+    def apply(self, txn: RecordTxn, ctx: JobContext, plan: UserPlan) -> Applied:
         return Applied()
 
 
@@ -68,10 +65,9 @@ def tally() -> Iterator[JobSpec]:
 def tally_manager(sqlite_manager: MemoryManager) -> MemoryManager:
     for user in ("alice", "bob", "carol"):
         sqlite_manager.remember(user, "I like jazz.", type="preference")
-    # Lease rows are created by migration 0002 for the built-in jobs only, and
-    # _lease.acquire refuses a job without one: a new job needs its row.
-    with sqlite_manager.db.write() as conn:
-        conn.execute(insert(leases).values(name="tally"))
+    # no lease row is created by hand: the first run of a new job creates its own
+    with sqlite_manager.db.read() as conn:
+        assert conn.execute(select(leases).where(leases.c.name == "tally")).first() is None
     return sqlite_manager
 
 

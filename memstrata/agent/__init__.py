@@ -3,7 +3,6 @@ memory-fed context builder, and the audited loop. See ``docs/agent.md``."""
 
 from memstrata.agent.agent import Agent, AgentSettings, RunResult
 from memstrata.agent.context import (
-    Briefing,
     BuiltContext,
     CharCounter,
     ContextBuilder,
@@ -21,6 +20,7 @@ from memstrata.agent.errors import (
     UsageError,
 )
 from memstrata.agent.goal import Goal, SubtaskSpec, TaskState
+from memstrata.agent.memory_view import MemoryView
 from memstrata.agent.planner import PlanTemplate
 from memstrata.agent.steps import LogEntry
 from memstrata.agent.tools import (
@@ -49,7 +49,6 @@ __all__ = [
     "AgentSettings",
     "ApprovalRequest",
     "BreakerPolicy",
-    "Briefing",
     "BuiltContext",
     "CachingToolset",
     "CharCounter",
@@ -63,6 +62,7 @@ __all__ = [
     "LLMClient",
     "LogEntry",
     "MalformedOutputError",
+    "MemoryView",
     "ModelRetry",
     "OpenAIClient",
     "PlanTemplate",

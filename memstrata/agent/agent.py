@@ -36,11 +36,12 @@ from memstrata.config import DEFAULT_SCOPE
 from memstrata.errors import MemstrataError
 from memstrata.llm import CallRow, RecordingModel, list_calls
 from memstrata.memory.episodic import Step
+from memstrata.types import WriteDecision
 
 from . import _dispatch, audit
 from ._state import SELF_CORRECTING, apply
 from ._summary import summarize
-from .context import Briefing, BuiltContext, ContextBuilder, ContextSettings, TokenCounter
+from .context import BuiltContext, ContextBuilder, ContextSettings, MemoryContext, TokenCounter
 from .errors import (
     ReplanLimitExceeded,
     RunError,
@@ -51,7 +52,7 @@ from .errors import (
 )
 from .goal import STATE, Goal, TaskState
 from .llm import ChatResult, LLMClient
-from .memory_view import brief
+from .memory_view import MemoryView, brief
 from .planner import DriftDetector, Planner, PlanTemplate
 from .steps import (
     Action,
@@ -147,8 +148,8 @@ class _Run:
     state: TaskState
     version: int
     entries: list[LogEntry] = field(default_factory=list)
-    briefing: Briefing | None = None
-    briefing_key: tuple[Any, ...] = ()
+    memory_context: MemoryContext | None = None
+    memory_context_key: tuple[Any, ...] = ()
     last_context: BuiltContext | None = None
 
     @property
@@ -191,7 +192,7 @@ class Agent(Generic[DepsT]):
         self,
         model: LLMClient,
         *,
-        memory: Any,
+        memory: MemoryView,
         tools: Sequence[Tool] = (),
         deps_type: type[DepsT] | None = None,
         instructions: str | None = None,
@@ -202,7 +203,7 @@ class Agent(Generic[DepsT]):
         token_counter: TokenCounter | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        if memory is None or not hasattr(memory, "episodic"):
+        if memory is None:  # an untyped caller's slip; the type says the rest
             raise UsageError("an Agent needs a MemoryManager: Agent(model, memory=manager)")
         self.memory = memory
         self.settings = settings or AgentSettings()
@@ -567,7 +568,7 @@ class Agent(Generic[DepsT]):
         final = self._record(run, Final("done", text, "every acceptance criterion is met",
                                         metrics))
         yield final
-        lesson = None
+        lesson: WriteDecision | MemstrataError | None = None
         if self.settings.write_lessons:
             line = audit.lesson_line(run.goal, run.entries, run.state)
             try:
@@ -645,14 +646,14 @@ class Agent(Generic[DepsT]):
         current = run.state.current()
         key = (current.id if current else None, run.state.plan_version,
                run.state.turn // max(1, self.settings.recall_refresh_turns))
-        if run.briefing is None or key != run.briefing_key:
+        if run.memory_context is None or key != run.memory_context_key:
             query = f"{run.goal.sentence} {current.title if current else ''}".strip()
-            run.briefing = brief(self.memory, run.user_id, run.scope, query,
-                                 self.settings.context)
-            run.briefing_key = key
+            run.memory_context = brief(self.memory, run.user_id, run.scope, query,
+                                       self.settings.context)
+            run.memory_context_key = key
         run.last_context = self.builder.build(
             goal=run.goal, criteria=run.criteria, state=run.state, entries=run.entries,
-            briefing=run.briefing, interrupted=run.interrupted(), task_id=run.task_id)
+            memory=run.memory_context, interrupted=run.interrupted(), task_id=run.task_id)
         return run.last_context
 
     def _similarity(self, run: _Run, text: str | None) -> float | None:

@@ -41,12 +41,12 @@ from .goal import Criterion, Goal, Subtask, TaskState
 from .steps import Action, ActionStarted, LogEntry, ModelTurn, RetryRequest, UserMessage
 
 __all__ = [
-    "Briefing",
     "BuiltContext",
     "CharCounter",
     "ContextBuilder",
     "ContextSettings",
     "Folded",
+    "MemoryContext",
     "MemoryLine",
     "Section",
     "TokenCounter",
@@ -142,14 +142,17 @@ class MemoryLine:
 
 
 @dataclass(frozen=True, slots=True)
-class Briefing:
-    """What memory hands the planner for this goal and scope."""
+class MemoryContext:
+    """The memory part of the planner's context for this goal and scope, as lines
+    (made from :class:`memstrata.Briefing` plus a recall by
+    :func:`~memstrata.agent.memory_view.brief`)."""
 
+    #: questions to settle with the user (open conflicts)
     confirmations: list[str] = field(default_factory=list)
+    #: profile facts, then recalled facts
     memories: list[MemoryLine] = field(default_factory=list)
+    #: lessons from past trajectories relevant to the goal
     lessons: list[MemoryLine] = field(default_factory=list)
-    #: "briefing" (MemoryManager.briefing) or "recall" (conflicts + recall)
-    source: str = "none"
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,7 +284,7 @@ class ContextBuilder:
         criteria: Sequence[Criterion],
         state: TaskState,
         entries: Sequence[LogEntry],
-        briefing: Briefing,
+        memory: MemoryContext,
         interrupted: Sequence[ActionStarted] = (),
         task_id: str = "",
     ) -> BuiltContext:
@@ -290,9 +293,9 @@ class ContextBuilder:
         folded: list[Folded] = []
         goal_text = self.goal_block(goal, criteria, state)
         table_text = self.table_block(state, interrupted)
-        confirmations = briefing.confirmations[: cfg.confirmations_k]
-        if len(briefing.confirmations) > cfg.confirmations_k:
-            folded.append(Folded(f"{len(briefing.confirmations) - cfg.confirmations_k} "
+        confirmations = memory.confirmations[: cfg.confirmations_k]
+        if len(memory.confirmations) > cfg.confirmations_k:
+            folded.append(Folded(f"{len(memory.confirmations) - cfg.confirmations_k} "
                                  "confirmations", "only the oldest few are shown"))
         conf_text = ("## Pending confirmations (settle with the user before relying on them)\n"
                      + "\n".join(f"- {c}" for c in confirmations)) if confirmations else ""
@@ -307,8 +310,8 @@ class ContextBuilder:
 
         current: Subtask | None = state.current()
         query = set(content_words(f"{current.title if current else ''} {goal.sentence}"))
-        memories = list(briefing.memories[: cfg.memories_k])
-        lessons = list(briefing.lessons[: cfg.lessons_k])
+        memories = list(memory.memories[: cfg.memories_k])
+        lessons = list(memory.lessons[: cfg.lessons_k])
 
         def msg_tokens(messages: Sequence[dict[str, Any]]) -> int:
             return _msg_tokens(self.count, messages)

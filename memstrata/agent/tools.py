@@ -49,6 +49,9 @@ from pydantic.fields import FieldInfo
 from .errors import UsageError
 from .llm import Usage
 
+if typing.TYPE_CHECKING:
+    from .memory_view import MemoryView
+
 __all__ = [
     "FRAMEWORK_ERROR_TYPES",
     "Grounded",
@@ -156,8 +159,8 @@ class RunContext(Generic[DepsT]):
     usage: Usage = field(default_factory=Usage)
     #: 0 on the first attempt, n on the n-th retry of this call
     retry: int = 0
-    #: the MemoryManager, for tools that read or write memory
-    memory: Any = None
+    #: the agent's memory, for tools that read or write it (``None`` only outside a run)
+    memory: MemoryView | None = None
     #: ``task:tool:hash(arguments)`` - the same for a retry, and for the same call made
     #: again after a crash: pass it to side-effecting backends so they apply it once
     idempotency_key: str = ""

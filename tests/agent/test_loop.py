@@ -12,11 +12,14 @@ from memstrata.agent import (
     CharCounter,
     ContextSettings,
     Goal,
+    MemoryView,
     StepLimitExceeded,
     ToolCrashError,
     ToolError,
     tool,
 )
+from memstrata.agent.context import MemoryContext
+from memstrata.agent.memory_view import brief
 from memstrata.agent.steps import Action, PlanMade, Reflection
 from memstrata.llm import list_calls
 from memstrata.testing import ScriptedLLM, call, plan, say
@@ -256,3 +259,17 @@ def test_pending_confirmations_and_memories_come_right_after_the_goal(sqlite_man
     table_at = system.index("## Task table")
     assert goal_at == 0 and goal_at < conf_at < table_at
     assert "Paris" in system[conf_at:table_at] and "Lyon" in system[conf_at:table_at]
+
+
+def test_the_agent_reads_memory_through_the_view_profile_facts_first(sqlite_manager):
+    view: MemoryView = sqlite_manager  # the manager satisfies the protocol (mypy checks)
+    sqlite_manager.remember("u1", "My name is Ada", scope="shop", type="profile")
+    sqlite_manager.remember("u1", "I prefer parcel lockers for deliveries", scope="shop",
+                            type="preference")
+    settings = ContextSettings(memories_k=3, memories_min_k=1)
+    got = brief(view, "u1", "shop", "how should my parcel be delivered?", settings)
+    assert isinstance(got, MemoryContext)
+    texts = [m.text for m in got.memories]
+    assert texts[0] == "My name is Ada" and got.memories[0].score == 1.0
+    assert "I prefer parcel lockers for deliveries" in texts
+    assert len(set(texts)) == len(texts) <= 3 and got.confirmations == []

@@ -33,6 +33,7 @@ from memstrata.agent import (
     Goal,
     Grounded,
     LLMClient,
+    MemoryView,
     RunContext,
     RunResult,
     tool,
@@ -161,7 +162,7 @@ def apply_refund(ctx: RunContext[Shop], order_id: OrderId, reason: str) -> dict[
 TOOLS = [query_order, modify_address, apply_refund]
 
 
-def build_agent(model: LLMClient, memory: Any, *,
+def build_agent(model: LLMClient, memory: MemoryView, *,
                 confirm: Callable[[ApprovalRequest], bool] | None = None,
                 settings: AgentSettings | None = None) -> Agent[Shop]:
     return Agent(model, memory=memory, tools=TOOLS, deps_type=Shop, instructions=INSTRUCTIONS,
@@ -212,7 +213,7 @@ def scripted_refund_answer() -> ScriptedLLM:
         say("Your refund for order A1002 (120.00) has been requested.", echo=g))
 
 
-def run_offline(memory: Any, shop: Shop, *, user: str = "alice",
+def run_offline(memory: MemoryView, shop: Shop, *, user: str = "alice",
                 confirm: Callable[[ApprovalRequest], bool] = lambda request: True,
                 echo: Callable[[str], None] = lambda line: None) -> dict[str, RunResult]:
     """The three paths with the scripted model; returns each path's result."""

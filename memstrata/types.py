@@ -19,6 +19,7 @@ __all__ = [
     "MemoryRecord",
     "MemoryType",
     "RecallHit",
+    "ScoreParts",
     "Slot",
     "Source",
     "Status",
@@ -208,20 +209,55 @@ class WriteDecision:
 
 
 @dataclass(frozen=True, slots=True)
+class ScoreParts:
+    """How :class:`~memstrata.policies.RetrievalPolicy` scored one recall candidate.
+
+    ``score = relevance * decay * confidence * status_weight`` (multiplied in that
+    order, so the product of the parts *is* the score, bit for bit), with
+    ``relevance = w * max(dense, 0) + (1 - w) * keyword``. The candidate passed the
+    relevance gate: ``gate = max(dense, keyword)`` reached ``min_relevance``.
+    """
+
+    #: cosine similarity of the query and record embeddings, in [-1, 1]
+    #: (0.0 for a record without a stored vector)
+    dense: float
+    #: raw BM25 score of the record's indexed text (0.0: no query term matched)
+    bm25: float
+    #: the keyword signal: ``bm25 / (bm25 + keyword_saturation)``, in [0, 1)
+    keyword: float
+    #: fused relevance in [0, 1], before decay, confidence and status
+    relevance: float
+    #: recency multiplier in [decay_floor, 1]; 1.0 for pinned or non-decaying types
+    decay: float
+    #: the record's stored confidence, in [0, 1]
+    confidence: float
+    #: status weight (demoted and expired records weigh less than active ones)
+    status_weight: float
+    #: the product of the four factors above
+    score: float
+    kind: Literal["score_parts"] = "score_parts"
+
+    @property
+    def gate(self) -> float:
+        """The value compared with ``min_relevance``: the stronger of the two signals."""
+        return max(self.dense, self.keyword)
+
+
+@dataclass(frozen=True, slots=True)
 class RecallHit:
     """A recalled memory with the parts of its score, so ranking can be explained.
 
-    ``score = relevance * decay * confidence * status_weight``; ``relevance`` is
-    the weighted fusion of ``dense`` (cosine) and ``keyword`` (saturated BM25).
+    ``score`` orders the hits. Recall sets it to ``parts.score``; a reranker
+    (:class:`~memstrata.memory.rerank.Reranker`) may replace it with its own,
+    while ``parts`` keeps the first stage's explanation. ``relevance``, ``dense``,
+    ``keyword``, ``decay`` and ``status_weight`` read through to ``parts``.
     """
 
     record: MemoryRecord
+    #: the ranking score: ``parts.score``, or the reranker's when one reranked
     score: float
-    relevance: float
-    dense: float
-    keyword: float
-    decay: float
-    status_weight: float
+    #: how the retrieval policy scored this record (see :class:`ScoreParts`)
+    parts: ScoreParts
     kind: Literal["recall_hit"] = "recall_hit"
 
     @property
@@ -231,3 +267,28 @@ class RecallHit:
     @property
     def content(self) -> str:
         return self.record.content
+
+    @property
+    def relevance(self) -> float:
+        """Fused relevance before decay, confidence and status (``parts.relevance``)."""
+        return self.parts.relevance
+
+    @property
+    def dense(self) -> float:
+        """Cosine similarity to the query (``parts.dense``)."""
+        return self.parts.dense
+
+    @property
+    def keyword(self) -> float:
+        """Saturated BM25 keyword signal (``parts.keyword``)."""
+        return self.parts.keyword
+
+    @property
+    def decay(self) -> float:
+        """Recency multiplier (``parts.decay``)."""
+        return self.parts.decay
+
+    @property
+    def status_weight(self) -> float:
+        """Status weight (``parts.status_weight``)."""
+        return self.parts.status_weight

@@ -375,3 +375,129 @@ def test_paraphrased_facts_are_recalled_and_noise_is_not(manager: MemoryManager)
     for question in ("quantum chromodynamics lattice gauge", "What is the capital of Peru?",
                      "stock prices of semiconductor companies"):
         assert manager.recall("u", question, record_use=False) == [], question
+
+
+def _ranking_workload(manager: MemoryManager, clock: ManualClock) -> None:
+    manager.remember("u", "The team standup is at 9am on Mondays", type="knowledge", scope="a",
+                     confidence=0.7)
+    clock.advance(days=120)
+    manager.remember("u", "Standup moved to 9:30 because of the school run", type="event",
+                     scope="b")
+    manager.remember("u", "I like short standups", type="preference", scope="a",
+                     confidence=0.9)
+    manager.remember("u", "Never schedule meetings before the standup", type="rule",
+                     scope="b", pinned=True)
+    manager.remember("u", "The standup note-taker rotates weekly", type="experience",
+                     scope="a", verified=True, ttl=timedelta(days=5))
+    clock.advance(days=10)  # the experience is expired now: it weighs as demoted
+
+
+def test_recall_hit_parts_multiply_to_the_score_and_rank_as_before(
+    manager: MemoryManager, clock: ManualClock
+):
+    from memstrata.clock import to_epoch
+
+    _ranking_workload(manager, clock)
+    policy = manager.settings.retrieval
+    hits = manager.recall("u", "when is the standup meeting?", min_relevance=0.0, k=10,
+                          record_use=False)
+    assert len(hits) == 5
+    assert any(h.status_weight < 1.0 for h in hits) and any(h.decay < 1.0 for h in hits)
+    now = to_epoch(clock.now())
+    for hit in hits:
+        p, rec = hit.parts, hit.record
+        assert p.relevance * p.decay * p.confidence * p.status_weight == p.score == hit.score
+        assert (hit.relevance, hit.dense, hit.keyword, hit.decay, hit.status_weight) == (
+            p.relevance, p.dense, p.keyword, p.decay, p.status_weight)
+        # the formula recall used before it moved into RetrievalPolicy.score
+        last_used = max(to_epoch(rec.created_at), to_epoch(rec.last_accessed_at or rec.created_at))
+        expired = rec.expires_at is not None and rec.expires_at <= clock.now()
+        before = (policy.relevance(p.dense, p.bm25)
+                  * policy.decay_after(rec.type, now - last_used, pinned=rec.pinned)
+                  * rec.confidence
+                  * policy.weight_of(rec.status, expired=expired))
+        assert hit.score == pytest.approx(before, rel=1e-12)
+        assert p.keyword == policy.keyword_signal(p.bm25)
+    assert [h.id for h in hits] == [h.id for h in sorted(hits, key=lambda h: (-h.score, h.id))]
+
+
+class _Reversed:
+    """Reorders (worst first) and drops the first-stage winner."""
+
+    def __init__(self) -> None:
+        self.offered: list[str] = []
+
+    def rerank(self, query, hits):
+        from dataclasses import replace
+
+        self.offered = [h.id for h in hits]
+        return [replace(h, score=float(i)) for i, h in enumerate(reversed(hits[1:]))]
+
+
+def test_a_reranker_reorders_and_drops_among_the_candidates(
+    manager: MemoryManager, clock: ManualClock
+):
+    _ranking_workload(manager, clock)
+    plain = manager.recall("u", "when is the standup meeting?", min_relevance=0.0, k=10,
+                           record_use=False)
+    reranker = _Reversed()
+    hits = manager.longterm.recall("u", "when is the standup meeting?", min_relevance=0.0,
+                                  k=2, reranker=reranker)
+    # it saw every candidate, not only the top 2, and its order and scores are final
+    assert reranker.offered == [h.id for h in plain]
+    assert [h.id for h in hits] == [plain[-1].id, plain[-2].id]
+    assert [h.score for h in hits] == [0.0, 1.0]
+    assert hits[0].parts == plain[-1].parts  # the first stage's explanation is kept
+    # only what it returned counts as used
+    used = {h.id for h in hits}
+    for h in plain:
+        assert manager.get("u", h.id).access_count == (1 if h.id in used else 0)
+
+
+def test_recall_rejects_a_reranker_that_adds_or_changes_records(manager: MemoryManager,
+                                                                clock: ManualClock):
+    from dataclasses import replace
+
+    from memstrata.errors import InvalidInputError
+
+    _ranking_workload(manager, clock)
+    outsider = manager.remember("u", "Quarterly taxes are due in April", type="rule")
+    assert outsider.record_id is not None
+    extra = manager.get("u", outsider.record_id)
+
+    class Adds:
+        def rerank(self, query, hits):
+            return [*hits, replace(hits[0], record=extra)]
+
+    class Changes:
+        def rerank(self, query, hits):
+            return [replace(hits[0], record=replace(hits[0].record, content="edited"))]
+
+    class Repeats:
+        def rerank(self, query, hits):
+            return [hits[0], hits[0]]
+
+    for bad in (Adds(), Changes(), Repeats()):
+        with pytest.raises(InvalidInputError):
+            manager.longterm.recall("u", "when is the standup meeting?", reranker=bad)
+    # a rejected rerank counts nothing as used
+    assert all(r.access_count == 0 for r in manager.memories("u"))
+
+
+def test_slot_cap_reranker_keeps_one_hit_per_slot(manager: MemoryManager):
+    from memstrata.memory.rerank import SlotCapReranker
+
+    for scope, city in (("home", "Berlin"), ("work", "Munich")):
+        manager.remember("u", f"I live in {city}", type="profile", scope=scope,
+                         slot=Slot("user", "city", city))
+    manager.remember("u", "I moved cities last year and live near the river", type="event")
+    query = "which city do I live in?"
+    plain = manager.recall("u", query, min_relevance=0.0, record_use=False)
+    capped = manager.longterm.recall("u", query, min_relevance=0.0, record_use=False,
+                                     reranker=SlotCapReranker())
+    slotted = [h for h in plain if h.record.slot is not None]
+    assert len(slotted) == 2
+    assert [h.id for h in capped] == [h.id for h in plain if h.id != slotted[1].id]
+    assert [h.score for h in capped] == [h.score for h in plain if h.id != slotted[1].id]
+    with pytest.raises(ValueError):
+        SlotCapReranker(per_slot=0)

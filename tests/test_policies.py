@@ -164,3 +164,73 @@ def test_the_relevance_gate_is_the_strongest_signal():
     assert p.relevance(0.35, 0.0) < 0.25  # ... although its fused relevance is low
     assert p.admits(0.0, 5.0)  # a keyword match alone
     assert not p.admits(0.2, 1.0)  # neither retriever convinced
+
+
+DAY = 86_400.0
+
+
+def test_score_gate_rejects_what_admits_rejects():
+    p = RetrievalPolicy(min_relevance=0.25, dense_weight=0.4)
+    common = {"kind": MemoryType.KNOWLEDGE, "age_seconds": 0.0}
+    assert p.score(dense=0.2, bm25=1.0, **common) is None  # neither retriever convinced
+    assert p.score(dense=-0.3, bm25=0.0, **common) is None
+    paraphrase = p.score(dense=0.35, bm25=0.0, **common)  # fused relevance < threshold
+    assert paraphrase is not None and paraphrase.relevance < 0.25 <= paraphrase.gate
+    keyword_only = p.score(dense=0.0, bm25=5.0, **common)
+    assert keyword_only is not None and keyword_only.gate == keyword_only.keyword
+    for dense, bm25 in [(0.2, 1.0), (0.35, 0.0), (0.0, 5.0), (0.25, 0.0), (0.1, 3.0)]:
+        assert (p.score(dense=dense, bm25=bm25, **common) is not None) == p.admits(dense, bm25)
+
+
+def test_score_parts_are_the_policy_formula():
+    p = RetrievalPolicy()
+    age = 200 * DAY
+    parts = p.score(dense=0.6, bm25=7.5, kind=MemoryType.PREFERENCE, age_seconds=age,
+                    confidence=0.8, status=Status.PENDING_CONFIRMATION)
+    assert parts is not None
+    assert (parts.dense, parts.bm25, parts.confidence) == (0.6, 7.5, 0.8)
+    assert parts.keyword == p.keyword_signal(7.5)
+    assert parts.relevance == p.relevance(0.6, 7.5)
+    assert parts.decay == p.decay_after(MemoryType.PREFERENCE, age) < 1.0
+    assert parts.status_weight == p.weight_of(Status.PENDING_CONFIRMATION)
+    # the parts multiply, in order, to the score - exactly, not approximately
+    assert parts.relevance * parts.decay * parts.confidence * parts.status_weight == parts.score
+
+
+def test_score_decay_follows_type_age_and_pinning():
+    p = RetrievalPolicy()
+    hl = p.half_life[MemoryType.EXPERIENCE]
+    assert hl is not None
+
+    def decay(kind: MemoryType, age: float, pinned: bool = False) -> float:
+        parts = p.score(dense=0.9, bm25=0.0, kind=kind, age_seconds=age, pinned=pinned)
+        assert parts is not None
+        return parts.decay
+
+    assert decay(MemoryType.EXPERIENCE, 0.0) == 1.0
+    assert decay(MemoryType.EXPERIENCE, hl.total_seconds()) == pytest.approx(
+        p.decay_floor + (1 - p.decay_floor) * 0.5)
+    assert decay(MemoryType.EXPERIENCE, 1e6 * DAY) == pytest.approx(p.decay_floor)
+    assert decay(MemoryType.EXPERIENCE, 1e6 * DAY, pinned=True) == 1.0  # pinned: no decay
+    assert decay(MemoryType.PROFILE, 1e6 * DAY) == 1.0  # no half-life
+    assert decay(MemoryType.EXPERIENCE, -DAY) == 1.0  # a clock skew is not a bonus
+    older = p.score(dense=0.9, bm25=0.0, kind=MemoryType.EXPERIENCE, age_seconds=hl.total_seconds())
+    newer = p.score(dense=0.9, bm25=0.0, kind=MemoryType.EXPERIENCE, age_seconds=0.0)
+    assert older is not None and newer is not None and older.score < newer.score
+
+
+def test_score_status_weight_ranks_demoted_and_expired_lower():
+    p = RetrievalPolicy(status_weight={Status.DEMOTED: 0.3})
+
+    def scored(status: Status, expired: bool = False) -> float:
+        parts = p.score(dense=0.7, bm25=2.0, kind=MemoryType.RULE, age_seconds=0.0,
+                        status=status, expired=expired)
+        assert parts is not None
+        assert parts.status_weight == p.weight_of(status, expired=expired)
+        return parts.score
+
+    active = scored(Status.ACTIVE)
+    assert scored(Status.DEMOTED) == pytest.approx(0.3 * active)
+    assert scored(Status.ACTIVE, expired=True) == scored(Status.DEMOTED)
+    assert scored(Status.DEMOTED) < scored(Status.PENDING_CONFIRMATION) < active
+    assert scored(Status.SUPERSEDED) == 0.0

@@ -77,7 +77,11 @@ def _point(value: float, recalls: list[float], precisions: list[float], sizes: l
 
 
 def _gate(item: Ranked) -> float:
-    """The value ``recall`` compares with ``min_relevance``: the strongest signal."""
+    """The value ``recall`` compares with ``min_relevance``: the strongest signal.
+
+    :attr:`ScoreParts.gate <memstrata.types.ScoreParts.gate>`, read back from the
+    stored ``dense`` and ``keyword`` parts (a run on disk has no ScoreParts).
+    """
     if "dense" in item.parts and "keyword" in item.parts:
         return float(max(item.parts["dense"], item.parts["keyword"]))
     return item.relevance if item.relevance is not None else 0.0

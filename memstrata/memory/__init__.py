@@ -21,6 +21,7 @@ from memstrata.memory.episodic import EpisodicMemory, Step, TaskRecord, Trajecto
 from memstrata.memory.formation import Observation
 from memstrata.memory.longterm import LongTermMemory, PartialWriteError
 from memstrata.memory.manager import ManagerState, MemoryManager, default_embedder
+from memstrata.memory.rerank import Reranker
 from memstrata.memory.vector import Hit, SearchFilter, VectorIndex, Watermark
 from memstrata.memory.working import WorkingMemory
 
@@ -39,6 +40,7 @@ __all__ = [
     "Observation",
     "PartialWriteError",
     "RecordTxn",
+    "Reranker",
     "SearchFilter",
     "Step",
     "TaskRecord",

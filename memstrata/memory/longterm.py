@@ -49,6 +49,7 @@ from memstrata.memory._validate import (
 )
 from memstrata.memory._writer import PreparedWrite, WriteTxn
 from memstrata.memory.embedder import Embedder
+from memstrata.memory.rerank import Reranker, apply_reranker
 from memstrata.memory.vector import SearchFilter, VectorIndex, Watermark
 from memstrata.policies.retrieval import MAX_TOP_K, RetrievalPolicy
 from memstrata.policies.write import Candidate, screen
@@ -58,6 +59,7 @@ from memstrata.types import (
     MemoryRecord,
     MemoryType,
     RecallHit,
+    ScoreParts,
     Status,
     WriteDecision,
 )
@@ -227,13 +229,16 @@ class LongTermMemory:
         min_relevance: float | None = None,
         policy: RetrievalPolicy | None = None,
         record_use: bool = True,
+        reranker: Reranker | None = None,
     ) -> list[RecallHit]:
         """The few memories most worth showing for ``query``, best first.
 
         ``scope=None`` searches every scope of the user; pass a scope (or several)
         to keep scenes apart. ``record_use=False`` makes a read-only recall (no
         access count, no expiry extension) - evaluations use it so the order of
-        questions cannot change the answers.
+        questions cannot change the answers. A ``reranker`` gets the best
+        ``policy.candidates`` hits and its answer is cut to ``top_k``
+        (:mod:`memstrata.memory.rerank`); only what it returns counts as used.
         """
         user_id = check_user(user_id)
         if not isinstance(query, str) or not query.strip():
@@ -256,8 +261,10 @@ class LongTermMemory:
                 return []
             self._check_model(user_id, state)
             seen = Watermark(state.generation, state.seq)
+        # a reranker chooses among more than top_k
+        cut = policy.top_k if reranker is None else max(policy.candidates, policy.top_k)
         qvec = self._checked(self._embedder.embed([query]), 1)[0]
-        hits, state = self._rank(user_id, query, qvec, scopes, kinds, policy)
+        hits, state = self._rank(user_id, query, qvec, scopes, kinds, policy, cut)
         if state is None:
             return []
         self._check_model(user_id, state)
@@ -265,7 +272,9 @@ class LongTermMemory:
             # SQL moved on since the indexes were synced (another process wrote):
             # catch up and rank again against the current state
             self._sync.ensure(user_id, state)
-            hits, _ = self._rank(user_id, query, qvec, scopes, kinds, policy)
+            hits, _ = self._rank(user_id, query, qvec, scopes, kinds, policy, cut)
+        if reranker is not None and hits:
+            hits = apply_reranker(reranker, query, hits, policy.top_k)
         if record_use and hits:
             hits = self._record_use(user_id, hits)
         return hits
@@ -318,14 +327,17 @@ class LongTermMemory:
         scopes: frozenset[str] | None,
         kinds: frozenset[MemoryType] | None,
         policy: RetrievalPolicy,
+        cut: int,
     ) -> tuple[list[RecallHit], UserState | None]:
-        """Rank the candidates; returns the hits and the user's SQL state they were
-        read with (recall compares it with what the indexes had synced).
+        """Rank the candidates; returns the best ``cut`` hits and the user's SQL
+        state they were read with (recall compares it with what the indexes had
+        synced).
 
         One SQL read - the user's state and the candidates' rows in one
-        transaction - fetches everything; a record (with its JSON metadata) is
-        built only for the ``top_k`` returned, and a stored vector is decoded
-        only for a keyword candidate the dense search did not score.
+        transaction - fetches everything; ``policy.score`` scores each candidate
+        (one :class:`ScoreParts` per admitted one), a record (with its JSON
+        metadata) is built only for the ``cut`` returned, and a stored vector is
+        decoded only for a keyword candidate the dense search did not score.
         """
         where = SearchFilter(scopes, None if kinds is None else frozenset(k.value for k in kinds))
         n = max(policy.candidates, policy.top_k)
@@ -334,7 +346,8 @@ class LongTermMemory:
         now = self._clock.now()
         now_epoch = to_epoch(now)
         retention = self._settings.retention
-        scored: list[tuple[float, str, float, float, float, float, float, Any]] = []
+        score = policy.score
+        scored: list[tuple[ScoreParts, Any]] = []
         with self._db.read() as conn:
             state = _store.user_state(conn, user_id)
             rows = _store.rank_rows(conn, user_id, ids) if ids and state is not None else []
@@ -354,29 +367,22 @@ class LongTermMemory:
             if dense_score is None:
                 blob = row.vector
                 dense_score = 0.0 if blob is None else float(np.dot(decode_vector(blob), qvec))
-            kw = keyword.get(row.id, 0.0)
-            if not policy.admits(dense_score, kw):
-                continue
-            relevance = policy.relevance(dense_score, kw)
-            last_used = max(row.created_at, row.last_accessed_at or 0.0)
-            decay = policy.decay_after(
-                _TYPE[row.type], now_epoch - last_used, pinned=bool(row.pinned)
-            )
-            weight = policy.weight_of(status, expired=expired)
-            score = relevance * decay * float(row.confidence) * weight
-            scored.append((score, row.id, relevance, dense_score, kw, decay, weight, row))
-        scored.sort(key=lambda s: (-s[0], s[1]))
-        hits = [
-            RecallHit(
-                record=_store.ranked_record(row),
-                score=score,
-                relevance=relevance,
+            parts = score(
                 dense=dense_score,
-                keyword=policy.keyword_signal(kw),
-                decay=decay,
-                status_weight=weight,
+                bm25=keyword.get(row.id, 0.0),
+                kind=_TYPE[row.type],
+                age_seconds=now_epoch - max(row.created_at, row.last_accessed_at or 0.0),
+                pinned=bool(row.pinned),
+                confidence=float(row.confidence),
+                status=status,
+                expired=expired,
             )
-            for score, _, relevance, dense_score, kw, decay, weight, row in scored[: policy.top_k]
+            if parts is not None:
+                scored.append((parts, row))
+        scored.sort(key=lambda s: (-s[0].score, s[1].id))
+        hits = [
+            RecallHit(record=_store.ranked_record(row), score=parts.score, parts=parts)
+            for parts, row in scored[:cut]
         ]
         return hits, state
 

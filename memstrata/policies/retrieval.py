@@ -11,6 +11,12 @@
   (or written), down to ``decay_floor``; pinned records do not decay.
 * ``status_weight`` ranks demoted (and expired) records below active ones.
 
+:meth:`RetrievalPolicy.score` is the whole formula for one candidate: it takes
+the raw signals (cosine, BM25, type, age, pinned, confidence, status, expired)
+and returns a :class:`~memstrata.types.ScoreParts` - every factor and the
+product - or ``None`` when the gate below rejects the candidate. Recall calls
+nothing else, so what is documented here is what ranks.
+
 A candidate is returned only when its *strongest* signal - the cosine
 similarity or the saturated keyword score - reaches ``min_relevance``: noise is
 worse than absence. The gate is on the strongest signal, not on the fused
@@ -37,7 +43,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from types import MappingProxyType
 
-from memstrata.types import MemoryType, Status
+from memstrata.types import MemoryType, ScoreParts, Status
 
 __all__ = ["DEFAULT_HALF_LIFE", "RetrievalPolicy"]
 
@@ -106,6 +112,44 @@ class RetrievalPolicy:
         weights.update(self.status_weight)
         object.__setattr__(self, "half_life", MappingProxyType(half_life))
         object.__setattr__(self, "status_weight", MappingProxyType(weights))
+
+    def score(
+        self,
+        *,
+        dense: float,
+        bm25: float,
+        kind: MemoryType,
+        age_seconds: float,
+        pinned: bool = False,
+        confidence: float = 1.0,
+        status: Status = Status.ACTIVE,
+        expired: bool = False,
+    ) -> ScoreParts | None:
+        """Score one candidate from its raw signals; ``None`` when the gate rejects it.
+
+        ``dense`` is the cosine similarity, ``bm25`` the raw keyword score (0.0
+        when no query term matched), ``age_seconds`` the time since the record
+        was last used (or written). This is the hot path of recall: one call and,
+        for an admitted candidate, one :class:`ScoreParts` - the factors are
+        computed once and multiplied in the documented order, so
+        ``relevance * decay * confidence * status_weight == score`` exactly.
+        """
+        keyword = self.keyword_signal(bm25)
+        if not max(dense, keyword) >= self.min_relevance:
+            return None
+        relevance = self.dense_weight * max(0.0, dense) + (1.0 - self.dense_weight) * keyword
+        decay = self.decay_after(kind, age_seconds, pinned=pinned)
+        weight = self.weight_of(status, expired=expired)
+        return ScoreParts(
+            dense=dense,
+            bm25=bm25,
+            keyword=keyword,
+            relevance=relevance,
+            decay=decay,
+            confidence=confidence,
+            status_weight=weight,
+            score=relevance * decay * confidence * weight,
+        )
 
     def keyword_signal(self, bm25: float) -> float:
         """BM25 squashed into [0, 1): ``bm25 / (bm25 + saturation)``."""

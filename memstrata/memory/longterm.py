@@ -16,7 +16,7 @@ Indexes that are not loaded yet are synced before the search.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -38,7 +38,8 @@ from memstrata.errors import (
 from memstrata.memory import _store
 from memstrata.memory._db import Database
 from memstrata.memory._keyword import KeywordIndex
-from memstrata.memory._store import SeqCounter, UserState, decode_vector, index_text
+from memstrata.memory._lifecycle import RecordTxn, activated, superseded
+from memstrata.memory._store import UserState, decode_vector, index_text
 from memstrata.memory._sync import IndexSync
 from memstrata.memory._validate import (
     check_input,
@@ -47,12 +48,12 @@ from memstrata.memory._validate import (
     check_types,
     check_user,
 )
-from memstrata.memory._writer import PreparedWrite, WriteTxn
-from memstrata.memory.embedder import Embedder
+from memstrata.memory._writer import PreparedWrite, WriteTxn, candidate_of
+from memstrata.memory.embedder import CachingEmbedder, Embedder
 from memstrata.memory.rerank import Reranker, apply_reranker
 from memstrata.memory.vector import SearchFilter, VectorIndex, Watermark
 from memstrata.policies.retrieval import MAX_TOP_K, RetrievalPolicy
-from memstrata.policies.write import Candidate, screen
+from memstrata.policies.write import screen
 from memstrata.types import (
     RETRIEVABLE,
     MemoryInput,
@@ -92,7 +93,6 @@ class LongTermMemory:
         sync: IndexSync,
         settings: Settings,
         clock: Clock,
-        on_forget: Callable[[str, set[str]], object] | None = None,
     ) -> None:
         self._db = db
         self._embedder = embedder
@@ -101,7 +101,6 @@ class LongTermMemory:
         self._sync = sync
         self._settings = settings
         self._clock = clock
-        self._on_forget = on_forget
 
     # ------------------------------------------------------------ write
 
@@ -152,7 +151,7 @@ class LongTermMemory:
 
     def _write_chunk(self, user_id: str, chunk: Sequence[MemoryInput]) -> list[WriteDecision]:
         out: list[WriteDecision | None] = [None] * len(chunk)
-        candidates = [_candidate(item) for item in chunk]
+        candidates = [candidate_of(item) for item in chunk]
         todo: list[int] = []
         for i, candidate in enumerate(candidates):
             early = screen(candidate, self._settings.write)
@@ -503,48 +502,26 @@ class LongTermMemory:
 
     # ------------------------------------------------------------ change by id
 
-    def forget(
-        self, user_id: str, memory_id: str, *, reason: str = "user request", history: bool = True
-    ) -> list[str]:
-        """Delete a memory (and, by default, its older and newer versions) at once.
-
-        SQL row, vector and keyword entries go in the same call; the deletion is
-        recorded as an event without the content. Returns the ids deleted.
-        """
-        user_id = check_user(user_id)
-        now = to_epoch(self._clock.now())
-        with self._db.write() as conn:
-            before = _store.lock_user(conn, user_id, now)
-            ids = _store.chain_ids(conn, user_id, str(memory_id)) if history else (
-                [str(memory_id)] if _store.fetch(conn, user_id, [str(memory_id)]) else []
-            )
-            if not ids:
-                raise MemoryNotFoundError(f"no memory {memory_id!r} for user {user_id!r}")
-            counter = SeqCounter(before)
-            deleted = _store.delete_records(
-                conn, user_id, ids, counter, action="forgotten", reason=reason, now=now
-            )
-            counter.commit(conn)
-            after = replace(before, seq=counter.value)
-        self._sync.apply_own(user_id, before, after, (), deleted)
-        if self._on_forget is not None:
-            self._on_forget(user_id, set(deleted))
-        return deleted
+    def forget_cached(self, texts: Sequence[str] | None) -> None:
+        """Drop forgotten texts (``None``: everything) from the embedder's cache."""
+        if isinstance(self._embedder, CachingEmbedder):
+            self._embedder.forget_cached(texts)
 
     def pin(self, user_id: str, memory_id: str, pinned: bool = True) -> MemoryRecord:
         """Pinned records never expire and do not decay."""
         user_id = check_user(user_id)
+        if not isinstance(pinned, bool):
+            raise InvalidInputError("pinned must be True or False")
         now = to_epoch(self._clock.now())
         with self._db.write() as conn:
-            if not _store.fetch(conn, user_id, [str(memory_id)]):
+            txn = RecordTxn(conn, now)
+            found = txn.lock(user_id) and txn.set(
+                user_id, str(memory_id), "pinned" if pinned else "unpinned",
+                "pinned by the caller" if pinned else "unpinned by the caller",
+                {"pinned": pinned, "updated_at": now})
+            if not found:
                 raise MemoryNotFoundError(f"no memory {memory_id!r} for user {user_id!r}")
-            _store.update_record(conn, user_id, str(memory_id), pinned=pinned, updated_at=now)
-            _store.add_events(conn, [{
-                "user_id": user_id, "memory_id": str(memory_id),
-                "action": "pinned" if pinned else "unpinned",
-                "reason": "pinned by the caller" if pinned else "unpinned by the caller",
-                "at": now,
-            }])
+            txn.flush()
         return self.get(user_id, memory_id)
 
     def resolve_conflict(
@@ -561,45 +538,40 @@ class LongTermMemory:
         history), or with ``keep_others=True`` all become active (both were true).
         """
         user_id = check_user(user_id)
+        if not isinstance(reason, str) or not reason.strip():
+            raise InvalidInputError("the reason must be a non-empty string")
         now = to_epoch(self._clock.now())
         removals: list[str] = []
         with self._db.write() as conn:
-            before = _store.lock_user(conn, user_id, now)
-            row = _store.fetch(conn, user_id, [str(keep)]).get(str(keep))
+            txn = RecordTxn(conn, now)
+            row = _store.fetch(conn, user_id, [str(keep)]).get(str(keep)) \
+                if txn.lock(user_id) else None
             if row is None:
                 raise MemoryNotFoundError(f"no memory {keep!r} for user {user_id!r}")
             if row.status != Status.PENDING_CONFIRMATION.value or not row.conflict_group:
                 raise NotInConflictError(f"memory {keep!r} is not part of a pending conflict")
-            counter = SeqCounter(before)
+            before = txn.touched[user_id][0]
             others = [
                 r for r in _store.group_rows(conn, user_id, row.conflict_group)
                 if r.id != row.id and r.status == Status.PENDING_CONFIRMATION.value
             ]
-            events: list[dict[str, Any]] = []
             latest_other: Any = None
             for other in others:
                 if keep_others:
-                    _store.update_record(conn, user_id, other.id, status=Status.ACTIVE.value,
-                                         updated_at=now)
-                    events.append(_event(user_id, other.id, "conflict_resolved", reason, now))
+                    txn.set(user_id, other.id, "conflict_resolved", reason, activated(now))
                     continue
-                _store.update_record(
-                    conn, user_id, other.id, status=Status.SUPERSEDED.value,
-                    superseded_by=row.id, valid_to=now, updated_at=now, seq=counter.next(),
-                )
-                events.append(_event(user_id, other.id, "superseded", reason, now,
-                                     {"by": row.id}))
+                txn.set(user_id, other.id, "superseded", reason, superseded(
+                    by=row.id, by_valid_from=float(row.valid_from),
+                    own_valid_from=float(other.valid_from), now=now))
                 removals.append(other.id)
                 if latest_other is None or other.valid_from > latest_other.valid_from:
                     latest_other = other
-            values: dict[str, Any] = {"status": Status.ACTIVE.value, "updated_at": now}
+            values: dict[str, Any] = activated(now)
             if latest_other is not None and row.supersedes is None:
                 values["supersedes"] = latest_other.id
-            _store.update_record(conn, user_id, row.id, **values)
-            events.append(_event(user_id, row.id, "confirmed", reason, now))
-            _store.add_events(conn, events)
-            counter.commit(conn)
-            after = replace(before, seq=counter.value)
+            txn.set(user_id, row.id, "confirmed", reason, values)
+            txn.flush()
+            after = replace(before, seq=txn.touched[user_id][1])
         self._sync.apply_own(user_id, before, after, (), removals)
         return self.get(user_id, keep)
 
@@ -648,22 +620,3 @@ def _indexed(item: MemoryInput) -> str:
     )
 
 
-def _candidate(item: MemoryInput) -> Candidate:
-    return Candidate(
-        content=item.content,
-        type=item.type,
-        confidence=item.confidence,
-        source=item.source,
-        slot=item.slot,
-        correction=item.correction,
-        verified=item.verified,
-        ephemeral=item.ephemeral,
-    )
-
-
-def _event(
-    user_id: str, memory_id: str, action: str, reason: str, at: float,
-    details: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    return {"user_id": user_id, "memory_id": memory_id, "action": action, "reason": reason,
-            "at": at, "details": details or {}}

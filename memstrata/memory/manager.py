@@ -58,6 +58,7 @@ from memstrata.memory.embedder import Embedder
 from memstrata.memory.episodic import EpisodicMemory
 from memstrata.memory.formation import Observation, observe
 from memstrata.memory.longterm import LongTermMemory
+from memstrata.memory.rerank import Reranker
 from memstrata.memory.vector import VectorIndex, load_backend
 from memstrata.memory.working import WorkingMemory, WorkingMemoryStore
 from memstrata.policies.retrieval import RetrievalPolicy
@@ -298,7 +299,8 @@ class MemoryManager:
         passed = {
             "type": type, "scope": scope, "slot": slot, "confidence": confidence,
             "importance": importance, "source": source, "session_id": session_id,
-            "task_id": task_id, "step_id": step_id, "context": context, "metadata": metadata, "pinned": pinned,
+            "task_id": task_id, "step_id": step_id, "context": context, "metadata": metadata,
+            "pinned": pinned,
             "correction": correction, "verified": verified, "ephemeral": ephemeral,
             "at": at, "valid_from": valid_from, "ttl": ttl,
         }
@@ -324,15 +326,17 @@ class MemoryManager:
         min_relevance: float | None = None,
         policy: RetrievalPolicy | None = None,
         record_use: bool = True,
+        reranker: Reranker | None = None,
     ) -> list[RecallHit]:
         """The few memories most worth showing for ``query``, best first (nothing below
         the minimum relevance). ``scope=None`` searches every scope; ``types`` filters;
         ``k`` and ``min_relevance`` override the retrieval policy for this call;
         ``record_use=False`` is a read-only look (no access count, no expiry
-        extension)."""
+        extension); ``reranker`` reorders or drops the best ``policy.candidates``
+        hits before the cut to ``k`` (see :mod:`memstrata.memory.rerank`)."""
         return self.longterm.recall(user_id, query, scope=scope, types=types, k=k,
                                     min_relevance=min_relevance, policy=policy,
-                                    record_use=record_use)
+                                    record_use=record_use, reranker=reranker)
 
     def get(self, user_id: str, memory_id: str) -> MemoryRecord:
         """One record of the user by id (:class:`MemoryNotFoundError` otherwise)."""

@@ -6,8 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from memstrata import ManualClock, MemoryManager
-from memstrata import Briefing
+from memstrata import Briefing, ManualClock, MemoryManager
 from memstrata.errors import InvalidInputError, MissingUserError
 
 

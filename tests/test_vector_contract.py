@@ -190,3 +190,28 @@ def test_local_float32_precision_matches_exact(embedder: Embedder, tmp_path: Pat
     hits = index.search("u", query, 6)[0]
     exact = sorted(rows, key=lambda r: -float(np.dot(query[0], r.vector)))
     assert [h.id for h in hits] == [r.id for r in exact]
+
+
+def test_erase_removes_for_good_and_keeps_or_sets_the_watermark(backend: VectorIndex,
+                                                                 embedder: Embedder):
+    rows = rows_for(embedder)
+    backend.apply("u", IndexBatch(rows, (), mark(6)))
+    backend.erase("u", [rows[1].id], None)  # the index was behind: watermark unchanged
+    assert backend.watermark("u") == mark(6)
+    backend.erase("u", [rows[2].id], mark(9))  # the index was current: it moves on
+    assert backend.watermark("u") == mark(9)
+    left = {h.id for h in backend.search("u", embedder.embed(["food"]), 20)[0]}
+    assert left == {r.id for r in rows} - {rows[1].id, rows[2].id}
+    backend.erase("nobody", ["x" * 32], None)  # nothing to erase is no error
+
+
+def test_erase_rewrites_the_local_shard_file(embedder: Embedder, tmp_path: Path):
+    index = LocalVectorIndex(dim=embedder.dim, directory=tmp_path / "ix")
+    rows = rows_for(embedder)
+    index.apply("u", IndexBatch(rows, (), mark(6)))
+    index.flush()
+    files = list((tmp_path / "ix").rglob("*.npz"))
+    assert len(files) == 1 and rows[0].id.encode() in files[0].read_bytes()
+    index.erase("u", [rows[0].id], mark(7))
+    assert rows[0].id.encode() not in files[0].read_bytes()  # written at once, not at close
+    index.close()

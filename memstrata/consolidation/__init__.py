@@ -11,9 +11,9 @@
 * :class:`ConsolidationScheduler` - the jobs on APScheduler cron triggers, job
   store in the memory database;
 
-Names are imported on first use, so the core can import this package's table
-definitions (``_tables``) without pulling in the jobs, the scheduler or the
-LLM client. See ``docs/consolidation.md``.
+Names are imported on first use, so importing this package's table definitions
+(``_tables``) or its eraser does not pull in the jobs, the scheduler or the LLM
+client. See ``docs/consolidation.md``.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """SQL tables of the consolidation package (migration 0002).
 
-They are defined on the core's shared :data:`~memstrata.memory._schema.metadata`
-so that :func:`memstrata.memory._erase.erase_user` finds every table with a
-``user_id`` column - the per-user rows here (``consolidation_actions``,
-``consolidation_sources``) are erased with the rest of a user's data.
-:mod:`memstrata.memory.manager` imports this module, so the tables are always
-registered before an erasure can run.
+They are declared on the core's shared :data:`memstrata._sql.metadata`; what
+forgetting does to them is :mod:`memstrata.consolidation.erasure`, registered in
+the ``memstrata.erasers`` entry-point group (so ``forget`` and ``forget_user``
+reach these rows from any process).
 
 * ``consolidation_runs`` - one row per job run: status, checkpoint cursor,
   counts by action, errors, LLM calls and tokens, the method used.
@@ -16,8 +14,10 @@ registered before an erasure can run.
   and the last scheduled slot it ran for (two schedulers never run a slot twice).
 * ``consolidation_sources`` - which sessions and tasks have been summarised
   (and up to which turn), so ``summarize`` is idempotent.
-* ``memstrata_scheduler_jobs`` - APScheduler's job store table, created here so
-  the schema stays under migrations; APScheduler reads and writes it.
+* ``memstrata_scheduler_jobs`` - the scheduler's next run time per job (and, in
+  ``job_state``, the crontab it was computed from), so a missed run stays due
+  across restarts; the columns are those of APScheduler 3's job store, which
+  created the table's first rows before the scheduler became our own loop.
 """
 
 from __future__ import annotations
@@ -135,7 +135,8 @@ sources = Table(
     Column("at", Float, nullable=False),
 )
 
-#: exactly the columns APScheduler 3's SQLAlchemyJobStore declares
+#: one row per scheduled job (the columns APScheduler 3's job store declared; kept so
+#: that no migration is needed)
 scheduler_jobs = Table(
     SCHEDULER_JOBS_TABLE,
     metadata,

@@ -5,8 +5,9 @@ client or a scripted one) and writes one row per call to ``agent_llm_calls``,
 tagged with the user it was made for and, for the agent, the task, turn and
 purpose. The agent and the consolidation jobs both log through it. Rows carry
 ``user_id``, so ``MemoryManager.forget_user`` erases them with the rest of the
-user's data (``memory._erase`` imports this module, so even a process that
-never made a call erases them). The prompt is stored in full with its SHA-256,
+user's data, and ``forget`` deletes the calls that quote a forgotten memory
+(:mod:`memstrata.llm._erasure`, registered in the ``memstrata.erasers`` group, so a
+process that never made a call erases them too). The prompt is stored in full with its SHA-256,
 so identical prompts (a replay, a retry) can be found by hash.
 
 The table keeps the name migration 0003 gave it (``agent_llm_calls``) although

@@ -225,6 +225,8 @@ class WriteTxn:
                 self._event(target, "conflict", verdict.reason, {"with": row["id"],
                                                                   "group": group})
         self._insert(row, prepared)
+        self._event(row["id"], verdict.outcome, verdict.reason,
+                    {"type": row["type"], "scope": row["scope"], "source": row["source"]})
         return WriteDecision(verdict.outcome, verdict.reason, row["id"], verdict.targets)
 
     def _new_row(self, prepared: PreparedWrite, chash: str, key: str | None) -> dict[str, Any]:

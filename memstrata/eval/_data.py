@@ -20,8 +20,17 @@ Two input formats load into the same :class:`Dataset`:
 
 Evidence ids that name no turn of the conversation are skipped and counted
 (LoCoMo has a few), and a probe left without evidence is excluded and counted:
-recall is undefined for it. Malformed input raises
-:class:`~memstrata.errors.DatasetError` with the file and line.
+recall is undefined for it. An evidence string may hold several ids separated
+by ``;``, ``,`` or white space (``"D8:6; D9:17"``, ``"D9:1 D4:4"``).
+
+Everything the ingest would refuse is refused here, before a model is loaded:
+malformed lines, and a turn longer than the write limit (``max_chars``,
+default :data:`~memstrata.config.DEFAULT_MAX_CONTENT_CHARS`, the manager's
+``max_content_chars``) or a user id the memory API would not take. Each such
+input raises :class:`~memstrata.errors.DatasetError` with the file and line
+(LoCoMo: the sample and dialog id). JSONL lines are split on ``"\\n"`` only:
+JSON strings may hold U+2028 / U+2029, which :meth:`str.splitlines` treats as
+line breaks.
 """
 
 from __future__ import annotations
@@ -41,6 +50,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic import ValidationError as PydanticValidationError
 
 from memstrata.clock import utc
+from memstrata.config import DEFAULT_MAX_CONTENT_CHARS
 from memstrata.errors import DatasetError
 
 __all__ = [
@@ -62,7 +72,10 @@ LOCOMO_CATEGORIES: Mapping[str, str] = MappingProxyType(
 )
 _LOCOMO_DATE = "%I:%M %p on %d %B, %Y"
 _SESSION_KEY = re.compile(r"^session_(\d+)$")
-_ID_SPLIT = re.compile(r"[;,]")
+# LoCoMo writes "D8:6; D9:17" and "D9:1 D4:4" for two ids in one string
+_ID_SPLIT = re.compile(r"[;,\s]+")
+#: the memory API's user id limits (``MemoryManager`` refuses longer ids)
+_MAX_USER_ID = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +90,8 @@ class Turn:
     #: 0-based position within its session
     position: int
     kind: Literal["turn"] = "turn"
+    #: the 1-based JSONL line it was read from (``None`` for LoCoMo), for error messages
+    line: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,30 +241,27 @@ def load_dataset(
     *,
     exclude_categories: Iterable[str | int] | None = None,
     include_captions: bool = True,
+    max_chars: int = DEFAULT_MAX_CONTENT_CHARS,
 ) -> Dataset:
     """Load LoCoMo JSON (``.json``) or memstrata JSONL (``.jsonl``).
 
     ``exclude_categories`` defaults to ``{"5"}`` for LoCoMo (adversarial
-    questions have no evidence to find) and to nothing for JSONL.
+    questions have no evidence to find) and to nothing for JSONL. A turn longer
+    than ``max_chars`` (the memory's ``max_content_chars``) is refused here,
+    with its line, rather than minutes into the ingest.
     """
     path = Path(path)
     suffix = path.suffix.lower()
+    if suffix not in (".json", ".jsonl"):
+        suffix = ".json" if _read_text(path).lstrip()[:1] == "[" else ".jsonl"
     if suffix == ".jsonl":
-        return load_jsonl(path, exclude_categories=exclude_categories or ())
-    if suffix == ".json":
-        return load_locomo(
-            path,
-            exclude_categories=("5",) if exclude_categories is None else exclude_categories,
-            include_captions=include_captions,
-        )
-    head = _read_text(path).lstrip()[:1]
-    if head == "[":
-        return load_locomo(
-            path,
-            exclude_categories=("5",) if exclude_categories is None else exclude_categories,
-            include_captions=include_captions,
-        )
-    return load_jsonl(path, exclude_categories=exclude_categories or ())
+        return load_jsonl(path, exclude_categories=exclude_categories or (), max_chars=max_chars)
+    return load_locomo(
+        path,
+        exclude_categories=("5",) if exclude_categories is None else exclude_categories,
+        include_captions=include_captions,
+        max_chars=max_chars,
+    )
 
 
 def _read_text(path: Path) -> str:
@@ -259,6 +271,23 @@ def _read_text(path: Path) -> str:
         raise DatasetError("no such file", source=str(path)) from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise DatasetError(f"cannot read: {exc}", source=str(path)) from exc
+
+
+def _check_user(user: str, source: str, line: int | None = None) -> None:
+    if not user.strip() or len(user) > _MAX_USER_ID or any(ord(c) < 32 for c in user):
+        raise DatasetError(
+            f"user id {user[:40]!r} is not usable: 1-{_MAX_USER_ID} characters, "
+            "no control characters", source=source, line=line,
+        )
+
+
+def _check_length(text: str, max_chars: int, what: str, source: str,
+                  line: int | None = None) -> None:
+    if len(text) > max_chars:
+        raise DatasetError(
+            f"{what} is {len(text):,} characters, over the write limit of {max_chars:,} "
+            "(max_content_chars); shorten or split it", source=source, line=line,
+        )
 
 
 def _evidence(
@@ -285,6 +314,7 @@ def load_locomo(
     *,
     exclude_categories: Iterable[str | int] = ("5",),
     include_captions: bool = True,
+    max_chars: int = DEFAULT_MAX_CONTENT_CHARS,
 ) -> Dataset:
     """Load LoCoMo-format JSON; one conversation per sample, its ``sample_id`` as user.
 
@@ -313,7 +343,8 @@ def load_locomo(
         if user in seen_users:
             raise DatasetError(f"sample id {user!r} appears twice", source=source)
         seen_users.add(user)
-        turns = _locomo_turns(sample["conversation"], user, source, include_captions)
+        _check_user(user, source)
+        turns = _locomo_turns(sample["conversation"], user, source, include_captions, max_chars)
         known = {t.id for t in turns}
         probes: list[Probe] = []
         qa = sample.get("qa", [])
@@ -357,7 +388,7 @@ def load_locomo(
 
 
 def _locomo_turns(
-    conv: dict[str, Any], user: str, source: str, include_captions: bool
+    conv: dict[str, Any], user: str, source: str, include_captions: bool, max_chars: int
 ) -> list[Turn]:
     sessions = sorted(
         (int(m.group(1)), key)
@@ -389,6 +420,7 @@ def _locomo_turns(
                 text = f"{text} [shared {caption.strip()}]" if text else f"[shared {caption}]"
             if not text:
                 continue
+            _check_length(text, max_chars, f"{user}: turn {turn_id}", source)
             turns.append(
                 Turn(
                     id=turn_id,
@@ -454,15 +486,25 @@ class _ProbeLine(BaseModel):
         return value
 
 
-def load_jsonl(path: str | Path, *, exclude_categories: Iterable[str | int] = ()) -> Dataset:
-    """Load memstrata JSONL (see the module docstring); users keep file order."""
+def load_jsonl(
+    path: str | Path,
+    *,
+    exclude_categories: Iterable[str | int] = (),
+    max_chars: int = DEFAULT_MAX_CONTENT_CHARS,
+) -> Dataset:
+    """Load memstrata JSONL (see the module docstring); users keep file order.
+
+    Lines are split on ``"\\n"`` only (``"\\r\\n"`` endings work too): a JSON
+    string may contain U+2028 / U+2029, which :meth:`str.splitlines` would
+    treat as line breaks.
+    """
     path = Path(path)
     source = str(path)
     excluded = {str(c) for c in exclude_categories}
     turns: dict[str, list[Turn]] = {}
     positions: dict[tuple[str, str], int] = {}
     probe_lines: list[tuple[int, _ProbeLine]] = []
-    for lineno, line in enumerate(_read_text(path).splitlines(), start=1):
+    for lineno, line in enumerate(_read_text(path).split("\n"), start=1):
         if not line.strip():
             continue
         try:
@@ -483,6 +525,8 @@ def load_jsonl(path: str | Path, *, exclude_categories: Iterable[str | int] = ()
             row = _TurnLine.model_validate(obj)
         except PydanticValidationError as exc:
             raise DatasetError(_pydantic_message(exc), source=source, line=lineno) from exc
+        _check_user(row.user, source, lineno)
+        _check_length(row.text, max_chars, "the turn's text", source, lineno)
         key = (row.user, row.session)
         pos = positions.get(key, 0)
         positions[key] = pos + 1
@@ -494,7 +538,7 @@ def load_jsonl(path: str | Path, *, exclude_categories: Iterable[str | int] = ()
                 source=source, line=lineno,
             )
         user_turns.append(
-            Turn(turn_id, row.session, utc(row.time), row.speaker, row.text, pos)
+            Turn(turn_id, row.session, utc(row.time), row.speaker, row.text, pos, line=lineno)
         )
     if not turns:
         raise DatasetError("no turns found", source=source)

@@ -22,6 +22,16 @@ instead (the docs give both figures).
 to a year, and with the default 120-day event TTL most turns would have
 expired by the end of the data, which would measure the retention sweep, not
 recall. Decay (half-life) stays on.
+
+**Validation first.** Every turn is checked by the memory's own input checks
+(:meth:`LongTermMemory.coerce`: length, scope, metadata) before the first one is
+written; a turn that would fail raises :class:`~memstrata.errors.DatasetError`
+naming the file and line, not a storage error minutes into the ingest.
+
+**Progress.** ``progress=True`` draws a bar per long phase on a terminal; anywhere
+else (a notebook, a log file, CI) each phase prints one line to stderr instead,
+so the output stays readable. :func:`phase_bar` and :func:`say` are shared with
+the run.
 """
 
 from __future__ import annotations
@@ -29,6 +39,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import sys
 import tempfile
 import time
 from collections import Counter
@@ -38,10 +49,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from tqdm.auto import tqdm
-
+from memstrata._progress import ProgressBar
 from memstrata.clock import ManualClock
-from memstrata.errors import DatasetError
+from memstrata.errors import DatasetError, InvalidInputError
 from memstrata.eval._data import Conversation, Dataset, Turn
 from memstrata.memory.embedder import Embedder
 from memstrata.memory.manager import MemoryManager
@@ -59,6 +69,8 @@ __all__ = [
     "IngestedMemory",
     "UserIngest",
     "open_ingested",
+    "phase_bar",
+    "say",
     "turn_context",
 ]
 
@@ -101,6 +113,26 @@ class IngestOptions:
         data["memory_type"] = self.memory_type.value
         data["write_policy"] = asdict(self.write_policy)
         return data
+
+
+def _on_terminal() -> bool:
+    isatty = getattr(sys.stderr, "isatty", None)
+    return bool(isatty is not None and isatty())
+
+
+def say(progress: bool, message: str) -> None:
+    """One progress line on stderr (when ``progress``), flushed at once."""
+    if progress:
+        print(message, file=sys.stderr, flush=True)
+
+
+def phase_bar(progress: bool, total: int, desc: str, unit: str) -> ProgressBar:
+    """A bar for a phase of ``total`` items on a terminal; elsewhere one line saying
+    the phase started (a notebook or a log gets no wall of bar redraws)."""
+    if progress and not _on_terminal():
+        say(progress, f"{desc}: {total:,} {unit}s")
+        return ProgressBar(False, total, desc, unit)
+    return ProgressBar(progress, total, desc, unit)
 
 
 def turn_context(turn: Turn, previous: Turn | None, options: IngestOptions) -> str | None:
@@ -207,19 +239,35 @@ def _inputs(conv: Conversation, options: IngestOptions) -> list[MemoryInput]:
     return out
 
 
+def _validated(
+    memory: MemoryManager, dataset: Dataset, options: IngestOptions
+) -> list[list[MemoryInput]]:
+    """Every conversation's inputs, each checked as ``remember`` would check it."""
+    out: list[list[MemoryInput]] = []
+    for conv in dataset.conversations:
+        inputs = _inputs(conv, options)
+        for turn, item in zip(conv.turns, inputs, strict=True):
+            try:
+                memory.longterm.coerce(item)
+            except InvalidInputError as exc:
+                raise DatasetError(
+                    f"{conv.user}: turn {turn.id}: {exc}", source=dataset.name, line=turn.line
+                ) from exc
+        out.append(inputs)
+    return out
+
+
 def _ingest(
     memory: MemoryManager, dataset: Dataset, options: IngestOptions, progress: bool
 ) -> dict[str, UserIngest]:
     users: dict[str, UserIngest] = {}
-    bar = tqdm(total=dataset.n_turns, desc="ingest", unit="turn", disable=not progress,
-               leave=False)
-
-    def advance(n: int) -> None:
-        bar.update(n)
-
+    say(progress, f"loading the embedding model ({memory.embedder.name})")
+    _ = memory.longterm  # loads the model: a pause of seconds, said before it starts
+    batches = _validated(memory, dataset, options)
+    bar = phase_bar(progress, dataset.n_turns, "ingest", "turn")
     try:
-        for conv in dataset.conversations:
-            decisions = memory.remember_many(conv.user, _inputs(conv, options), progress=advance)
+        for conv, inputs in zip(dataset.conversations, batches, strict=True):
+            decisions = memory.remember_many(conv.user, inputs, progress=bar.advance)
             turn_record: dict[str, str | None] = {}
             record_turns: dict[str, list[str]] = {}
             record_content: dict[str, str] = {}
@@ -308,6 +356,7 @@ def open_ingested(
     try:
         report = _cached_report(directory)
         if report is not None:
+            say(progress, f"ingest: reusing the cached database in {directory}")
             memory = _open(directory, dataset, options, embedder, settings)
         else:
             if directory.exists():  # an interrupted or unreadable entry: start again
@@ -326,6 +375,7 @@ def open_ingested(
                 embedder=memory.embedder.name, users=users,
                 seconds=time.perf_counter() - started,
             )
+            say(progress, f"ingest: {dataset.n_turns:,} turns in {report.seconds:.1f} s")
             if temp is None:
                 memory.keyword_index.flush()
                 memory.vector_index.flush()

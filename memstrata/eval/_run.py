@@ -30,7 +30,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic import ValidationError as PydanticValidationError
-from tqdm.auto import tqdm
 
 from memstrata import __version__
 from memstrata.errors import InvalidSettingError
@@ -42,6 +41,8 @@ from memstrata.eval._ingest import (
     IngestedMemory,
     IngestOptions,
     open_ingested,
+    phase_bar,
+    say,
 )
 from memstrata.eval._result import EvalResult, QuestionResult, RetrieverRun
 from memstrata.eval._retrievers import (
@@ -253,6 +254,7 @@ class Evaluation:
     def _warm(self) -> None:
         questions = [p.question for c in self.dataset.conversations for p in c.probes]
         if questions:
+            say(self.progress, f"embedding {len(questions):,} questions")
             self.memory.embedder.embed(questions)
 
     def _count(self, user: str, record_id: str) -> int:
@@ -306,17 +308,16 @@ class Evaluation:
         """Ask every probe of the dataset through ``retriever``."""
         depth = depth or self.config.depth
         probes = [(c.user, p) for c in self.dataset.conversations for p in c.probes]
-        bar = tqdm(probes, desc=f"recall {retriever.name}", unit="q", disable=not self.progress,
-                   leave=False)
-        try:
-            questions = tuple(self._question(retriever, user, p, depth) for user, p in bar)
-        finally:
-            bar.close()
+        questions: list[QuestionResult] = []
+        with phase_bar(self.progress, len(probes), f"recall {retriever.name}", "question") as bar:
+            for user, p in probes:
+                questions.append(self._question(retriever, user, p, depth))
+                bar.advance(1)
         if description is None:
             description = _DESCRIPTIONS.get(retriever.name, type(retriever).__name__)
             if isinstance(retriever, HybridRetriever) and retriever.policy is not None:
                 description = f"recall with {retriever.policy!r}"
-        return RetrieverRun(retriever.name, description, questions, depth)
+        return RetrieverRun(retriever.name, description, tuple(questions), depth)
 
     def result(self, runs: Sequence[RetrieverRun]) -> EvalResult:
         """Bundle runs with what the data and the ingest were."""

@@ -62,6 +62,8 @@ def eval_command(data: Path, ks: tuple[int, ...] | None, config_path: Path | Non
     DATA is LoCoMo JSON (.json) or memstrata JSONL (.jsonl). Prints the table
     and writes results.json, report.md and plots to --out.
     """
+    if not quiet:  # before the imports below: the first line comes at once
+        click.echo(f"loading {data}", err=True)
     from memstrata.eval import EvalConfig, evaluate, load_dataset
     from memstrata.eval._report import summary_table
 

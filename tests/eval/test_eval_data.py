@@ -163,3 +163,86 @@ def test_time_order_and_session_offsets_are_kept(tiny_locomo: Path):
     times = [t.time for t in conv.turns]
     assert times == sorted(times)
     assert times[1] - times[0] == timedelta(seconds=1)
+
+
+# ------------------------------------------------ evidence lists, line breaks, limits
+
+
+def test_evidence_ids_separated_by_spaces_are_split_like_semicolons(tmp_path: Path):
+    from tests.eval.conftest import tiny_locomo_samples
+
+    samples = tiny_locomo_samples()
+    samples[0]["qa"] = [
+        {"question": "spaces", "evidence": ["D2:1 D1:2"], "category": 1},
+        {"question": "mixed", "evidence": ["D1:2;D2:1,  D1:3 "], "category": 1},
+    ]
+    path = tmp_path / "spaced.json"
+    path.write_text(json.dumps(samples))
+    probes = load_locomo(path).conversations[0].probes
+    assert [p.evidence_ids for p in probes] == [("D2:1", "D1:2"), ("D1:2", "D2:1", "D1:3")]
+    jsonl = tmp_path / "spaced.jsonl"
+    jsonl.write_text(
+        '{"user": "u", "session": "s", "time": "2024-01-01", "text": "a"}\n'
+        '{"user": "u", "session": "s", "time": "2024-01-01", "text": "b"}\n'
+        '{"user": "u", "question": "q?", "evidence_ids": ["s:1 s:2"]}\n'
+    )
+    assert load_jsonl(jsonl).conversations[0].probes[0].evidence_ids == ("s:1", "s:2")
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\x85", "\x0c"])
+def test_jsonl_strings_may_hold_characters_splitlines_breaks_on(tmp_path: Path,
+                                                                 separator: str):
+    text = f"first line{separator}second line"
+    rows = [
+        {"user": "u", "session": "s", "time": "2024-01-01", "text": text},
+        {"user": "u", "question": f"what{separator}?", "evidence_ids": ["s:1"]},
+    ]
+    path = tmp_path / "seps.jsonl"
+    # ensure_ascii=False writes the character itself, as most JSON writers do
+    path.write_text("\r\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n",
+                    encoding="utf-8")
+    ds = load_dataset(path)
+    assert ds.conversations[0].turn("s:1").text == text
+    assert ds.conversations[0].probes[0].question == f"what{separator}?"
+
+
+def test_a_turn_over_the_write_limit_fails_loading_with_its_line(tmp_path: Path):
+    from memstrata.config import DEFAULT_MAX_CONTENT_CHARS
+
+    long = "word " * (DEFAULT_MAX_CONTENT_CHARS // 5 + 1)
+    path = tmp_path / "long.jsonl"
+    path.write_text(
+        '{"user": "u", "session": "s", "time": "2024-01-01", "text": "short"}\n'
+        + json.dumps({"user": "u", "session": "s", "time": "2024-01-01", "text": long}) + "\n"
+    )
+    with pytest.raises(DatasetError, match="over the write limit of 8,000") as info:
+        load_dataset(path)
+    assert (info.value.source, info.value.line) == (str(path), 2)
+    # the limit follows the memory's max_content_chars when it is not the default
+    assert load_dataset(path, max_chars=len(long)).n_turns == 2
+    with pytest.raises(DatasetError, match="over the write limit of 4") as info:
+        load_jsonl(path, max_chars=4)
+    assert info.value.line == 1
+
+
+def test_a_locomo_turn_over_the_write_limit_names_the_sample_and_dialog(tmp_path: Path):
+    from tests.eval.conftest import tiny_locomo_samples
+
+    samples = tiny_locomo_samples()
+    samples[0]["conversation"]["session_2"][1]["text"] = "x" * 9000
+    path = tmp_path / "long.json"
+    path.write_text(json.dumps(samples))
+    with pytest.raises(DatasetError, match=r"conv-a: turn D2:2 is 9,000 characters") as info:
+        load_dataset(path)
+    assert info.value.source == str(path)
+
+
+def test_unusable_user_ids_fail_loading(tmp_path: Path):
+    path = tmp_path / "users.jsonl"
+    path.write_text(
+        json.dumps({"user": "u" * 300, "session": "s", "time": "2024-01-01", "text": "hi"})
+        + "\n"
+    )
+    with pytest.raises(DatasetError, match="user id") as info:
+        load_jsonl(path)
+    assert info.value.line == 1

@@ -104,29 +104,38 @@ class Database:
         return create_engine(self.url, echo=echo, pool_pre_ping=True, pool_size=5,
                              max_overflow=10)
 
-    @contextmanager
-    def read(self) -> Iterator[Connection]:
-        """A read transaction (deferred on SQLite: takes no write lock)."""
+    def _connect(self) -> Connection:
+        """A pooled connection; a refused or failed connection says so (it is neither
+        a read nor a write failure), naming the URL without its password."""
         if self.closed:
             raise ClosedError("the memory manager is closed")
         try:
-            with self.engine.connect() as conn, conn.begin():
+            return self.engine.connect()
+        except SQLAlchemyError as exc:
+            raise StorageError(
+                f"cannot connect to {self.safe_url}: {_first_line(exc)}") from exc
+
+    @contextmanager
+    def read(self) -> Iterator[Connection]:
+        """A read transaction (deferred on SQLite: takes no write lock)."""
+        conn = self._connect()
+        try:
+            with conn, conn.begin():
                 yield conn
         except SQLAlchemyError as exc:
-            raise StorageError(f"database read failed: {exc}") from exc
+            raise StorageError(f"database read failed on {self.safe_url}: {exc}") from exc
 
     @contextmanager
     def write(self) -> Iterator[Connection]:
         """A write transaction: all or nothing. ``BEGIN IMMEDIATE`` on SQLite."""
-        if self.closed:
-            raise ClosedError("the memory manager is closed")
+        conn = self._connect()
         try:
-            with self.engine.connect() as conn:
+            with conn:
                 conn.execution_options(**{_WRITE_OPTION: True})
                 with conn.begin():
                     yield conn
         except SQLAlchemyError as exc:
-            raise StorageError(f"database write failed: {exc}") from exc
+            raise StorageError(f"database write failed on {self.safe_url}: {exc}") from exc
 
     def lock_migrations(self, conn: Connection) -> None:
         """Serialise concurrent migrators (SQLite is already, by BEGIN IMMEDIATE)."""
@@ -231,6 +240,13 @@ def _set_wal(cursor: Any) -> None:
             if "locked" not in str(exc) or time.monotonic() > deadline:
                 raise
             time.sleep(0.01)
+
+
+def _first_line(exc: SQLAlchemyError) -> str:
+    """The driver's own message, without SQLAlchemy's background link and SQL echo."""
+    orig = getattr(exc, "orig", None)
+    text_ = str(orig if orig is not None else exc).strip()
+    return text_.splitlines()[0] if text_ else type(exc).__name__
 
 
 def read_migration_sql(name: str) -> str:

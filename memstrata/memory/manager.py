@@ -22,6 +22,8 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import select
+
 from memstrata._progress import Progress
 from memstrata.clock import Clock, SystemClock, to_epoch
 from memstrata.config import DEFAULT_SCOPE, Settings
@@ -44,6 +46,7 @@ from memstrata.memory._erase import (
 )
 from memstrata.memory._keyword import BM25, KeywordIndex
 from memstrata.memory._lifecycle import RecordTxn
+from memstrata.memory._schema import memory_vectors
 from memstrata.memory._sync import IndexSync
 from memstrata.memory._validate import check_user
 from memstrata.memory.briefing import (
@@ -54,7 +57,7 @@ from memstrata.memory.briefing import (
     Briefing,
     build_briefing,
 )
-from memstrata.memory.embedder import Embedder
+from memstrata.memory.embedder import CachingEmbedder, Embedder
 from memstrata.memory.episodic import EpisodicMemory
 from memstrata.memory.formation import Observation, observe
 from memstrata.memory.longterm import LongTermMemory
@@ -207,6 +210,29 @@ class MemoryManager:
         return self._longterm
 
     def _build_longterm(self) -> LongTermMemory:
+        dim = self.embedder.dim  # loads the model
+        if self._sync is not None and self._owns_vector_index \
+                and self._vector_index is not None and self._vector_index.dim != dim:
+            # built by forget() for the stored vectors' dimension, not this model's
+            self._vector_index.close()
+            self._vector_index = None
+            self._sync = None
+        if self._sync is None:
+            self._build_indexes(dim)
+        assert self._vector_index is not None and self._keywords is not None
+        assert self._sync is not None
+        return LongTermMemory(
+            db=self.db,
+            embedder=self.embedder,
+            vectors=self._vector_index,
+            keywords=self._keywords,
+            sync=self._sync,
+            settings=self.settings,
+            clock=self.clock,
+        )
+
+    def _build_indexes(self, dim: int) -> IndexSync:
+        """The derived indexes and their sync; they need only the vectors' dimension."""
         directory = self.index_dir
         if self._vector_index is None:
             backend = load_backend(self.settings.vector_backend)
@@ -221,25 +247,24 @@ class MemoryManager:
                 raise InvalidSettingError(
                     f"invalid options for vector backend {self.settings.vector_backend!r}: {exc}"
                 ) from exc
-            self._vector_index = backend(
-                dim=self.embedder.dim, directory=directory, options=options
+            self._vector_index = backend(dim=dim, directory=directory, options=options)
+        if self._keywords is None:
+            self._keywords = KeywordIndex(
+                directory=directory,
+                memory_budget_bytes=self.settings.keyword_memory_budget_bytes,
+                params=BM25(self.settings.bm25_k1, self.settings.bm25_b),
             )
-        self._keywords = KeywordIndex(
-            directory=directory,
-            memory_budget_bytes=self.settings.keyword_memory_budget_bytes,
-            params=BM25(self.settings.bm25_k1, self.settings.bm25_b),
-        )
         assert self._vector_index is not None
         self._sync = IndexSync(self.db, [self._vector_index, self._keywords])
-        return LongTermMemory(
-            db=self.db,
-            embedder=self.embedder,
-            vectors=self._vector_index,
-            keywords=self._keywords,
-            sync=self._sync,
-            settings=self.settings,
-            clock=self.clock,
-        )
+        return self._sync
+
+    def _erasure_sync(self, dim: int | None) -> IndexSync:
+        """The indexes an erasure rewrites - built without loading the model when the
+        user's stored vectors say their dimension (``dim``)."""
+        with self._lock:
+            if self._sync is not None:
+                return self._sync
+            return self._build_indexes(dim if dim is not None else self.embedder.dim)
 
     @property
     def vector_index(self) -> VectorIndex:
@@ -339,8 +364,17 @@ class MemoryManager:
                                     record_use=record_use, reranker=reranker)
 
     def get(self, user_id: str, memory_id: str) -> MemoryRecord:
-        """One record of the user by id (:class:`MemoryNotFoundError` otherwise)."""
-        return self.longterm.get(user_id, memory_id)
+        """One record of the user by id (:class:`MemoryNotFoundError` otherwise).
+
+        A read of SQL only: it does not build the long-term layer (no model load),
+        so ``memstrata runs`` can show what a recorded action touched."""
+        self._check_open()
+        user_id = check_user(user_id)
+        with self.db.read() as conn:
+            row = _store.fetch(conn, user_id, [str(memory_id)]).get(str(memory_id))
+        if row is None:
+            raise MemoryNotFoundError(f"no memory {memory_id!r} for user {user_id!r}")
+        return _store.row_to_record(row)
 
     def history(self, user_id: str, memory_id: str) -> list[MemoryRecord]:
         """Every version of the fact ``memory_id`` belongs to, oldest first."""
@@ -407,7 +441,7 @@ class MemoryManager:
             raise InvalidInputError("a memory id is required")
         if not isinstance(reason, str):
             raise InvalidInputError("the reason must be a string")
-        longterm = self.longterm  # the indexes must be at hand to rewrite their files
+        self._check_open()
         erasers = load_erasers()
         now = to_epoch(self.clock.now())
         with self.db.write() as conn:
@@ -416,14 +450,25 @@ class MemoryManager:
             if what is None:
                 raise MemoryNotFoundError(f"no memory {memory_id!r} for user {user_id!r}")
             what = replace(what, at=now, reason=reason)
+            # the index files are rewritten below; they need the vectors' dimension,
+            # not the model (``memstrata forget`` never loads it)
+            dim = conn.execute(
+                select(memory_vectors.c.dim).where(memory_vectors.c.user_id == user_id).limit(1)
+            ).scalar_one_or_none()
             for eraser in erasers:
                 eraser.forget(conn, what)
             after = _store.user_state(conn, user_id)
         ids = sorted(what.memory_ids)
-        assert self._sync is not None
-        self._sync.erase(user_id, before, after, ids)
+        sync = self._erasure_sync(None if dim is None else int(dim))
+        sync.erase(user_id, before, after, ids)
         self._working.forget_records(user_id, set(ids))
-        longterm.forget_cached(what.texts)
+        # the embedding cache may hold the texts: this manager's embedder, or the
+        # process's shared default one if it was made (never made here just for this)
+        embedder = self._embedder
+        if embedder is None and default_embedder.cache_info().currsize:
+            embedder = self.embedder
+        if isinstance(embedder, CachingEmbedder):
+            embedder.forget_cached(what.texts)
         self.db.after_erasure()
         return ids
 

@@ -38,3 +38,34 @@ def test_scrub_replaces_every_quoted_text_in_text_and_json():
     assert not contains(cleaned, texts)
     assert cleaned == {"a": ["said: [forgotten]!", 3], "[forgotten]": None}
     assert Forgotten("u", frozenset(), frozenset(), texts).reason == "user request"
+
+
+def test_forget_user_leaves_no_id_in_runs_and_records_a_keyed_hash(manager):
+    from sqlalchemy import select, update
+
+    from memstrata.consolidation import ConsolidationSettings, Consolidator
+    from memstrata.consolidation._tables import runs
+    from memstrata.erasure import user_tombstone
+    from memstrata.memory._erase import tombstone_salt
+    from memstrata.memory._schema import memory_events
+
+    for user in ("alice", "bob", "carol"):
+        manager.remember(user, f"{user} likes quiet hotels", type="preference")
+    jobs = Consolidator(manager, settings=ConsolidationSettings.build(
+        schedule={"timezone": "UTC"}))
+    only_bob = jobs.run("expire", user_id="bob")
+    everyone = jobs.run("expire")
+    with manager.db.write() as conn:  # a run interrupted right after bob's batch
+        conn.execute(update(runs).where(runs.c.id == everyone.run_id)
+                     .values(cursor="bob", status="interrupted", errors=["bob: disk full"]))
+    manager.forget_user("bob")
+    with manager.db.read() as conn:
+        tomb = user_tombstone("bob", tombstone_salt(conn))
+        rows = {r.id: r for r in conn.execute(select(runs))}
+        events = conn.execute(select(memory_events.c.user_id, memory_events.c.reason).where(
+            memory_events.c.action == "user_erased")).all()
+    assert rows[only_bob.run_id].only_user == tomb
+    assert rows[everyone.run_id].cursor == "alice"  # resuming after alice skips nothing
+    assert rows[everyone.run_id].errors == [f"{tomb}: disk full"]
+    assert [e.user_id for e in events] == [tomb]
+    assert tomb.startswith("erased:") and "bob" not in tomb

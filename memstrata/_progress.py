@@ -37,10 +37,17 @@ def on_terminal(stream: TextIO | None = None) -> bool:
 
 
 def _in_notebook() -> bool:
-    from tqdm.auto import tqdm as auto_tqdm
+    """Does tqdm pick its widget here (a Jupyter kernel)? ``tqdm.auto`` always makes a
+    subclass; ``tqdm.autonotebook`` is the plain console class outside a kernel."""
+    import warnings
+
     from tqdm.std import tqdm as std_tqdm
 
-    return auto_tqdm is not std_tqdm
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # its "use tqdm.auto" hint
+        from tqdm.autonotebook import tqdm as notebook_tqdm
+
+    return notebook_tqdm is not std_tqdm
 
 
 def say(message: str) -> None:

@@ -13,11 +13,13 @@ import dataclasses
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any
 
 import click
 
 from memstrata.consolidation.jobs import job_names, job_specs
+from memstrata.consolidation.reports import describe_change, snippet
 
 __all__ = ["commands"]
 
@@ -40,13 +42,39 @@ def _json(value: Any) -> str:
     return json.dumps(dataclasses.asdict(value), default=str, ensure_ascii=False, indent=2)
 
 
-def _print_report(report: Any, *, as_json: bool, show: int) -> None:
+def _not_blank(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """A click callback: refuse an empty id before anything is opened (the memory
+    layer checks the rest of a user id's rules)."""
+    if value is not None and not value.strip():
+        raise click.BadParameter("is empty")
+    return value
+
+
+def _iso(when: datetime | None) -> str:
+    return "-" if when is None else when.isoformat(timespec="seconds")
+
+
+def _record_text(manager: Any, user_id: str, memory_id: str | None) -> str | None:
+    """How to show the record an action touches: a snippet of its content (read
+    from SQL, no model), ``(forgotten)`` when it is gone, ``None`` for no record."""
+    from memstrata.errors import NotFoundError
+
+    if memory_id is None:
+        return None
+    try:
+        return repr(snippet(manager.get(user_id, memory_id).content))
+    except NotFoundError:
+        return "(forgotten)"
+
+
+def _print_report(report: Any, *, as_json: bool, show: int, manager: Any) -> None:
     if as_json:
         click.echo(_json(report))
         return
     click.echo(report.summary_line())
     for planned in report.planned[:show]:
-        click.echo(f"  would {planned.describe()}")
+        text = _record_text(manager, planned.user_id, planned.memory_id)
+        click.echo(f"  would {planned.describe(text)}")
     if len(report.planned) > show:
         click.echo(f"  ... and {report.total_actions - show} more (see counts)")
     for error in report.errors[:show]:
@@ -60,9 +88,11 @@ def _print_report(report: Any, *, as_json: bool, show: int) -> None:
               show_default=True,
               help="Which job to run; all: " + ", ".join(job_names()) + ", in that order.")
 @click.option("--dry-run", is_flag=True, help="Show the planned actions; change nothing.")
-@click.option("--user", "user_id", default=None, help="Only this user.")
+@click.option("--user", "user_id", default=None, callback=_not_blank,
+              help="Only this user.")
 @click.option("--json", "as_json", is_flag=True, help="Print the run reports as JSON.")
-@click.option("--show", default=20, show_default=True, help="Planned actions / errors shown.")
+@click.option("--show", type=click.IntRange(min=0), default=20, show_default=True,
+              help="Planned actions / errors shown.")
 def consolidate(url: str | None, job: str, dry_run: bool, user_id: str | None, as_json: bool,
                 show: int) -> None:
     """Run consolidation jobs now."""
@@ -70,12 +100,13 @@ def consolidate(url: str | None, job: str, dry_run: bool, user_id: str | None, a
     with _consolidator(url) as jobs:
         for name in names:
             report = jobs.run(name, dry_run=dry_run, user_id=user_id, progress=not as_json)
-            _print_report(report, as_json=as_json, show=show)
+            _print_report(report, as_json=as_json, show=show, manager=jobs.manager)
 
 
 @click.command()
 @url_option
-@click.option("--workers", default=1, show_default=True, help="Jobs that may run at once.")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Jobs that may run at once.")
 def scheduler(url: str | None, workers: int) -> None:
     """Run the jobs on their cron schedule, in the foreground (stop with SIGTERM / Ctrl-C)."""
     from memstrata.consolidation.scheduler import ConsolidationScheduler
@@ -100,10 +131,12 @@ def scheduler(url: str | None, workers: int) -> None:
 
 @click.command()
 @url_option
-@click.argument("run_id", required=False)
-@click.option("--job", type=click.Choice([*job_names(), "undo"]), default=None)
-@click.option("--limit", default=20, show_default=True)
-@click.option("--json", "as_json", is_flag=True)
+@click.argument("run_id", required=False, callback=_not_blank)
+@click.option("--job", type=click.Choice([*job_names(), "undo"]), default=None,
+              help="Only runs of this job (default: every job).")
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True,
+              help="How many runs to list, or actions of RUN_ID to show.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 def runs(url: str | None, run_id: str | None, job: str | None, limit: int,
          as_json: bool) -> None:
     """List recent runs, or show one run and its recorded actions."""
@@ -118,7 +151,7 @@ def runs(url: str | None, run_id: str | None, job: str | None, limit: int,
                 click.echo("(no runs yet)")
             for r in reports:
                 undone = f" (undone by {r.undone_by})" if r.undone_by else ""
-                click.echo(f"{r.started_at:%Y-%m-%d %H:%M:%S}  {r.summary_line()}{undone}")
+                click.echo(f"{_iso(r.started_at)}  {r.summary_line()}{undone}")
             return
         report = jobs.get_run(run_id)
         actions = jobs.actions(run_id, limit=limit)
@@ -128,16 +161,22 @@ def runs(url: str | None, run_id: str | None, job: str | None, limit: int,
                                   default=str, ensure_ascii=False, indent=2))
             return
         click.echo(report.summary_line())
+        click.echo(f"  started {_iso(report.started_at)}, finished {_iso(report.finished_at)}"
+                   + (f", undone by {report.undone_by}" if report.undone_by else ""))
         for error in report.errors:
             click.echo(f"  ! {error}")
         for a in actions:
-            click.echo(f"  #{a.id} batch {a.batch} {a.action:<14} {a.user_id}/{a.memory_id or '-'}"
-                       f"  {a.before} -> {a.after}  ({a.reason})")
+            text = _record_text(jobs.manager, a.user_id, a.memory_id)
+            click.echo(f"  #{a.id} {_iso(a.at)} batch {a.batch} {a.action} "
+                       f"{a.user_id}/{a.memory_id or '-'}" + (f" {text}" if text else ""))
+            click.echo(f"      {describe_change(a.before, a.after)} ({a.reason})")
+        if len(actions) == limit:
+            click.echo(f"  (first {limit} actions; --limit shows more)")
 
 
 @click.command()
 @url_option
-@click.argument("run_id")
+@click.argument("run_id", callback=_not_blank)
 @click.option("--dry-run", is_flag=True, help="Show what would be reverted.")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 def undo(url: str | None, run_id: str, dry_run: bool, yes: bool) -> None:
@@ -147,7 +186,7 @@ def undo(url: str | None, run_id: str, dry_run: bool, yes: bool) -> None:
         if not dry_run and not yes:
             click.confirm(f"Undo {target.summary_line()}?", abort=True)
         report = jobs.undo(run_id, dry_run=dry_run, progress=True)
-        _print_report(report, as_json=False, show=20)
+        _print_report(report, as_json=False, show=20, manager=jobs.manager)
 
 
 commands = [consolidate, scheduler, runs, undo]

@@ -9,16 +9,60 @@ what a dry run shows as :class:`PlannedAction` without writing anything.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Literal
 
-__all__ = ["ActionRecord", "Method", "PlannedAction", "RunReport", "RunStatus"]
+__all__ = ["ActionRecord", "Method", "PlannedAction", "RunReport", "RunStatus",
+           "describe_change", "snippet"]
 
 RunStatus = Literal["running", "finished", "failed", "interrupted", "abandoned", "skipped",
                     "dry_run"]
 #: which method did the thinking: an LLM, the deterministic offline rules, or both
 #: (the LLM until its token budget ran out, or for some items only)
 Method = Literal["offline", "llm", "llm+offline", "none"]
+
+
+#: columns holding epoch seconds: shown as ISO times
+_TIME_COLUMNS = frozenset({"valid_from", "valid_to", "expires_at", "created_at", "updated_at",
+                           "last_accessed_at", "deleted_at", "at"})
+#: bookkeeping columns a reader does not need to see change
+_QUIET_COLUMNS = frozenset({"updated_at", "metadata", "seq"})
+SNIPPET_CHARS = 60
+
+
+def snippet(text: str, width: int = SNIPPET_CHARS) -> str:
+    """``text`` on one line, cut to ``width`` characters with an ellipsis."""
+    line = " ".join(str(text).split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def _show(column: str, value: Any) -> str:
+    if value is None:
+        return "-"
+    if column in _TIME_COLUMNS and isinstance(value, int | float) \
+            and not isinstance(value, bool):
+        return datetime.fromtimestamp(value, UTC).isoformat(timespec="seconds")
+    if isinstance(value, str):
+        return repr(snippet(value, 40))
+    return repr(value)
+
+
+def describe_change(before: dict[str, Any] | None, after: dict[str, Any] | None) -> str:
+    """What an action does to a record's columns, readable: ``status: active ->
+    superseded, valid_to: - -> 2026-03-01T09:00:00+00:00``; times in ISO, long text cut."""
+    if before is None and after is None:
+        return "row removed for good"
+    if before is None:
+        assert after is not None
+        if "content" in after:
+            return f"new record: {_show('content', after['content'])}"
+        return "new: " + ", ".join(f"{k}={_show(k, v)}" for k, v in after.items()
+                                    if k not in _QUIET_COLUMNS)
+    if after is None:
+        return "row removed for good"
+    keys = [k for k in after if k not in _QUIET_COLUMNS and before.get(k) != after.get(k)]
+    return ", ".join(f"{k}: {_show(k, before.get(k))} -> {_show(k, after.get(k))}"
+                     for k in keys[:5]) or "no column changes"
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,16 +82,15 @@ class PlannedAction:
     after: dict[str, Any] | None
     kind: Literal["planned_action"] = "planned_action"
 
-    def describe(self) -> str:
-        changes = ""
-        if self.before is not None and self.after is not None:
-            keys = [k for k in self.after if k not in ("updated_at", "metadata")]
-            changes = ", ".join(f"{k}: {self.before.get(k)!r} -> {self.after.get(k)!r}"
-                                for k in keys[:4])
-        elif self.after is not None and "content" in self.after:
-            changes = f"new: {str(self.after['content'])[:80]!r}"
-        return f"{self.action:<14} {self.user_id}/{self.memory_id or '-'}  {changes}  " \
-               f"({self.reason})"
+    def describe(self, content: str | None = None) -> str:
+        """One line: the action, the record (``content``: how to show it - a quoted
+        snippet, or ``(forgotten)`` - when the caller looked it up), what changes,
+        and why."""
+        what = f"{self.user_id}/{self.memory_id or '-'}"
+        if content is not None:
+            what += f" {content}"
+        return (f"{self.action:<14} {what}: {describe_change(self.before, self.after)} "
+                f"({self.reason})")
 
 
 @dataclass(frozen=True, slots=True)

@@ -128,3 +128,48 @@ def test_forget_user_erases_model_calls_in_a_process_that_never_imported_the_age
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
     assert "'agent_llm_calls': 2" in done.stdout
+
+
+def test_agent_example_prints_a_trace_command_that_works(tmp_path: Path):
+    import shlex
+
+    runner = CliRunner()
+    r = runner.invoke(main, ["agent-example", "--yes", "--dir", str(tmp_path / "ex")])
+    assert r.exit_code == 0, r.output
+    db = tmp_path / "ex" / "memory.db"
+    assert f"memory database: sqlite:///{db.resolve()}" in r.stdout
+    assert "task " in r.stdout
+    command = next(line.strip() for line in r.stdout.splitlines()
+                   if line.strip().startswith("memstrata agent-trace"))
+    argv = shlex.split(command)
+    assert argv[0] == "memstrata"
+    trace = runner.invoke(main, argv[1:])
+    assert trace.exit_code == 0, trace.output
+    lines = trace.stdout.splitlines()
+    assert lines[0].startswith(f"task {argv[-1]} [done]")
+    assert "tokens" in lines[2]
+    assert lines[-1].endswith("tokens")
+
+
+def test_agent_trace_keeps_multi_line_observations_on_one_line(sqlite_url: str, embedder):
+    from memstrata import MemoryManager
+    from memstrata.memory.episodic import Step
+
+    with MemoryManager.open(sqlite_url, embedder=embedder) as mm:
+        task = mm.episodic.start_task("alice", "Look up\norder A1001", status="running")
+        mm.episodic.record_step("alice", task.task_id, Step(
+            thought="check", action="query_order",
+            observation={"order": "A1001", "note": "line one\nline two\ttabbed"},
+            outcome="success", tokens=57))
+        mm.episodic.record_step("alice", task.task_id, Step(thought="done\nnow",
+                                                             outcome="final"))
+    r = CliRunner().invoke(main, ["agent-trace", "--url", sqlite_url, "alice", task.task_id])
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert len(lines) == 3 + 2 + 1  # header, user line, column heads, two steps, total
+    assert "Look up order A1001" in lines[0]
+    step1 = lines[3]
+    # structures are shown as JSON: their newlines and tabs escaped, on one line
+    assert "query_order" in step1 and " 57 " in step1 and "line one\\nline two" in step1
+    assert lines[4].split()[:2] == ["2", "final"] and "done now" in lines[4]
+    assert lines[-1] == "2 steps, 57 tokens"

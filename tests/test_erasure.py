@@ -69,3 +69,28 @@ def test_forget_user_leaves_no_id_in_runs_and_records_a_keyed_hash(manager):
     assert rows[everyone.run_id].errors == [f"{tomb}: disk full"]
     assert [e.user_id for e in events] == [tomb]
     assert tomb.startswith("erased:") and "bob" not in tomb
+
+
+def test_undo_after_a_record_of_the_run_was_forgotten_restores_the_rest(manager, clock):
+    from memstrata import Status
+    from memstrata.consolidation import ConsolidationSettings, Consolidator
+
+    keep = manager.remember("u", "I prefer hotels near the city center.",
+                            type="preference").record_id
+    clock.advance(days=1)
+    para = manager.remember("u", "I like staying in hotels close to the city centre.",
+                            type="preference").record_id
+    manager.remember("u", "I prefer trains with a quiet coach.", type="preference")
+    clock.advance(days=1)
+    other = manager.remember("u", "I like travelling by train in the quiet coach.",
+                             type="preference").record_id
+    jobs = Consolidator(manager, settings=ConsolidationSettings.build(
+        schedule={"timezone": "UTC"}))
+    run = jobs.run("conflicts")
+    assert run.counts.get("merge") == 2
+    assert keep and para and other
+    manager.forget("u", para, history=False)  # one merged duplicate, forgotten
+    undone = jobs.undo(run.run_id or "")
+    assert undone.status == "finished"
+    assert any("forgotten since" in e for e in undone.errors)
+    assert manager.get("u", other).status is Status.ACTIVE  # the other merge was undone

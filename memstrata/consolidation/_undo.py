@@ -11,7 +11,8 @@ action of the target run, newest first:
   (with its vector; a content-free ``undone`` event remains);
 * a source marker goes back to what it was, so the next ``summarize`` folds the
   session again;
-* a purge cannot be undone (the row is gone) and is reported as such.
+* a purge cannot be undone (the row is gone) and is reported as such; nor can an
+  action on a record forgotten since (its action is a content-free tombstone).
 
 Every restored row gets a fresh ``seq`` so the derived indexes re-read it.
 """
@@ -25,6 +26,7 @@ from sqlalchemy import Connection, delete, insert
 from memstrata.consolidation import _runlog
 from memstrata.consolidation._job import Applied, JobContext, UserPlan
 from memstrata.consolidation._tables import sources
+from memstrata.consolidation.erasure import FORGOTTEN
 from memstrata.consolidation.reports import ActionRecord, PlannedAction
 from memstrata.memory import RecordTxn
 
@@ -63,7 +65,10 @@ class UndoJob:
         plan = UserPlan(user_id, method="none")
         for a in self._actions(conn, user_id):
             why = f"undo of run {self.target} ({a.action}: {a.reason})"
-            if a.action == "mark_source":
+            if a.reason == "forgotten" and FORGOTTEN in (a.before, a.after):
+                plan.errors.append(f"{a.action} {a.memory_id}: the record was forgotten since; "
+                                   "nothing to restore")
+            elif a.action == "mark_source":
                 plan.actions.append(PlannedAction(user_id, None, "restore_source", why,
                                                   a.after, a.before))
             elif a.after is None:

@@ -24,9 +24,10 @@ from memstrata.consolidation._tables import actions, runs, sources
 from memstrata.erasure import Forgotten, contains, scrub
 from memstrata.memory import queries
 
-__all__ = ["ConsolidationEraser"]
+__all__ = ["FORGOTTEN", "ConsolidationEraser"]
 
-_TOMBSTONE = {"forgotten": True}
+#: what the ``before``/``after`` of an action on a forgotten record become
+FORGOTTEN: dict[str, bool] = {"forgotten": True}
 
 
 class ConsolidationEraser:
@@ -42,8 +43,8 @@ class ConsolidationEraser:
                                            actions.c.memory_id.in_(chunk))).all():
                 conn.execute(update(actions).where(actions.c.id == row.id).values(
                     reason="forgotten",
-                    before=None if row.before is None else _TOMBSTONE,
-                    after=None if row.after is None else _TOMBSTONE))
+                    before=None if row.before is None else FORGOTTEN,
+                    after=None if row.after is None else FORGOTTEN))
                 counts["consolidation_actions"] += 1
             counts["consolidation_sources"] += conn.execute(
                 update(sources).where(sources.c.user_id == user_id,

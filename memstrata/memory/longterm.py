@@ -52,6 +52,7 @@ from memstrata.memory._writer import PreparedWrite, WriteTxn, candidate_of
 from memstrata.memory.embedder import CachingEmbedder, Embedder
 from memstrata.memory.rerank import Reranker, apply_reranker
 from memstrata.memory.vector import SearchFilter, VectorIndex, Watermark
+from memstrata.policies.extraction import USER_SUBJECT
 from memstrata.policies.retrieval import MAX_TOP_K, RetrievalPolicy
 from memstrata.policies.write import screen
 from memstrata.types import (
@@ -72,6 +73,8 @@ _RETRIEVABLE_VALUES = [s.value for s in RETRIEVABLE]
 #: stored values -> enums, for the recall hot path (an Enum call per row adds up)
 _STATUS = {s.value: s for s in RETRIEVABLE}
 _TYPE = {t.value: t for t in MemoryType}
+#: lookup subjects that name the speaker, whose facts are stored with subject "user"
+_SELF_SUBJECTS = frozenset({USER_SUBJECT, "me", "i"})
 
 
 class PartialWriteError(StorageError):
@@ -437,7 +440,13 @@ class LongTermMemory:
         include_pending: bool = True,
         limit: int = 100,
     ) -> list[MemoryRecord]:
-        """Structured facts matched by fields (not by similarity), newest first."""
+        """Structured facts matched by fields (not by similarity), newest first.
+
+        The speaker's own facts have the subject ``"user"`` (what ``observe``
+        stores). A ``subject`` naming the speaker - ``"user"``, ``"me"``, ``"i"``
+        or ``user_id`` itself, any case - matches those, and also facts stored
+        under the user id literally.
+        """
         user_id = check_user(user_id)
         if subject is None and attribute is None:
             raise InvalidInputError("lookup needs a subject, an attribute or both")
@@ -445,18 +454,30 @@ class LongTermMemory:
         if include_pending:
             statuses.append(Status.PENDING_CONFIRMATION.value)
         scopes = check_scopes(scope, self._settings.scopes)
+        subjects: list[str | None] = [subject]
+        if subject is not None and subject.strip().casefold() in _SELF_SUBJECTS:
+            subjects = [USER_SUBJECT]
+        elif subject is not None and subject.strip().casefold() == user_id.strip().casefold():
+            subjects = [USER_SUBJECT, subject]
         with self._db.read() as conn:
-            rows = _store.list_rows(
-                conn,
-                user_id,
-                scopes=None if scopes is None else sorted(scopes),
-                types=None,
-                statuses=statuses,
-                limit=limit,
-                subject=subject,
-                attribute=attribute,
-            )
-        return [_store.row_to_record(r) for r in rows]
+            rows = [
+                row
+                for name in subjects
+                for row in _store.list_rows(
+                    conn,
+                    user_id,
+                    scopes=None if scopes is None else sorted(scopes),
+                    types=None,
+                    statuses=statuses,
+                    limit=limit,
+                    subject=name,
+                    attribute=attribute,
+                )
+            ]
+        records = [_store.row_to_record(r) for r in rows]
+        if len(subjects) > 1:
+            records.sort(key=lambda r: (-r.valid_from.timestamp(), r.id))
+        return records[:limit]
 
     def list_records(
         self,

@@ -28,7 +28,9 @@ from memstrata.policies.write import WritePolicy
 __all__ = ["DEFAULT_SCOPE", "SCOPE_PATTERN", "Settings", "default_home"]
 
 DEFAULT_SCOPE = "default"
-SCOPE_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_.\-]{0,63}$")
+#: a scope name; ``\Z``, not ``$`` (which also matches before a trailing newline) -
+#: use ``fullmatch`` all the same
+SCOPE_PATTERN = re.compile(r"\A[a-z0-9][a-z0-9_.\-]{0,63}\Z")
 DEFAULT_MAX_CONTENT_CHARS = 8000
 
 
@@ -81,8 +83,12 @@ class Settings(BaseModel):
     def _check_scopes(cls, value: Any) -> Any:
         if value is None:
             return None
-        names = frozenset([value] if isinstance(value, str) else value)
-        bad = sorted(n for n in names if not SCOPE_PATTERN.match(str(n)))
+        try:
+            names = frozenset([value] if isinstance(value, str) else value)
+        except TypeError as exc:  # not iterable, or unhashable names: a ValueError for pydantic
+            raise ValueError(f"scopes must be a collection of names, not {value!r}") from exc
+        bad = sorted(repr(n) for n in names
+                     if not isinstance(n, str) or not SCOPE_PATTERN.fullmatch(n))
         if bad:
             raise ValueError(f"malformed scope names: {bad}")
         return names

@@ -178,3 +178,195 @@ def test_closed_manager_refuses_every_call(sqlite_url: str, embedder: Embedder):
     ):
         with pytest.raises(ClosedError):
             call()
+
+
+# ---------------------------------------------------------------- hardening: every backend alike
+
+
+def dump(mm: MemoryManager) -> dict[str, list[tuple[str, ...]]]:
+    """Every row of every table (reflected, not declared), sorted: byte-for-byte state."""
+    from sqlalchemy import MetaData
+
+    reflected = MetaData()
+    with mm.db.read() as conn:
+        reflected.reflect(conn)
+        return {
+            name: sorted(tuple(repr(v) for v in row) for row in conn.execute(select(t)))
+            for name, t in reflected.tables.items()
+        }
+
+
+def _rejected(mm: MemoryManager, error: type[Exception], call: Any) -> None:
+    before = dump(mm)
+    with pytest.raises(error):
+        call()
+    assert dump(mm) == before
+
+
+def test_lone_surrogates_are_rejected(seeded: MemoryManager):
+    for call in (
+        lambda: seeded.remember("u", "I like tea \ud800"),
+        lambda: seeded.remember("u", "I like tea", context="said \udfff"),
+        lambda: seeded.remember("u", "I like tea", metadata={"k": "\ud800"}),
+        lambda: seeded.remember("u", "I like tea", metadata={"\ud800": 1}),
+        lambda: seeded.recall("u", "tea \ud800"),
+        lambda: seeded.lookup("u", subject="\ud800"),
+        lambda: seeded.observe("u", "s", "user", "My name is \ud800"),
+        lambda: seeded.episodic.append_turn("u", "s\ud800", "user", "hi"),
+        lambda: seeded.episodic.start_task("u", "book \ud800"),
+    ):
+        _rejected(seeded, InvalidInputError, call)
+    _rejected(seeded, MissingUserError, lambda: seeded.remember("\ud800", "I like tea"))
+    _rejected(seeded, MissingUserError, lambda: seeded.memories("u\udc00"))
+
+
+def test_times_out_of_range_and_bad_ttl_are_rejected(seeded: MemoryManager):
+    from datetime import UTC, datetime, timedelta, timezone
+
+    far = datetime(9999, 12, 31, tzinfo=UTC)
+    for call in (
+        lambda: seeded.remember("u", "I like tea", at=far),
+        lambda: seeded.remember("u", "I like tea", valid_from=far),
+        lambda: seeded.remember("u", "I like tea", ttl=timedelta.max),
+        lambda: seeded.remember("u", "I like tea", ttl=timedelta(seconds=-1)),
+        lambda: seeded.remember("u", "I like tea", ttl=timedelta(0)),
+        lambda: seeded.remember(
+            "u", "I like tea", at=datetime.min.replace(tzinfo=timezone(timedelta(hours=5)))),
+        lambda: seeded.observe("u", "s", "user", "My name is Ann", at=far),
+        lambda: seeded.episodic.append_turn("u", "s", "user", "hi", at=far),
+        lambda: seeded.episodic.append_turn("u", "s", "user", "hi", at="yesterday"),  # type: ignore[arg-type]
+        lambda: seeded.briefing("u", fresh_days=1e12),
+        lambda: seeded.briefing("u", fresh_days=float("nan")),
+    ):
+        _rejected(seeded, InvalidInputError, call)
+
+
+def test_wrong_argument_types_get_typed_errors(seeded: MemoryManager):
+    bad: Any = "0.3"
+    for call in (
+        lambda: seeded.recall("u", "tea", min_relevance=bad),
+        lambda: seeded.recall("u", "tea", policy=bad),
+        lambda: seeded.recall("u", "tea", scope=5),  # type: ignore[arg-type]
+        lambda: seeded.recall("u", "tea", types=5),  # type: ignore[arg-type]
+        lambda: seeded.lookup("u", subject=5),  # type: ignore[arg-type]
+        lambda: seeded.memories("u", limit="x"),  # type: ignore[arg-type]
+        lambda: seeded.memories("u", offset=-1),
+        lambda: seeded.memories("u", statuses=5),  # type: ignore[arg-type]
+        lambda: seeded.memories("u", pinned="yes"),  # type: ignore[arg-type]
+        lambda: seeded.remember_many("u", 5),  # type: ignore[arg-type]
+        lambda: seeded.remember_many("u", "I like tea"),
+        lambda: seeded.remember("u", "I like tea", slot={"who": "u"}),  # type: ignore[arg-type]
+        lambda: seeded.get("u", 5),  # type: ignore[arg-type]
+        lambda: seeded.episodic.start_task("u", 5),  # type: ignore[arg-type]
+        lambda: seeded.episodic.start_task("u", "x", state=5),  # type: ignore[arg-type]
+        lambda: seeded.episodic.start_task("u", "x", status=[]),  # type: ignore[arg-type]
+        lambda: seeded.observe("u", "s", "user", "hi", extract_memories="no"),  # type: ignore[arg-type]
+    ):
+        _rejected(seeded, InvalidInputError, call)
+
+
+def test_negative_limit_is_rejected_on_every_backend(seeded: MemoryManager):
+    _rejected(seeded, InvalidInputError, lambda: seeded.memories("u", limit=-1))
+    _rejected(seeded, InvalidInputError, lambda: seeded.lookup("u", subject="u", limit=-1))
+    _rejected(seeded, InvalidInputError, lambda: seeded.memories("u", limit=10**9))
+
+
+def test_task_and_step_input_is_checked(seeded: MemoryManager):
+    task = seeded.episodic.start_task("u", "book a flight")
+    for call in (
+        lambda: seeded.episodic.record_step("u", task.task_id, 5),  # type: ignore[arg-type]
+        lambda: seeded.episodic.record_step("u", task.task_id, {"latency_ms": float("nan")}),
+        lambda: seeded.episodic.record_step("u", task.task_id, {"thought": "a\x00b"}),
+        lambda: seeded.episodic.record_step("u", task.task_id, {}, step_no=2**31),
+        lambda: seeded.episodic.record_step("u", task.task_id, {}, step_no=0),
+        lambda: seeded.episodic.record_step("u", "a\x00b", {}),
+        lambda: seeded.episodic.start_task("u", "x", task_id="t\x00"),
+        lambda: seeded.episodic.start_task("u", {"goal": float("inf")}),
+    ):
+        _rejected(seeded, InvalidInputError, call)
+
+
+def test_async_postgres_driver_is_refused(embedder: Embedder):
+    with pytest.raises(InvalidURLError):
+        MemoryManager.open("postgresql+asyncpg://u@localhost/db", embedder=embedder)
+    with pytest.raises(InvalidURLError):
+        MemoryManager.open("postgresql+psycopg2://u@localhost/db", embedder=embedder)
+
+
+def test_sqlite_uri_filenames_are_refused(tmp_path: Any, embedder: Embedder,
+                                          monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.chdir(tmp_path)
+    for url in ("sqlite:///file:mem.db?uri=true", "sqlite:///file:x/y.db?mode=ro&uri=true",
+                "sqlite:///file:z.db"):
+        with pytest.raises(InvalidURLError):
+            MemoryManager.open(url, embedder=embedder)
+    assert not list(tmp_path.glob("file:*"))
+
+
+def test_scope_with_trailing_newline_is_malformed(seeded: MemoryManager, sqlite_url: str,
+                                                  embedder: Embedder):
+    _rejected(seeded, UnknownScopeError, lambda: seeded.remember("u", "I like tea",
+                                                                 scope="travel\n"))
+    _rejected(seeded, UnknownScopeError, lambda: seeded.recall("u", "tea", scope="travel\n"))
+    _rejected(seeded, UnknownScopeError,
+              lambda: seeded.observe("u", "s", "user", "hi", scope="travel\n"))
+    with pytest.raises(InvalidSettingError):
+        MemoryManager.open(sqlite_url, embedder=embedder, scopes=["travel\n"])
+
+
+def test_what_postgresql_refuses_is_refused_on_sqlite_too(seeded: MemoryManager):
+    """NUL, NaN / Infinity and over-long fields: a typed error before any backend sees them."""
+    for fields in (
+        {"metadata": {"k": "a\x00b"}},
+        {"metadata": {"a\x00": 1}},
+        {"metadata": {"k": float("nan")}},
+        {"metadata": {"k": [1.0, float("inf")]}},
+        {"metadata": {"k": {"deep": float("-inf")}}},
+        {"metadata": {1: "int keys become strings in JSON"}},
+        {"metadata": {"k": {1, 2}}},
+        {"content": "tea \x00 time"},
+        {"context": "tea \x00 time"},
+        {"slot": ("u", "a" * 257, "x")},
+        {"slot": ("s" * 257, "drink", "x")},
+        {"slot": ("u", "drink", "x\x00")},
+        {"session_id": "s" * 257},
+        {"task_id": "t" * 257},
+        {"step_id": "t\x00"},
+    ):
+        fields = dict(fields)
+        content = fields.pop("content", "a perfectly fine memory about tea")
+        _rejected(seeded, InvalidInputError,
+                  lambda c=content, f=fields: seeded.remember("u", c, **f))
+    _rejected(seeded, InvalidInputError,
+              lambda: seeded.episodic.append_turn("u", "s", "user", "hi", metadata={"x": "\x00"}))
+    _rejected(seeded, InvalidInputError, lambda: seeded.working("u", "s" * 257))
+    _rejected(seeded, InvalidInputError,
+              lambda: seeded.resolve_conflict("u", "0" * 32, reason="why\x00"))
+    _rejected(seeded, InvalidInputError, lambda: seeded.forget("u", "0" * 32, reason="\x00"))
+    _rejected(seeded, InvalidInputError, lambda: seeded.get("u", "a\x00"))
+
+
+def test_observe_validates_everything_before_the_turn_is_appended(seeded: MemoryManager):
+    long_attr = "My favourite " + "a" * 300 + " is green tea"
+    _rejected(seeded, InvalidInputError, lambda: seeded.observe("u", "s", "user", long_attr))
+    assert seeded.episodic.turns("u") == []
+
+
+def test_observe_and_remember_share_one_json_check(seeded: MemoryManager):
+    for meta in ({"tags": {"a", "b"}}, {"k": float("nan")}, {"k": b"bytes"}, {"k": object()}):
+        _rejected(seeded, InvalidInputError,
+                  lambda m=meta: seeded.observe("u", "s", "user", "hello", metadata=m))
+        _rejected(seeded, InvalidInputError,
+                  lambda m=meta: seeded.remember("u", "I like tea", metadata=m))
+
+
+def test_look_alike_user_ids(seeded: MemoryManager):
+    for lookalike in ("u\u200b", "\ufeffu", "u\u200d", "u\u2060", "u\x7f", "u\u0085"):
+        _rejected(seeded, MissingUserError,
+                  lambda uid=lookalike: seeded.remember(uid, "I like oolong"))
+    composed, decomposed = "jos\u00e9", "jose\u0301"
+    seeded.remember(composed, "I like coffee", type="preference")
+    found = seeded.memories(decomposed)
+    assert [r.content for r in found] == ["I like coffee"]
+    assert found[0].user_id == composed
+    assert seeded.users().count(composed) == 1 and decomposed not in seeded.users()

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Literal
 
 from memstrata.config import DEFAULT_SCOPE
 from memstrata.errors import InvalidInputError
+from memstrata.memory._validate import check_flag, check_number
 from memstrata.policies.contradiction import is_cjk
 from memstrata.types import MemoryRecord, MemoryType, Status
 
@@ -114,6 +115,8 @@ def build_briefing(
             raise InvalidInputError(f"{name} must be an integer in 0..100")
     if goal is not None and (not isinstance(goal, str) or not goal.strip()):
         raise InvalidInputError("the goal must be a non-empty string (or None)")
+    check_number(fresh_days, "fresh_days", 0.0, 100 * 365.0)  # `now - fresh_days` stays a date
+    check_flag(record_use, "record_use")
     now = manager.clock.now()
     groups = manager.conflicts(user_id, scope=scope)
     groups.sort(key=lambda g: max(r.valid_from for r in g), reverse=True)

@@ -16,7 +16,6 @@ payload is a no-op (a retried write), with a different payload an error.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -31,7 +30,19 @@ from memstrata.errors import InvalidInputError, StateError, TaskNotFoundError
 from memstrata.memory._db import Database
 from memstrata.memory._schema import task_steps, tasks, turns
 from memstrata.memory._store import new_id
-from memstrata.memory._validate import check_scope, check_user
+from memstrata.memory._validate import (
+    MAX_TURN_TEXT,
+    TASK_ID_WIDTH,
+    TURN_SESSION_WIDTH,
+    check_count,
+    check_json,
+    check_limit,
+    check_mapping,
+    check_scope,
+    check_text,
+    check_turn,
+    check_user,
+)
 
 __all__ = [
     "EpisodicMemory",
@@ -53,7 +64,9 @@ _TRANSITIONS: Mapping[str, frozenset[str]] = {
     "done": frozenset(),
     "abandoned": frozenset(),
 }
-MAX_TEXT = 100_000
+MAX_TEXT = MAX_TURN_TEXT
+#: step numbers are a 32-bit INTEGER column
+MAX_STEP_NO = 2**31 - 1
 
 
 class InvalidTransitionError(StateError):
@@ -142,11 +155,14 @@ def _task(row: Any) -> TaskRecord:
     )
 
 
-def _json_safe(value: Any, what: str) -> Any:
-    try:
-        return json.loads(json.dumps(value, default=str))
-    except (TypeError, ValueError) as exc:
-        raise InvalidInputError(f"{what} is not JSON-serialisable: {exc}") from exc
+def _status(status: Any) -> str:
+    if not isinstance(status, str) or status not in _TRANSITIONS:
+        raise InvalidInputError(f"unknown task status; a task is one of {sorted(_TRANSITIONS)}")
+    return status
+
+
+def _task_id(task_id: Any) -> str:
+    return check_text(task_id, "task_id", max_len=TASK_ID_WIDTH)
 
 
 class EpisodicMemory:
@@ -168,14 +184,15 @@ class EpisodicMemory:
     ) -> TaskRecord:
         user_id = check_user(user_id)
         check_scope(scope, None)
-        goal_doc = {"intent": goal} if isinstance(goal, str) else dict(goal)
-        if not goal_doc or (isinstance(goal, str) and not goal.strip()):
+        if isinstance(goal, str):
+            goal_doc = check_mapping({"intent": check_text(goal, "the goal")}, "goal")
+        else:
+            goal_doc = check_mapping(goal, "goal")
+        if not goal_doc:
             raise InvalidInputError("a task needs a goal")
-        if status not in _TRANSITIONS:
-            raise InvalidInputError(f"unknown task status {status!r}")
-        task_id = task_id or new_id()
-        if not isinstance(task_id, str) or not 0 < len(task_id) <= 64:
-            raise InvalidInputError("task_id must be 1-64 characters")
+        status = _status(status)  # type: ignore[assignment]
+        task_id = _task_id(new_id() if task_id is None else task_id)
+        state_doc = {} if state is None else check_mapping(state, "state")
         now = to_epoch(self._clock.now())
         with self._db.write() as conn:
             exists = conn.execute(select(tasks.c.user_id).where(tasks.c.task_id == task_id)).first()
@@ -186,9 +203,9 @@ class EpisodicMemory:
                     task_id=task_id,
                     user_id=user_id,
                     scope=scope,
-                    goal=_json_safe(goal_doc, "goal"),
+                    goal=goal_doc,
                     status=status,
-                    state=_json_safe(dict(state or {}), "state"),
+                    state=state_doc,
                     feedback=None,
                     created_at=now,
                     updated_at=now,
@@ -200,6 +217,7 @@ class EpisodicMemory:
 
     def get_task(self, user_id: str, task_id: str) -> TaskRecord:
         user_id = check_user(user_id)
+        task_id = _task_id(task_id)
         with self._db.read() as conn:
             row = conn.execute(
                 select(tasks).where(tasks.c.user_id == user_id, tasks.c.task_id == task_id)
@@ -224,6 +242,13 @@ class EpisodicMemory:
         another writer changed the task since it was read.
         """
         user_id = check_user(user_id)
+        task_id = _task_id(task_id)
+        if status is not None:
+            status = _status(status)  # type: ignore[assignment]
+        if expected_version is not None:
+            check_count(expected_version, "expected_version", 1, 2**31 - 1)
+        state_doc = None if state is None else check_mapping(state, "state")
+        feedback_doc = None if feedback is None else check_mapping(feedback, "feedback")
         now = to_epoch(self._clock.now())
         with self._db.write() as conn:
             row = conn.execute(
@@ -239,8 +264,6 @@ class EpisodicMemory:
                 )
             values: dict[str, Any] = {"updated_at": now, "version": row.version + 1}
             if status is not None and status != row.status:
-                if status not in _TRANSITIONS:
-                    raise InvalidInputError(f"unknown task status {status!r}")
                 if status not in _TRANSITIONS[row.status]:
                     raise InvalidTransitionError(
                         f"task {task_id!r} cannot go from {row.status} to {status}"
@@ -248,10 +271,10 @@ class EpisodicMemory:
                 values["status"] = status
                 if status in ("done", "failed", "abandoned"):
                     values["finished_at"] = now
-            if state is not None:
-                values["state"] = _json_safe(dict(state), "state")
-            if feedback is not None:
-                values["feedback"] = _json_safe(dict(feedback), "feedback")
+            if state_doc is not None:
+                values["state"] = state_doc
+            if feedback_doc is not None:
+                values["feedback"] = feedback_doc
             conn.execute(
                 update(tasks)
                 .where(tasks.c.user_id == user_id, tasks.c.task_id == task_id)
@@ -277,12 +300,21 @@ class EpisodicMemory:
     ) -> int:
         """Append a step; returns its number. Idempotent for a repeated identical step."""
         user_id = check_user(user_id)
+        task_id = _task_id(task_id)
+        if step_no is not None:
+            check_count(step_no, "step_no", 1, MAX_STEP_NO)
         if not isinstance(step, Step):
+            if not isinstance(step, Mapping):
+                raise InvalidInputError(f"a step is a Step or a mapping, not {type(step).__name__}")
             try:
                 step = _STEP.validate_python(dict(step))
             except ValueError as exc:
                 raise InvalidInputError(f"invalid step: {exc}") from exc
-        payload = _json_safe(_STEP.dump_python(step, mode="json"), "step")
+        try:
+            dumped = _STEP.dump_python(step, mode="json")
+        except ValueError as exc:  # pydantic cannot serialise a value in it
+            raise InvalidInputError(f"invalid step: {exc}") from exc
+        payload = check_json(dumped, "step")
         now = to_epoch(self._clock.now())
         with self._db.write() as conn:
             task = conn.execute(
@@ -348,9 +380,10 @@ class EpisodicMemory:
         self, user_id: str, *, status: TaskStatus | None = None, limit: int = 100
     ) -> list[TaskRecord]:
         user_id = check_user(user_id)
+        limit, _ = check_limit(limit)
         query = select(tasks).where(tasks.c.user_id == user_id)
         if status is not None:
-            query = query.where(tasks.c.status == status)
+            query = query.where(tasks.c.status == _status(status))
         query = query.order_by(tasks.c.updated_at.desc()).limit(limit)
         with self._db.read() as conn:
             return [_task(r) for r in conn.execute(query)]
@@ -368,15 +401,8 @@ class EpisodicMemory:
         metadata: Mapping[str, Any] | None = None,
     ) -> int:
         user_id = check_user(user_id)
-        if not isinstance(session_id, str) or not session_id.strip() or len(session_id) > 256:
-            raise InvalidInputError("a session id (1-256 characters) is required")
-        if not isinstance(role, str) or not role.strip() or len(role) > 32:
-            raise InvalidInputError("a role (1-32 characters) is required")
-        if not isinstance(text, str) or not text.strip():
-            raise InvalidInputError("the turn text is empty")
-        if len(text) > MAX_TEXT:
-            raise InvalidInputError(f"the turn text exceeds {MAX_TEXT} characters")
-        when = to_epoch(at) if at is not None else to_epoch(self._clock.now())
+        moment, meta = check_turn(session_id, role, text, at, metadata)
+        when = to_epoch(moment) if moment is not None else to_epoch(self._clock.now())
         with self._db.write() as conn:
             result = conn.execute(
                 insert(turns)
@@ -386,7 +412,7 @@ class EpisodicMemory:
                     role=role,
                     text=text,
                     at=when,
-                    metadata=_json_safe(dict(metadata or {}), "metadata"),
+                    metadata=meta,
                 )
                 .returning(turns.c.id)
             )
@@ -399,10 +425,11 @@ class EpisodicMemory:
         user_id = check_user(user_id)
         query = select(turns).where(turns.c.user_id == user_id)
         if session_id is not None:
+            check_text(session_id, "session id", max_len=TURN_SESSION_WIDTH)
             query = query.where(turns.c.session_id == session_id)
         query = query.order_by(turns.c.at, turns.c.id)
         if limit is not None:
-            query = query.limit(limit)
+            query = query.limit(check_limit(limit)[0])
         with self._db.read() as conn:
             return [
                 TurnRecord(r.id, r.user_id, r.session_id, r.role, r.text, from_epoch(r.at),

@@ -36,7 +36,13 @@ from memstrata.config import DEFAULT_SCOPE
 from memstrata.errors import InvalidInputError
 from memstrata.memory._lifecycle import superseded
 from memstrata.memory._schema import memories
-from memstrata.memory._validate import check_scope, check_user
+from memstrata.memory._validate import (
+    check_flag,
+    check_input,
+    check_scope,
+    check_turn,
+    check_user,
+)
 from memstrata.policies.contradiction import FACT_TYPES, Item, classify
 from memstrata.policies.extraction import Extracted, extract
 from memstrata.types import MemoryInput, Source, Status, WriteDecision
@@ -86,24 +92,27 @@ def observe(
     """Append a turn and form memories from it; see the module docstring.
 
     ``extract_memories`` defaults to true for the user's own turns (``role``
-    ``user``) and false otherwise. Bad input raises before anything is stored.
+    ``user``) and false otherwise. Bad input raises before anything is stored:
+    the turn and every memory formed from it are checked (the same checks as
+    ``append_turn`` and ``remember``) before the turn is appended.
     """
     user_id = check_user(user_id)
     check_scope(scope, manager.settings.scopes)
-    if not isinstance(text, str):
-        raise InvalidInputError("the turn text must be a string")
-    if not isinstance(role, str):
-        raise InvalidInputError("the role must be a string")
-    if metadata is not None and not isinstance(metadata, Mapping):
-        raise InvalidInputError("turn metadata must be a mapping")
+    _, meta = check_turn(session_id, role, text, at, metadata)
+    if extract_memories is not None:
+        check_flag(extract_memories, "extract_memories")
     wanted = role.strip().lower() in ("user", "human") if extract_memories is None \
-        else bool(extract_memories)
+        else extract_memories
     candidates = tuple(extract(text, role="user")) if wanted and text.strip() else ()
-    inputs: list[MemoryInput] = []
-    turn_meta = {**dict(metadata or {}), "scope": scope, "fast_extracted": len(candidates)}
-    # validate the memories before the turn is stored, so bad input changes nothing
-    for c in candidates:
-        inputs.append(_input(c, scope, session_id, at, turn_id=0))
+    turn_meta = {**meta, "scope": scope, "fast_extracted": len(candidates)}
+    # check the memories as remember would before the turn is stored, so bad input
+    # changes nothing (PostgreSQL would refuse an over-wide slot after the append)
+    inputs = [
+        check_input(_input(c, scope, session_id, at, turn_id=0), {},
+                    limit=manager.settings.max_content_chars,
+                    allowed_scopes=manager.settings.scopes)
+        for c in candidates
+    ]
     turn_id = manager.episodic.append_turn(user_id, session_id, role, text, at=at,
                                            metadata=turn_meta)
     if not inputs:

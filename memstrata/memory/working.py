@@ -22,11 +22,12 @@ from typing import Any
 from cachetools import LRUCache, TTLCache
 
 from memstrata.clock import Clock
+from memstrata.errors import NotFoundError
 from memstrata.types import MemoryInput, WriteDecision
 
 __all__ = ["Turn", "WorkingMemory", "WorkingMemoryStore"]
 
-Promoter = Callable[[str, MemoryInput], WriteDecision]
+Promoter = Callable[[str, MemoryInput | dict[str, Any]], WriteDecision]
 _MISSING = object()
 DEFAULT_TURNS_KEPT = 20
 
@@ -125,14 +126,15 @@ class WorkingMemory:
         other keyword arguments are :class:`~memstrata.MemoryInput` fields.
         """
         with self._lock:
-            if key not in self._entries:
-                raise KeyError(f"no live working-memory entry {key!r} in {self.key_space}")
+            if key not in self._entries:  # NotFoundError is a KeyError too
+                raise NotFoundError(f"no live working-memory entry {key!r} in {self.key_space}")
             value = self._entries[key]
         text = content if content is not None else (
             value if isinstance(value, str) else f"{key}: {value}"
         )
         fields.setdefault("session_id", self.session_id)
-        decision = self._promoter(self.user_id, MemoryInput(content=text, **fields))
+        # a dict: the write path checks it like any remember (typed errors, nothing written)
+        decision = self._promoter(self.user_id, {**fields, "content": text})
         if decision.record_id is not None:
             with self._lock:
                 self._promoted[key] = decision.record_id

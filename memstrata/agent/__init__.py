@@ -34,6 +34,7 @@ from memstrata.agent.tools import (
     tool,
 )
 from memstrata.agent.toolsets import (
+    Approval,
     ApprovalRequest,
     BreakerPolicy,
     CachingToolset,
@@ -47,6 +48,7 @@ from memstrata.llm import ChatResult, LLMClient, OpenAIClient, Retry, Timeouts, 
 __all__ = [
     "Agent",
     "AgentSettings",
+    "Approval",
     "ApprovalRequest",
     "BreakerPolicy",
     "BuiltContext",

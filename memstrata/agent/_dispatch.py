@@ -1,7 +1,8 @@
 """One model turn's tool calls: validate, order, run (parallel where independent).
 
 Validation happens before anything runs: unknown tool, malformed JSON, schema
-errors and ungrounded identifiers become failed results the model sees.
+errors and ungrounded identifiers (not whole words of the user's, see
+:mod:`._grounding`) become failed results the model sees.
 
 Ordering: calls of one turn are independent unless they touch the same
 resource (the tool's ``resource`` argument, e.g. ``order_id=A1``) and one of
@@ -21,11 +22,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ._grounding import grounded_in, tokens
+from ._redact import is_secret_name, secret_fields
 from .llm import ToolCall
 from .tools import RunContext, Tool, ToolResult, format_validation_error
 from .toolsets import Toolset
 
-__all__ = ["Prepared", "execute", "prepare", "waves"]
+__all__ = ["Evidence", "Prepared", "execute", "prepare", "waves"]
 
 
 @dataclass(slots=True)
@@ -43,19 +46,37 @@ class Prepared:
         return self.rejection is None and self.tool is not None and self.args is not None
 
 
-def _grounding_problem(tool: Tool, args: Mapping[str, Any], evidence: str) -> str | None:
-    folded = evidence.casefold()
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """What may ground an identifier, as tokens (:mod:`._grounding`)."""
+
+    #: the goal's intent and the user's messages
+    user: Sequence[str]
+    #: what successful tool calls returned (only for ``Grounded(tool_outputs=True)``)
+    tools: Sequence[str] = ()
+
+    @classmethod
+    def of(cls, user_text: str, tool_text: str = "") -> Evidence:
+        return cls(tokens(user_text), tokens(tool_text))
+
+
+def _grounding_problem(tool: Tool, args: Mapping[str, Any], evidence: Evidence) -> str | None:
     for name in sorted(tool.grounded):
         value = args.get(name)
         if value is None:
             continue
-        if str(value).strip().casefold() not in folded:
-            return (f"{name}={value!r} was not given by the user or returned by a tool in this "
-                    f"task; do not guess it - ask the user for the {name}")
+        if grounded_in(value, evidence.user):
+            continue
+        if name in tool.grounded_by_tools and grounded_in(value, evidence.tools):
+            continue
+        shown = "[redacted]" if name in secret_fields(tool) or is_secret_name(name) \
+            else repr(value)
+        return (f"{name}={shown} is not something the user said in this task (whole words "
+                f"only); do not guess it - ask the user for the {name}")
     return None
 
 
-def prepare(calls: Sequence[ToolCall], tools: Mapping[str, Tool], evidence: str,
+def prepare(calls: Sequence[ToolCall], tools: Mapping[str, Tool], evidence: Evidence,
             attribute: Callable[[str, Mapping[str, Any]], str | None]) -> list[Prepared]:
     out: list[Prepared] = []
     for call in calls:

@@ -39,6 +39,8 @@ from memstrata.memory.episodic import Step
 from memstrata.types import WriteDecision
 
 from . import _dispatch, audit
+from ._fence import new_nonce
+from ._redact import redact, redact_call, redact_json, secret_fields
 from ._state import SELF_CORRECTING, apply
 from ._summary import summarize
 from .context import BuiltContext, ContextBuilder, ContextSettings, MemoryContext, TokenCounter
@@ -151,19 +153,24 @@ class _Run:
     memory_context: MemoryContext | None = None
     memory_context_key: tuple[Any, ...] = ()
     last_context: BuiltContext | None = None
+    #: drawn per run: the tags of the data blocks carry it, so stored text cannot
+    #: close or imitate them (:mod:`._fence`)
+    nonce: str = field(default_factory=new_nonce)
 
     @property
     def criteria(self) -> list[Any]:
         return self.goal.criteria()
 
-    def evidence(self) -> str:
+    def user_words(self) -> str:
+        """What the user said in this task: the goal's intent and their messages."""
         parts = [self.goal.intent]
-        for e in self.entries:
-            if isinstance(e.item, UserMessage):
-                parts.append(e.item.text)
-            elif isinstance(e.item, Action) and e.item.success:
-                parts.append(json.dumps(e.item.data, ensure_ascii=False, default=str))
+        parts += [e.item.text for e in self.entries if isinstance(e.item, UserMessage)]
         return "\n".join(parts)
+
+    def evidence(self) -> _dispatch.Evidence:
+        outputs = [json.dumps(e.item.data, ensure_ascii=False, default=str)
+                   for e in self.entries if isinstance(e.item, Action) and e.item.success]
+        return _dispatch.Evidence.of(self.user_words(), "\n".join(outputs))
 
     def interrupted(self) -> list[ActionStarted]:
         done = {(e.item.turn, e.item.call_id) for e in self.entries if isinstance(e.item, Action)}
@@ -216,6 +223,8 @@ class Agent(Generic[DepsT]):
         self.cache = CachingToolset(self._functions, ttl=self.settings.cache_ttl,
                                     clock=self._clock)
         self._gate = RiskGate(self.cache, confirm=confirm, approve=approve)
+        #: what the call log stores of tool-call arguments (secrets redacted)
+        self._redact_call = redact_call({t.name: t for t in self._functions.tools()})
         self.planner = Planner(templates)
         self._counter = token_counter
         self._instructions = instructions
@@ -234,6 +243,9 @@ class Agent(Generic[DepsT]):
     @property
     def toolset(self) -> Toolset:
         return self._overrides.get().get("toolset", self._gate)  # type: ignore[no-any-return]
+
+    def _tool(self, name: str | None) -> Tool | None:
+        return next((t for t in self._functions.tools() if t.name == name), None)
 
     def breaker(self, tool_name: str) -> Any:
         return self._functions.breaker(tool_name)
@@ -384,7 +396,8 @@ class Agent(Generic[DepsT]):
             similarity = self._similarity(run, echo or thought)
             yield self._record(run, ModelTurn(
                 turn, answer.content, echo, thought,
-                [{"id": c.id, "name": c.name, "arguments": c.arguments}
+                [{"id": c.id, "name": c.name, "arguments": redact_json(
+                    c.arguments, secret_fields(tools.get(c.name)))}
                  for c in answer.tool_calls],
                 answer.usage.prompt_tokens, answer.usage.completion_tokens,
                 answer.latency_ms, context.tokens, similarity))
@@ -415,11 +428,12 @@ class Agent(Generic[DepsT]):
             spent[1] += answer.usage.completion_tokens
             return answer
 
-        outcome = self.planner.plan(call, run.goal, run.criteria, tools, run.evidence(),
+        outcome = self.planner.plan(call, run.goal, run.criteria, tools, run.user_words(),
                                     state=run.state if reason else None, reason=reason)
         if outcome.specs is None:
             return outcome.question or "Could you tell me more about what you need?"
-        subtasks = [{"title": s.title, "criterion": s.criterion, "tool": s.tool, "args": s.args}
+        subtasks = [{"title": s.title, "criterion": s.criterion, "tool": s.tool,
+                     "args": redact(s.args, secret_fields(self._tool(s.tool)))}
                     for s in outcome.specs]
         yield self._record(run, PlanMade(run.state.plan_version + 1, outcome.source,
                                          outcome.reason, subtasks, spent[0], spent[1]))
@@ -446,7 +460,8 @@ class Agent(Generic[DepsT]):
             assert p.tool is not None and p.args is not None
             if not p.tool.read_only:  # write-ahead: an unknown outcome is known to be unknown
                 started.append(self._record(run, ActionStarted(
-                    turn, p.call.id, p.tool.name, dict(p.args), p.subtask_id)))
+                    turn, p.call.id, p.tool.name, redact(dict(p.args), secret_fields(p.tool)),
+                    p.subtask_id)))
 
         def make_ctx(p: _dispatch.Prepared) -> RunContext[Any]:
             assert p.tool is not None
@@ -481,7 +496,7 @@ class Agent(Generic[DepsT]):
     def _guard(self, run: _Run, prepared: list[_dispatch.Prepared]) -> None:
         """Refuse a side effect that already succeeded, and completing a closed subtask."""
         done: dict[tuple[str, str], int] = {}
-        for e in run.entries:
+        for e in run.entries:  # recorded arguments are redacted: compare redacted ones
             if isinstance(e.item, Action) and e.item.success:
                 done[(e.item.tool, canonical_args(e.item.args))] = e.step_no
         for p in prepared:
@@ -494,7 +509,8 @@ class Agent(Generic[DepsT]):
                     p.rejection = ToolResult.fail(f"no open subtask {p.subtask_id!r}; open: "
                                                   f"{open_ids}", "validation")
             elif self.settings.block_repeated_side_effects and not p.tool.read_only:
-                step = done.get((p.tool.name, canonical_args(p.args or {})))
+                shown = redact(p.args or {}, secret_fields(p.tool))
+                step = done.get((p.tool.name, canonical_args(shown)))
                 if step is not None:
                     p.rejection = ToolResult.fail(
                         f"{p.tool.name} with these arguments already succeeded (step {step}); "
@@ -511,9 +527,12 @@ class Agent(Generic[DepsT]):
             elif (not result.success and sub.tool == p.call.name
                   and result.error_type not in SELF_CORRECTING):
                 status = "failed"
+        secret = secret_fields(p.tool)
+        args = redact(dict(p.args if p.args is not None else p.raw_args), secret)
+        if isinstance(args.get("_raw"), str):  # unparseable arguments, kept as text
+            args["_raw"] = redact_json(args["_raw"], secret)
         return self._record(run, Action(
-            turn=turn, call_id=p.call.id, tool=p.call.name,
-            args=dict(p.args if p.args is not None else p.raw_args), success=result.success,
+            turn=turn, call_id=p.call.id, tool=p.call.name, args=args, success=result.success,
             observation=summarize(result, tools.get(p.call.name)), data=result.data,
             error=result.error, error_type=result.error_type, retriable=result.retriable,
             subtask_id=p.subtask_id, latency_ms=result.latency_ms, attempts=result.attempts,
@@ -638,7 +657,8 @@ class Agent(Generic[DepsT]):
 
     def _chat(self, run: _Run, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
               purpose: str, turn: int) -> ChatResult:
-        recorder = RecordingModel(self.model, db=self.memory.db, clock=self._clock)
+        recorder = RecordingModel(self.model, db=self.memory.db, clock=self._clock,
+                                  redact=self._redact_call)
         return recorder.chat_for(messages, user_id=run.user_id, task_id=run.task_id,
                                  turn=turn, purpose=purpose, tools=tools)
 
@@ -653,7 +673,8 @@ class Agent(Generic[DepsT]):
             run.memory_context_key = key
         run.last_context = self.builder.build(
             goal=run.goal, criteria=run.criteria, state=run.state, entries=run.entries,
-            memory=run.memory_context, interrupted=run.interrupted(), task_id=run.task_id)
+            memory=run.memory_context, interrupted=run.interrupted(), task_id=run.task_id,
+            nonce=run.nonce)
         return run.last_context
 
     def _similarity(self, run: _Run, text: str | None) -> float | None:

@@ -1,17 +1,21 @@
 """The context builder: the planner's view, rebuilt from memory every turn.
 
-Order (the goal always first)::
+Messages, in order::
 
-    goal profile + the sentence to echo      mandatory
-    pending confirmations from memory        (conflicts the user must settle)
-    task table                               mandatory
-    finished work, one line per round        foldable
-    recalled long-term memories (3-5)        shrinkable
-    lessons from past trajectories           shrinkable
-    how to work (instructions)               mandatory
-    the last two rounds, verbatim            mandatory, as native chat messages
+    system: goal profile + the sentence to echo       mandatory (trusted: the goal and
+            how to work (operator instructions)       the operator's words only)
+    user:   <memory-data nonce=...> block              untrusted data, JSON-encoded:
+              pending confirmations from memory        (conflicts the user must settle)
+              task table                               mandatory
+              finished work, one line per round        foldable
+              recalled long-term memories (3-5)        shrinkable
+              lessons from past trajectories           shrinkable
+    the last two rounds, verbatim                      mandatory, as native chat messages;
+                                                       tool outputs fenced the same way
 
-Rounds are sent as chat messages after the system block so the tool-call
+Stored text (a memory, a tool result, a lesson) never reaches the system
+message: it is data inside a block its text can neither close nor imitate
+(:mod:`memstrata.agent._fence`). Rounds are sent as chat messages so the tool-call
 protocol (assistant ``tool_calls`` followed by ``tool`` messages) holds for
 every endpoint. Tokens are counted with a pluggable counter - by default the
 embedding model's tokenizer (:meth:`Embedder.count_tokens`, nothing is
@@ -35,6 +39,7 @@ from typing import Any, Protocol
 
 from memstrata._text import content_words
 
+from ._fence import encode, memory_block, new_nonce, tool_output
 from ._prompts import prompt
 from .errors import ContextBudgetExceeded, UsageError
 from .goal import Criterion, Goal, Subtask, TaskState
@@ -51,6 +56,13 @@ __all__ = [
     "Section",
     "TokenCounter",
 ]
+
+
+_CONFIRM = "pending_confirmations (settle with the user before relying on them)"
+_TABLE = "task_table"
+_FINISHED = "finished_work (one line per earlier round)"
+_MEMORIES = "memories (long-term, may be outdated)"
+_LESSONS = "lessons (from past tasks)"
 
 
 class TokenCounter(Protocol):
@@ -181,6 +193,8 @@ class BuiltContext:
     budget: int
     #: step number -> "verbatim" | "line" | "folded" for every recorded step shown or folded
     coverage: dict[int, str]
+    #: the tag nonce of this context's data blocks (:mod:`._fence`)
+    nonce: str = ""
 
     def report(self) -> str:
         parts = [f"{s.name}={s.tokens}t/{s.items}" for s in self.sections]
@@ -267,15 +281,18 @@ class ContextBuilder:
         return "\n".join(lines)
 
     @staticmethod
-    def table_block(state: TaskState, interrupted: Sequence[ActionStarted]) -> str:
+    def table_rows(state: TaskState, interrupted: Sequence[ActionStarted]) -> list[str]:
+        """The task table as data rows (titles are model-written, results quote tools)."""
         current = state.current()
-        head = f"## Task table (current: {current.id if current else 'none'})"
-        text = f"{head}\n{state.render()}"
-        for s in interrupted:
-            text += (f"\nINTERRUPTED: {s.tool}({s.args}) was running when the process "
-                     "stopped; its outcome is unknown - check with a read-only tool before "
-                     "repeating it.")
-        return text
+        rows = [f"current: {current.id if current else 'none'}", *state.render().splitlines()]
+        rows += [f"INTERRUPTED: {s.tool}({s.args}) was running when the process stopped; its "
+                 "outcome is unknown - check with a read-only tool before repeating it."
+                 for s in interrupted]
+        return rows
+
+    @staticmethod
+    def table_block(state: TaskState, interrupted: Sequence[ActionStarted]) -> str:
+        return "## Task table\n" + "\n".join(ContextBuilder.table_rows(state, interrupted))
 
     def build(
         self,
@@ -287,23 +304,31 @@ class ContextBuilder:
         memory: MemoryContext,
         interrupted: Sequence[ActionStarted] = (),
         task_id: str = "",
+        nonce: str | None = None,
     ) -> BuiltContext:
         cfg = self.settings
         budget = cfg.budget_tokens
+        nonce = nonce or new_nonce()
+        instructions = self.instructions.replace("{nonce}", nonce)
         folded: list[Folded] = []
         goal_text = self.goal_block(goal, criteria, state)
-        table_text = self.table_block(state, interrupted)
+        table_rows = self.table_rows(state, interrupted)
         confirmations = memory.confirmations[: cfg.confirmations_k]
         if len(memory.confirmations) > cfg.confirmations_k:
             folded.append(Folded(f"{len(memory.confirmations) - cfg.confirmations_k} "
                                  "confirmations", "only the oldest few are shown"))
-        conf_text = ("## Pending confirmations (settle with the user before relying on them)\n"
-                     + "\n".join(f"- {c}" for c in confirmations)) if confirmations else ""
+
+        def line(label: str, rows: Sequence[Any]) -> str:
+            return f"{label}: {encode(list(rows))}" if rows else ""
+
+        conf_text = line(_CONFIRM, confirmations)
+        table_text = line(_TABLE, table_rows)
+        framing = self.count(memory_block(nonce, []))
 
         rounds = split_rounds(entries)
         recent = rounds[-cfg.verbatim_rounds:]
         older = rounds[: max(0, len(rounds) - cfg.verbatim_rounds)]
-        verbatim = [m for r in recent for m in r.messages()]
+        verbatim = [m for r in recent for m in r.messages()]  # tool contents raw until sent
         if not verbatim or verbatim[0]["role"] != "user":
             verbatim.insert(0, {"role": "user", "content": f"(original request) {goal.intent}"})
         lines = [(r, r.line()) for r in older]
@@ -313,11 +338,15 @@ class ContextBuilder:
         memories = list(memory.memories[: cfg.memories_k])
         lessons = list(memory.lessons[: cfg.lessons_k])
 
+        def fenced(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+            return [{**m, "content": tool_output(nonce, str(m.get("content") or ""))}
+                    if m["role"] == "tool" else m for m in messages]
+
         def msg_tokens(messages: Sequence[dict[str, Any]]) -> int:
-            return _msg_tokens(self.count, messages)
+            return _msg_tokens(self.count, fenced(messages))
 
         mandatory = (self.count(goal_text) + self.count(table_text) + self.count(conf_text)
-                     + self.count(self.instructions) + msg_tokens(verbatim) + 8)
+                     + self.count(instructions) + framing + msg_tokens(verbatim) + 8)
         # ---- trim verbatim observations (oldest first) if even the mandatory part is over
         if mandatory > budget:
             for i, m in enumerate(verbatim):
@@ -327,7 +356,7 @@ class ContextBuilder:
                 if m["role"] == "tool" and len(text) > cfg.trimmed_observation_chars:
                     short = text[: cfg.trimmed_observation_chars] + "... (trimmed; full text " \
                         "in the episodic store)"
-                    saved = self.count(text) - self.count(short)
+                    saved = msg_tokens([m]) - msg_tokens([{**m, "content": short}])
                     verbatim[i] = {**m, "content": short}
                     mandatory -= saved
                     folded.append(Folded("a verbatim observation", "mandatory part over budget; "
@@ -337,16 +366,13 @@ class ContextBuilder:
                     f"the goal, task table and last {cfg.verbatim_rounds} rounds need "
                     f"{mandatory} tokens; the budget is {budget}", task_id=task_id or None)
 
-        def block(title: str, rows: Sequence[str]) -> str:
-            return f"{title}\n" + "\n".join(f"- {r}" for r in rows) if rows else ""
-
         def mem_block() -> str:
-            return block("## Relevant memories", [m.text for m in memories])
+            return line(_MEMORIES, [m.text for m in memories])
 
         def lesson_block() -> str:
-            return block("## Lessons from past tasks", [m.text for m in lessons])
+            return line(_LESSONS, [m.text for m in lessons])
 
-        line_cost = [self.count(text) + 2 for _, text in lines]
+        line_cost = [self.count(encode(text)) + 1 for _, text in lines]
         finished_tokens = sum(line_cost) + (6 if lines else 0)
         optional = finished_tokens + self.count(mem_block()) + self.count(lesson_block())
         over = mandatory + optional - budget
@@ -374,13 +400,13 @@ class ContextBuilder:
         while over > 0 and (len(memories) > cfg.memories_min_k or len(lessons) > 1):
             victim = lessons if len(lessons) > 1 else memories
             gone = victim.pop()
-            cost = self.count(gone.text) + 2
+            cost = self.count(encode(gone.text)) + 1
             over -= cost
             folded.append(Folded(f"memory {gone.id}", "over budget: fewer recalled items",
                                  tokens_saved=cost))
         for victim, name in ((lessons, "lessons"), (memories, "memories")):
             if over > 0 and victim:
-                cost = self.count(block("## x", [m.text for m in victim]))
+                cost = self.count(line(name, [m.text for m in victim]))
                 over -= cost
                 folded.append(Folded(f"{len(victim)} {name}", "over budget: dropped",
                                      tokens_saved=cost))
@@ -407,23 +433,29 @@ class ContextBuilder:
             for s in r.step_nos:
                 coverage[s] = "verbatim"
 
+        # untrusted data (memories, lessons, questions, the table, earlier steps) goes in
+        # one escaped block outside the system message, which keeps only the goal and the
+        # operator's instructions (see _fence)
+        data = [(_CONFIRM, confirmations), (_TABLE, table_rows), (_FINISHED, finished_rows),
+                (_MEMORIES, [m.text for m in memories]), (_LESSONS, [m.text for m in lessons])]
+        system = f"{goal_text}\n\n{instructions}"
+        messages = [{"role": "system", "content": system},
+                    {"role": "user", "content": memory_block(nonce, data)},
+                    *fenced(verbatim)]
         parts = [("goal", goal_text, 1), ("confirmations", conf_text, len(confirmations)),
                  ("task_table", table_text, len(state.subtasks)),
-                 ("finished", block("## Finished work (one line per round)", finished_rows),
-                  len(finished_rows)),
+                 ("finished", line(_FINISHED, finished_rows), len(finished_rows)),
                  ("memories", mem_block(), len(memories)),
                  ("lessons", lesson_block(), len(lessons)),
-                 ("instructions", self.instructions, 1)]
-        system = "\n\n".join(text for _, text, _ in parts if text)
-        messages = [{"role": "system", "content": system}, *verbatim]
+                 ("instructions", instructions, 1)]
         sections = [Section(name, self.count(text), n) for name, text, n in parts if text]
         sections.insert(len(sections) - 1 if sections else 0,
                         Section("recent_rounds", msg_tokens(verbatim), len(recent)))
-        total = msg_tokens(messages)
+        total = _msg_tokens(self.count, messages)
         if total > budget:
             raise ContextBudgetExceeded(f"context needs {total} tokens; the budget is {budget}",
                                         task_id=task_id or None)
-        return BuiltContext(messages, sections, folded, total, budget, coverage)
+        return BuiltContext(messages, sections, folded, total, budget, coverage, nonce)
 
     def naive_tokens(self, *, goal: Goal, criteria: Sequence[Criterion], state: TaskState,
                      entries: Sequence[LogEntry]) -> int:

@@ -27,6 +27,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memstrata.memory.embedder import Embedder
 
+from ._fence import memory_block, new_nonce
+from ._grounding import grounded_in, tokens
 from ._prompts import prompt
 from .errors import UsageError
 from .goal import Criterion, Goal, SubtaskSpec, TaskState
@@ -143,7 +145,10 @@ class Planner:
                 f"Constraints: {'; '.join(goal.constraints) or 'none'}\n"
                 f"Tools:\n{_tools_text(tools)}")
         if state is not None and reason is not None:
-            body += (f"\n\nREPLAN because: {reason}\nCurrent table:\n{state.render()}\n"
+            # the reason quotes tool errors and the table model-written titles: data
+            block = memory_block(new_nonce(), [("replan_reason", [reason]),
+                                               ("current_table", state.render().splitlines())])
+            body += (f"\n\nREPLAN. Why, and the current table:\n{block}\n"
                      "Plan only the remaining work; done subtasks stay done.")
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": prompt("planner")},
@@ -205,9 +210,10 @@ class Planner:
             try:
                 params = template.parameters.model_validate(
                     json.loads(filled[0].arguments or "{}")).model_dump()
+                said = tokens(evidence)
                 for name in sorted(template.grounded()):
                     value = params.get(name)
-                    if value is not None and str(value).casefold() not in evidence.casefold():
+                    if value is not None and not grounded_in(value, said):
                         raise ValueError(f"{name}={value!r} was not given by the user; ask "
                                          "for it instead of guessing")
             except (ValueError, ValidationError) as exc:

@@ -22,6 +22,7 @@ from pydantic import Field, TypeAdapter
 from memstrata.memory.episodic import Step
 
 __all__ = [
+    "REFUSALS",
     "Action",
     "ActionStarted",
     "Final",
@@ -202,6 +203,9 @@ class Final:
         return f"finished {self.status}: {self.reason}"
 
 
+#: error types of a call a gate did not let run (the step's outcome is "refused")
+REFUSALS = frozenset({"denied", "refused", "confirmation_required"})
+
 LogItem = Annotated[
     UserMessage | ModelTurn | ActionStarted | Action | RetryRequest | PlanMade | Reflection
     | Final,
@@ -228,8 +232,10 @@ def to_step(item: LogItem) -> Step:
                     latency_ms=item.latency_ms,
                     tokens=item.prompt_tokens + item.completion_tokens, extra=extra)
     if isinstance(item, Action):
+        outcome = "success" if item.success else \
+            "refused" if item.error_type in REFUSALS else "failure"
         return Step(action=item.tool, args=item.args, observation=item.observation,
-                    outcome="success" if item.success else "failure",
+                    outcome=outcome,
                     error_type=item.error_type, latency_ms=item.latency_ms,
                     subtask_id=item.subtask_id, extra=extra)
     if isinstance(item, ActionStarted):

@@ -27,9 +27,10 @@ What a tool may raise, and what the model then sees:
 Anything else is a bug in the tool: the step is recorded and the run stops
 with :class:`~memstrata.agent.errors.ToolCrashError` (no blanket ``except``).
 
-:class:`Grounded` marks an argument that must come from the conversation or a
-tool's output (an order id, an amount): a value the model made up is rejected
-with ``not_grounded`` and the hint to ask the user.
+:class:`Grounded` marks an argument that must come from the user's own words (an
+order id, an amount), as whole tokens: a value the model made up - or read in a
+memory or a tool result - is rejected with ``not_grounded`` and the hint to ask
+the user.
 """
 
 from __future__ import annotations
@@ -101,8 +102,16 @@ class ModelRetry(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Grounded:
-    """``Annotated[str, Grounded()]``: the value must appear in what the user said or a
-    tool returned in this task - the kernel rejects invented identifiers."""
+    """``Annotated[str, Grounded()]``: the value must be whole words the user said in
+    this task (normalised: NFKC, casefolded, split on non-alphanumerics) - the kernel
+    rejects invented, empty and partial identifiers (:mod:`memstrata.agent._grounding`).
+
+    ``tool_outputs=True`` also accepts values a successful tool call returned in the
+    task. Off by default: a tool's output is untrusted data, and a poisoned record
+    could otherwise supply the id of someone else's order.
+    """
+
+    tool_outputs: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,6 +247,8 @@ class Tool:
     summarize: Callable[[Any], str] | None
     empty_hint: str | None
     max_chars: int
+    #: grounded arguments that tool outputs may ground too (``Grounded(tool_outputs=True)``)
+    grounded_by_tools: frozenset[str] = frozenset()
 
     @property
     def read_only(self) -> bool:
@@ -308,6 +319,7 @@ def _build(
     )
     fields: dict[str, Any] = {}
     grounded: set[str] = set()
+    by_tools: set[str] = set()
     for i, param in enumerate(params):
         if i == 0 and takes_ctx:
             continue
@@ -319,8 +331,11 @@ def _build(
         if _is_context(annotation):
             raise UsageError(f"tool {tool_name}: RunContext must be the first parameter")
         metas = getattr(annotation, "__metadata__", ())
-        if any(isinstance(m, Grounded) for m in metas):
-            grounded.add(param.name)
+        for m in metas:
+            if isinstance(m, Grounded):
+                grounded.add(param.name)
+                if m.tool_outputs:
+                    by_tools.add(param.name)
         default = ... if param.default is inspect.Parameter.empty else param.default
         if any(isinstance(m, FieldInfo) for m in metas):
             fields[param.name] = (annotation, default)
@@ -346,7 +361,7 @@ def _build(
         takes_ctx=takes_ctx, risk=level, timeout=timeout, retries=retries,
         cache=(level is Risk.L1) if cache is None else cache, errors=error_map,
         resource=resource, grounded=frozenset(grounded), summarize=summarize,
-        empty_hint=empty_hint, max_chars=max_chars,
+        empty_hint=empty_hint, max_chars=max_chars, grounded_by_tools=frozenset(by_tools),
     )
 
 

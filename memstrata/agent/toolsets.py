@@ -13,9 +13,12 @@ every tool::
 * :class:`CachingToolset` - identical read-only calls of one user within
   ``ttl`` seconds are answered from a cache; any successful side-effecting call
   of that user clears it, so a read after a write is never stale.
-* :class:`RiskGate` - L1 runs; L2 runs only when the ``confirm`` callback says
-  yes (no callback: refused with ``confirmation_required``); L3 is refused
-  unless the ``approve`` callback says yes (default: refused).
+* :class:`RiskGate` - L1 runs; L2 runs only when the ``confirm`` callback
+  answers ``True`` or an approving :class:`Approval` (no callback: refused
+  with ``confirmation_required``); L3 is refused unless the ``approve``
+  callback approves the same way (default: refused). Any other answer - a
+  truthy ``"no"``, ``1``, ``None`` - and any exception in the callback is a
+  refusal.
 """
 
 from __future__ import annotations
@@ -29,20 +32,24 @@ from typing import Any, Protocol
 
 from memstrata.clock import Clock, SystemClock
 
+from ._redact import redact, secret_fields
 from .errors import UsageError
 from .tools import ModelRetry, Risk, RunContext, Tool, ToolError, ToolResult, canonical_args
 
 __all__ = [
+    "Approval",
     "ApprovalRequest",
     "BreakerPolicy",
     "BreakerState",
     "CachingToolset",
     "CircuitBreaker",
+    "Decider",
     "FunctionToolset",
     "RetryBackoff",
     "RiskGate",
     "Toolset",
     "WrapperToolset",
+    "decide",
 ]
 
 
@@ -298,6 +305,21 @@ class CachingToolset(WrapperToolset):
 
 
 @dataclass(frozen=True, slots=True)
+class Approval:
+    """An explicit answer of a confirmation / approval callback.
+
+    Only ``True`` or an ``Approval`` whose ``approved`` is ``True`` lets a
+    gated call run; any other answer (``"no"``, ``1``, ``None``, a dict) and
+    any exception inside the callback is a refusal.
+    """
+
+    approved: bool
+    #: who decided (a person, a desk, a policy), shown in the step's notes
+    by: str | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ApprovalRequest:
     """What a confirmation / approval callback is asked to decide."""
 
@@ -309,17 +331,49 @@ class ApprovalRequest:
     task_id: str
     subtask_id: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: argument names whose values are secrets (``SecretStr`` fields); never shown
+    secret_names: frozenset[str] = frozenset()
 
     def __str__(self) -> str:
-        shown = ", ".join(f"{k}={v!r}" for k, v in self.args.items())
-        return f"{self.tool}({shown})"
+        """The call as a person reads it; secret values are shown as ``[redacted]``."""
+        shown = redact(self.args, self.secret_names)
+        return f"{self.tool}(" + ", ".join(f"{k}={v!r}" for k, v in shown.items()) + ")"
 
 
-Decider = Callable[[ApprovalRequest], bool]
+#: what a callback may answer; only ``True`` or an approving :class:`Approval` approves
+Decision = bool | Approval | None
+Decider = Callable[[ApprovalRequest], Decision | Any]
+
+
+def decide(decider: Decider, request: ApprovalRequest) -> tuple[bool, str]:
+    """(approved, note). Fails closed: only ``True`` or ``Approval(approved=True)``
+    approves; any other answer, and any exception inside the callback, refuses."""
+    try:
+        answer = decider(request)
+    except Exception as exc:  # noqa: BLE001 - application code deciding on a side effect:
+        # whatever goes wrong in it must refuse the action, never run it or crash the run
+        return False, f"refused: the callback raised {type(exc).__name__}"
+    if answer is True:
+        return True, "approved by callback"
+    if isinstance(answer, Approval):
+        who = f" by {answer.by}" if answer.by else ""
+        note = f" ({answer.note})" if answer.note else ""
+        if answer.approved is True:
+            return True, f"approved{who}{note}"
+        return False, f"refused{who}{note}"
+    if answer is False or answer is None:
+        return False, "refused by callback"
+    return False, (f"refused: the callback answered a {type(answer).__name__}, not True or "
+                   "an Approval")
 
 
 class RiskGate(WrapperToolset):
-    """Gates L2 calls on ``confirm`` and L3 calls on ``approve`` (absent: refused)."""
+    """Gates L2 calls on ``confirm`` and L3 calls on ``approve`` (absent: refused).
+
+    A gate cannot be talked past: only an explicit approval runs the call (see
+    :func:`decide`); a refusal is a failed result with ``error_type="denied"``
+    (the step's outcome is ``refused``), never a tool crash.
+    """
 
     def __init__(self, inner: Toolset, *, confirm: Decider | None = None,
                  approve: Decider | None = None) -> None:
@@ -331,25 +385,28 @@ class RiskGate(WrapperToolset):
         if tool.risk is Risk.L1:
             return self.inner.call(tool, args, ctx)
         request = ApprovalRequest(tool.name, tool.risk, dict(args), tool.description,
-                                  ctx.user_id, ctx.task_id, ctx.subtask_id)
+                                  ctx.user_id, ctx.task_id, ctx.subtask_id,
+                                  secret_names=secret_fields(tool))
         if tool.risk is Risk.L2:
             if self.confirm is None:
                 return ToolResult.fail(
                     f"{request} changes something and needs the user's confirmation, but no "
                     "confirmation channel is configured; tell the user what you would do",
                     "confirmation_required", notes=("L2: no confirm callback",))
-            if not self.confirm(request):
+            ok, note = decide(self.confirm, request)
+            if not ok:
                 return ToolResult.fail(f"the user did not confirm {request}; do not retry it "
                                        "unless the user asks again", "denied",
-                                       notes=("L2: declined by confirm callback",))
+                                       notes=(f"L2: {note}",))
             result = self.inner.call(tool, args, ctx)
-            return replace(result, notes=(*result.notes, "L2: confirmed by callback"))
+            return replace(result, notes=(*result.notes, f"L2: {note}"))
         if self.approve is None:
             return ToolResult.fail(f"{request} is a dangerous (L3) action and is refused: it "
                                    "needs a human's approval, which is not available",
                                    "refused", notes=("L3: refused, no approval callback",))
-        if not self.approve(request):
+        ok, note = decide(self.approve, request)
+        if not ok:
             return ToolResult.fail(f"a human refused {request}", "denied",
-                                   notes=("L3: refused by approver",))
+                                   notes=(f"L3: {note}",))
         result = self.inner.call(tool, args, ctx)
-        return replace(result, notes=(*result.notes, "L3: approved by human"))
+        return replace(result, notes=(*result.notes, f"L3: {note}"))

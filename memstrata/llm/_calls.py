@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,10 +110,14 @@ class RecordingModel:
     recorded too, with its error, and the error is re-raised.
     """
 
-    def __init__(self, inner: LLMClient, *, db: Transactions, clock: Clock) -> None:
+    def __init__(self, inner: LLMClient, *, db: Transactions, clock: Clock,
+                 redact: Callable[[str, str], str] | None = None) -> None:
         self.inner = inner
         self._db = db
         self._clock = clock
+        #: (tool name, JSON arguments) -> what is stored instead: applied to the tool
+        #: calls of the recorded messages and response (the caller gets them unchanged)
+        self._redact = redact
 
     @property
     def model(self) -> str:
@@ -154,12 +158,20 @@ class RecordingModel:
         error: str | None, latency_ms: float, attempts: int,
     ) -> None:
         msgs = json.loads(json.dumps([dict(m) for m in messages], default=str))
+        hook = self._redact
+        if hook is not None:
+            for m in msgs:
+                for c in m.get("tool_calls") or ():
+                    fn = c.get("function") if isinstance(c, dict) else None
+                    if isinstance(fn, dict) and isinstance(fn.get("arguments"), str):
+                        fn["arguments"] = hook(str(fn.get("name", "")), fn["arguments"])
         response = None
         if result is not None:
             response = {
                 "content": result.content,
                 "tool_calls": [
-                    {"id": c.id, "name": c.name, "arguments": c.arguments}
+                    {"id": c.id, "name": c.name,
+                     "arguments": hook(c.name, c.arguments) if hook else c.arguments}
                     for c in result.tool_calls
                 ],
                 "finish_reason": result.finish_reason,
@@ -173,7 +185,7 @@ class RecordingModel:
                     turn=turn,
                     purpose=purpose,
                     model=self.inner.model,
-                    prompt_hash=prompt_hash(messages, tools),
+                    prompt_hash=prompt_hash(msgs, tools),  # of what is stored
                     messages=msgs,
                     tools=tools,
                     response=response,

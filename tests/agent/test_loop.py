@@ -71,7 +71,7 @@ def test_two_consecutive_failures_trigger_one_replan(sqlite_manager):
     assert "2 consecutive failed actions" in plans[1].reason
     assert [s["status"] for s in result.subtasks] == ["abandoned", "done"]
     replan_prompt = model.requests[3].messages[1]["content"]
-    assert "REPLAN because" in replan_prompt and "s1 [failed]" in replan_prompt
+    assert "REPLAN" in replan_prompt and "s1 [failed]" in replan_prompt
     assert any(r.trigger == "repeated_failures" for r in result.reflections)
 
 
@@ -194,7 +194,7 @@ def test_lesson_is_written_for_verified_outcomes_and_forgotten_on_rejection(sqli
     model2 = ScriptedLLM(plan([("Search", "c1", "search")]), say("Done."))
     r2 = make(sqlite_manager, model2).run(Goal(intent="Find the good catalogue item again"),
                                           user="u1", scope="shop")
-    assert "Lessons from past tasks" in model2.requests[1].messages[0]["content"]
+    assert "lessons (from past tasks)" in model2.requests[1].messages[1]["content"]
     assert r2.status == "awaiting_user"  # criterion not met: a text reply is a question
     agent.feedback("u1", r.task_id, accepted=False, comment="wrong item")
     assert sqlite_manager.memories("u1", scope="shop", types=["experience"]) == []
@@ -245,7 +245,7 @@ def test_reflection_is_stored_with_the_trajectory(sqlite_manager):
     assert refl[0].suggested_fix
 
 
-def test_pending_confirmations_and_memories_come_right_after_the_goal(sqlite_manager):
+def test_pending_confirmations_come_first_in_the_data_block_after_the_goal(sqlite_manager):
     sqlite_manager.remember("u1", "My delivery city is Paris", scope="shop", type="profile",
                             slot=("me", "delivery city", "Paris"))
     sqlite_manager.remember("u1", "My delivery city is Lyon", scope="shop", type="profile",
@@ -254,11 +254,12 @@ def test_pending_confirmations_and_memories_come_right_after_the_goal(sqlite_man
     model = ScriptedLLM(plan([("Search", "c1", "search")]), say("Which city is right?"))
     make(sqlite_manager, model).run("Find my delivery options", user="u1", scope="shop")
     system = model.requests[1].messages[0]["content"]
-    goal_at = system.index("## Goal")
-    conf_at = system.index("## Pending confirmations")
-    table_at = system.index("## Task table")
-    assert goal_at == 0 and goal_at < conf_at < table_at
-    assert "Paris" in system[conf_at:table_at] and "Lyon" in system[conf_at:table_at]
+    assert system.startswith("## Goal") and "Paris" not in system  # stored text is data
+    data = model.requests[1].messages[1]["content"]
+    conf_at = data.index("pending_confirmations")
+    table_at = data.index("task_table")
+    assert data.startswith("<memory-data nonce=") and conf_at < table_at
+    assert "Paris" in data[conf_at:table_at] and "Lyon" in data[conf_at:table_at]
 
 
 def test_the_agent_reads_memory_through_the_view_profile_facts_first(sqlite_manager):

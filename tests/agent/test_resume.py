@@ -55,7 +55,7 @@ def test_resume_after_kill_does_no_subtask_twice(tmp_path: Path, embedder):
     assert result.status == "done"
     assert [s["status"] for s in result.subtasks] == ["done", "done", "done"]
     # the interrupted call was reported to the model on the first resumed turn
-    assert "INTERRUPTED: step_b" in model.requests[0].messages[0]["content"]
+    assert "INTERRUPTED: step_b" in model.requests[0].messages[1]["content"]  # the data block
     # A was refused as a duplicate; every side effect happened exactly once
     assert [(a.tool, a.error_type) for a in acts] == [
         ("step_a", None), ("step_a", "duplicate"), ("step_b", None), ("step_c", None)]

@@ -1,0 +1,224 @@
+"""Render README.md's "Measured on this machine" table from benchmarks/results/*.json.
+
+The table sits between ``<!-- figures:start -->`` and ``<!-- figures:end -->``;
+every figure in it is read from a benchmark's JSON, so the README cannot drift
+from the measurements. ``tests/test_readme.py`` fails when the README differs
+from what this script renders.
+
+    python scripts/readme_figures.py           # rewrite the table in README.md
+    python scripts/readme_figures.py --check   # exit 1 if README.md is out of date
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "benchmarks" / "results"
+README = REPO / "README.md"
+START = "<!-- figures:start -->"
+END = "<!-- figures:end -->"
+
+Row = tuple[str, str, str]
+
+
+def _load(results: Path, name: str) -> dict[str, Any]:
+    data = json.loads((results / name).read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError(f"{name}: expected a JSON object")
+    return data
+
+
+def _ci(est: dict[str, Any]) -> str:
+    return f"**{est['mean']:.3f}** [{est['low']:.3f}, {est['high']:.3f}]"
+
+
+def _recall_quality(r: dict[str, Any]) -> Row:
+    ret, ref = r["retrievers"], r["references"]
+    d = ret["default"]
+    return (
+        "LoCoMo dev, evidence recall@5 / @10 (default hybrid, cat. 5 excluded)",
+        f"{_ci(d['recall@5'])} / {_ci(d['recall@10'])} — BM25 "
+        f"{ret['keyword']['recall@5']['mean']:.3f}, dense {ret['dense']['recall@5']['mean']:.3f},"
+        f" RRF {ret['rrf']['recall@5']['mean']:.3f} on the same ingest; outside references "
+        f"BM25 {ref['bm25']['recall@5']:.3f}, mem0 {ref['mem0 (no LLM)']['recall@5']:.3f}",
+        "`recall_quality.json`",
+    )
+
+
+def _recall_latency(r: dict[str, Any], ab: dict[str, Any]) -> Row:
+    app = r["latency"]["with_embedding_and_use_recorded"]
+    cur = ab["results"]["current"]["use_recorded"]
+    mem0 = r["references"]["mem0 (no LLM)"]["p50_ms"]
+    return (
+        "recall latency incl. the query embedding, as apps call it",
+        f"p50 **{app['p50_ms']:.1f} ms**, p95 {app['p95_ms']:.1f} ms (interleaved A/B run: "
+        f"{cur['p50_ms']:.1f} / {cur['p95_ms']:.1f} ms) (mem0: {mem0:.0f} ms p50)",
+        "`recall_quality.json`, `latency_ab.json`",
+    )
+
+
+def _vector_search(ix: dict[str, Any]) -> Row:
+    single = ix["single_user"]
+    agreement = min(v["top5_agreement_vs_exact_float32"] for v in single.values())
+    return (
+        "vector search, one user, top-5 (exact float16)",
+        f"p95 **{single['10000']['top5']['p95_ms']:.2f} ms** at 10k, "
+        f"**{single['100000']['top5']['p95_ms']:.2f} ms** at 100k; top-5 agreement with exact "
+        f"float32 search **{agreement:.2f}**",
+        "`index.json`",
+    )
+
+
+def _cold_load(ix: dict[str, Any]) -> Row:
+    c = ix["cold_load"]
+    return (
+        f"cold load of a {c['n'] // 1000}k-memory user (vectors + BM25), and its memory",
+        f"**{c['total_cold_load_s']:.2f} s**; {c['rss_growth_vector_mb']:.0f} MB + "
+        f"{c['rss_growth_keyword_mb']:.0f} MB resident",
+        "`index.json`",
+    )
+
+
+def _full_recall(st: dict[str, Any]) -> Row:
+    one, many = st["recall_one_user"], st["recall_many_users"]
+
+    def pp(x: dict[str, Any]) -> str:
+        e = x["excluding_embedding"]
+        return f"{e['p50_ms']:.1f} / {e['p95_ms']:.1f} ms"
+
+    mem0 = st["references"]["mem0_search_ms_excluding_embedding_at_600_per_user"]
+    return (
+        "full recall excluding the embedding (p50 / p95)",
+        f"{pp(one['10000'])} at 10k memories, {pp(one['100000'])} at 100k, {pp(many)} with "
+        f"{many['users']:,} users x {many['per_user']:,} (mem0: {mem0} ms at 600)",
+        "`store.json`",
+    )
+
+
+def _batch_remember(st: dict[str, Any]) -> Row:
+    ing = st["ingest"]
+    return (
+        "batch `remember`: store overhead per record, share of its embedding time",
+        f"**{100 * ing['into_empty_user']['store_overhead_share_of_embedding']:.1f} %** into a "
+        f"new user, {100 * ing['into_user_with_10000']['store_overhead_share_of_embedding']:.1f}"
+        " % into a user holding 10k memories (near-duplicate checks grow with the user)",
+        "`store.json`",
+    )
+
+
+def _observe(ob: dict[str, Any]) -> Row:
+    return (
+        "`observe` a turn that forms a memory (incl. embedding)",
+        f"p95 **{ob['user_turns_with_extraction']['p95_ms']:.1f} ms** SQLite, "
+        f"{ob['postgresql']['user_turns_with_extraction']['p95_ms']:.1f} ms PostgreSQL",
+        "`consolidation_observe.json`",
+    )
+
+
+def _scale(sc: dict[str, Any]) -> Row:
+    data, ex, co = sc["data"], sc["expire"], sc["conflicts"]
+    return (
+        f"`expire` over {data['records']:,} records / {data['users']:,} users (SQLite)",
+        f"**{ex['records_per_second']:,} records/s** (target {ex['target_records_per_second']:,});"
+        f" `conflicts` {co['records_per_second']:,} records/s",
+        "`consolidation_scale.json`",
+    )
+
+
+def _scenarios(sn: dict[str, Any]) -> Row:
+    sets = sn["sets"]
+    tuned = sets["preference_updates"]
+    held = [v for k, v in sets.items() if k.startswith("preference_updates_holdout")]
+    runs = [s["job_only"] for s in (tuned, *held)]
+    flag_p = min(r["conflicts_flagged"]["precision"] for r in runs)
+    recalls = [r["conflicts_flagged"]["recall"] for r in runs]
+    merge_p = min(r["duplicates_merged"]["precision"] for r in runs)
+    return (
+        f"offline conflict detection, {tuned['cases']} + {sum(h['cases'] for h in held)} "
+        "held-out preference-update cases (EN + ZH)",
+        f"flag precision {flag_p:.2f}, recall {min(recalls):.2f}-{max(recalls):.2f}; "
+        f"merge precision {merge_p:.2f}",
+        "`consolidation_scenarios.json`",
+    )
+
+
+def _agent(ag: dict[str, Any]) -> Row:
+    k, c = ag["kernel_overhead_ms"], ag["context_tokens"]
+    return (
+        f"agent kernel overhead per step, model excluded, {ag['memories'] // 1000}k memories",
+        f"p95 **{k['default_recall_refresh']['p95']:.1f} ms** (recall every turn: "
+        f"{k['recall_every_turn']['p95']:.1f} ms); context {100 * c['ratio_total']:.1f} % of "
+        "the naive full history",
+        "`agent.json`",
+    )
+
+
+def rows(results: Path = RESULTS) -> list[Row]:
+    """One row per figure, each read from the JSON files in ``results``."""
+    files: dict[str, dict[str, Any]] = {}
+
+    def j(name: str) -> dict[str, Any]:
+        if name not in files:
+            files[name] = _load(results, name)
+        return files[name]
+
+    makers: list[Callable[[], Row]] = [
+        lambda: _recall_quality(j("recall_quality.json")),
+        lambda: _recall_latency(j("recall_quality.json"), j("latency_ab.json")),
+        lambda: _vector_search(j("index.json")),
+        lambda: _cold_load(j("index.json")),
+        lambda: _full_recall(j("store.json")),
+        lambda: _batch_remember(j("store.json")),
+        lambda: _observe(j("consolidation_observe.json")),
+        lambda: _scale(j("consolidation_scale.json")),
+        lambda: _scenarios(j("consolidation_scenarios.json")),
+        lambda: _agent(j("agent.json")),
+    ]
+    return [make() for make in makers]
+
+
+def render(results: Path = RESULTS) -> str:
+    """The markdown table (header included), ending with a newline."""
+    lines = ["| what | result | where |", "|---|---|---|"]
+    lines += [f"| {what} | {result} | {where} |" for what, result, where in rows(results)]
+    return "\n".join(lines) + "\n"
+
+
+def updated(readme_text: str, table: str) -> str:
+    """``readme_text`` with the text between the markers replaced by ``table``."""
+    head, sep, rest = readme_text.partition(START)
+    _, sep2, tail = rest.partition(END)
+    if not sep or not sep2:
+        raise ValueError(f"README.md needs the markers {START} and {END}")
+    return f"{head}{START}\n{table}{END}{tail}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true",
+                        help="exit 1 if README.md differs from the rendering")
+    parser.add_argument("--readme", type=Path, default=README)
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    text = args.readme.read_text(encoding="utf-8")
+    new = updated(text, render(args.results))
+    if args.check:
+        if new != text:
+            print(f"{args.readme}: the figures table is out of date; run "
+                  "python scripts/readme_figures.py", file=sys.stderr)
+            return 1
+        return 0
+    if new != text:
+        args.readme.write_text(new, encoding="utf-8")
+        print(f"{args.readme}: figures table updated")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -32,6 +32,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(2, "consolidation runs, actions, leases, sources", sql="0002_consolidation"),
     Migration(3, "agent model-call log", sql="0003_agent_llm_calls"),
     Migration(4, "pending index-file cleanups of erased users", sql="0004_pending_erasures"),
+    Migration(5, "task ids scoped by user: key (user_id, task_id)", sql="0005_task_ids_per_user"),
 )
 
 

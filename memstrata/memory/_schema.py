@@ -17,9 +17,11 @@ from sqlalchemy import (
     Column,
     Float,
     ForeignKey,
+    ForeignKeyConstraint,
     Index,
     Integer,
     LargeBinary,
+    PrimaryKeyConstraint,
     String,
     Table,
     Text,
@@ -156,10 +158,12 @@ turns = Table(
     Index("ix_turns_user_session", "user_id", "session_id", "id"),
 )
 
+#: a task id is unique per user, not globally (migration 0005): another user's id can
+#: neither be claimed nor detected
 tasks = Table(
     "tasks",
     metadata,
-    Column("task_id", String(64), primary_key=True),
+    Column("task_id", String(64), nullable=False),
     Column("user_id", USER, nullable=False),
     Column("scope", String(64), nullable=False),
     Column("goal", JSONType, nullable=False),
@@ -172,6 +176,7 @@ tasks = Table(
     Column("finished_at", Float),
     #: optimistic concurrency: bumped on every update
     Column("version", Integer, nullable=False),
+    PrimaryKeyConstraint("user_id", "task_id"),
     Index("ix_tasks_user_status", "user_id", "status"),
 )
 
@@ -179,12 +184,12 @@ task_steps = Table(
     "task_steps",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
-    Column(
-        "task_id", String(64), ForeignKey("tasks.task_id", ondelete="CASCADE"), nullable=False
-    ),
+    Column("task_id", String(64), nullable=False),
     Column("user_id", USER, nullable=False),
     Column("step_no", Integer, nullable=False),
     Column("payload", JSONType, nullable=False),
     Column("at", Float, nullable=False),
-    UniqueConstraint("task_id", "step_no", name="uq_task_steps_task_step"),
+    ForeignKeyConstraint(["user_id", "task_id"], ["tasks.user_id", "tasks.task_id"],
+                         ondelete="CASCADE"),
+    UniqueConstraint("user_id", "task_id", "step_no", name="uq_task_steps_task_step"),
 )

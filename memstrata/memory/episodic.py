@@ -195,7 +195,10 @@ class EpisodicMemory:
         state_doc = {} if state is None else check_mapping(state, "state")
         now = to_epoch(self._clock.now())
         with self._db.write() as conn:
-            exists = conn.execute(select(tasks.c.user_id).where(tasks.c.task_id == task_id)).first()
+            # task ids are per user (key (user_id, task_id)): only the caller's own tasks
+            # are looked at, so another user's id is neither detected nor claimed
+            exists = conn.execute(select(tasks.c.task_id).where(
+                tasks.c.user_id == user_id, tasks.c.task_id == task_id)).first()
             if exists is not None:
                 raise InvalidInputError(f"task {task_id!r} already exists")
             conn.execute(
@@ -325,14 +328,16 @@ class EpisodicMemory:
             if task is None:
                 raise TaskNotFoundError(f"no task {task_id!r} for user {user_id!r}")
             last = conn.execute(
-                select(func.max(task_steps.c.step_no)).where(task_steps.c.task_id == task_id)
+                select(func.max(task_steps.c.step_no)).where(
+                    task_steps.c.user_id == user_id, task_steps.c.task_id == task_id)
             ).scalar_one_or_none() or 0
             if step_no is None:
                 step_no = last + 1
             elif step_no <= last:
                 existing = conn.execute(
                     select(task_steps.c.payload).where(
-                        task_steps.c.task_id == task_id, task_steps.c.step_no == step_no
+                        task_steps.c.user_id == user_id, task_steps.c.task_id == task_id,
+                        task_steps.c.step_no == step_no,
                     )
                 ).scalar_one_or_none()
                 if existing is not None and existing == payload:
@@ -345,7 +350,7 @@ class EpisodicMemory:
             )
             conn.execute(
                 update(tasks)
-                .where(tasks.c.task_id == task_id)
+                .where(tasks.c.user_id == user_id, tasks.c.task_id == task_id)
                 .values(updated_at=now)
             )
         return step_no

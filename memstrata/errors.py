@@ -25,8 +25,11 @@ The tree::
     │   ├── NotInConflictError                   resolve_conflict on a record with no conflict
     │   └── LeaseHeldError                       another process holds a job's lease
     ├── StorageError                             the SQL system of record failed
-    │   └── SchemaVersionError                   database is newer than this code
+    │   ├── SchemaVersionError                   database is newer than this code
+    │   ├── ReadOnlyStorageError                 the database (or its directory) cannot be written
+    │   └── StorageFullError                     the disk holding the database is full
     ├── IndexBackendError                        a vector / keyword index backend failed
+    │   └── IndexPersistError                    index files could not be written (rebuilt from SQL)
     ├── EmbeddingError                           the embedding model failed
     │   └── ModelMismatchError                   stored vectors come from another model: run reindex
     ├── LLMError                                 a language-model endpoint failed
@@ -49,6 +52,7 @@ __all__ = [
     "EmbeddingError",
     "EmptyContentError",
     "IndexBackendError",
+    "IndexPersistError",
     "InvalidInputError",
     "InvalidSettingError",
     "InvalidURLError",
@@ -66,9 +70,11 @@ __all__ = [
     "ModelMismatchError",
     "NotFoundError",
     "NotInConflictError",
+    "ReadOnlyStorageError",
     "SchemaVersionError",
     "StateError",
     "StorageError",
+    "StorageFullError",
     "TaskNotFoundError",
     "UnknownScopeError",
     "UnknownTypeError",
@@ -179,8 +185,43 @@ class SchemaVersionError(StorageError):
     """The database schema is newer than this version of memstrata understands."""
 
 
+class ReadOnlyStorageError(StorageError):
+    """The database cannot be written: a read-only file, directory, medium or
+    transaction. Reads may still work (see :class:`~memstrata.memory.Database`)."""
+
+
+class StorageFullError(StorageError):
+    """The disk (or quota) holding the database is full; nothing was written."""
+
+
 class IndexBackendError(MemstrataError):
     """A derived index (vector or keyword) failed. SQL still holds every record."""
+
+
+class IndexPersistError(IndexBackendError):
+    """Derived index files could not be written (disk full, read-only, a file where a
+    folder should be). Nothing is lost - SQL holds every record - and the users'
+    shards are rebuilt from SQL when next used.
+
+    ``user_ids`` are the users whose shards were not written (never put in the
+    message); ``reason`` says why.
+    """
+
+    def __init__(self, user_ids: tuple[str, ...], reason: str) -> None:
+        n = len(user_ids)
+        super().__init__(
+            f"could not persist index for {n} user{'' if n == 1 else 's'}: {reason}; "
+            "they will be rebuilt from SQL"
+        )
+        self.user_ids = user_ids
+        self.reason = reason
+
+    @classmethod
+    def combine(cls, errors: list[IndexPersistError]) -> IndexPersistError:
+        """One error for several indexes (users counted once, reasons joined)."""
+        users = tuple(dict.fromkeys(u for e in errors for u in e.user_ids))
+        reasons = "; ".join(dict.fromkeys(e.reason for e in errors))
+        return cls(users, reasons)
 
 
 class EmbeddingError(MemstrataError):

@@ -9,6 +9,8 @@ Every SQLAlchemy error leaving this module is a :class:`~memstrata.errors.Storag
 from __future__ import annotations
 
 import contextlib
+import errno
+import os
 import sqlite3
 import time
 import uuid
@@ -27,8 +29,10 @@ from memstrata.errors import (
     ClosedError,
     InvalidURLError,
     MissingDependencyError,
+    ReadOnlyStorageError,
     SchemaVersionError,
     StorageError,
+    StorageFullError,
 )
 from memstrata.memory._schema import meta_table, migrations_table
 
@@ -38,6 +42,10 @@ SQLITE_BUSY_TIMEOUT_MS = 30_000
 SQLITE_CACHE_KIB = 32 * 1024
 SQLITE_MMAP_BYTES = 256 * 1024 * 1024
 _WRITE_OPTION = "memstrata_write"
+#: primary result codes (the low byte of an extended code)
+_SQLITE_READONLY, _SQLITE_FULL, _SQLITE_CANTOPEN = 8, 13, 14
+#: PostgreSQL: read_only_sql_transaction, disk_full
+_PG_READ_ONLY, _PG_DISK_FULL = "25006", "53100"
 
 
 def parse_url(url: str | URL) -> URL:
@@ -74,6 +82,9 @@ class Database:
         self.dialect = self.url.get_backend_name()
         self.memory_db = self.dialect == "sqlite" and self.url.database in (None, "", ":memory:")
         self.closed = False
+        #: opened read-only: a SQLite file whose directory cannot be written (see
+        #: :meth:`_create_engine`); every write raises ReadOnlyStorageError
+        self.read_only = False
         try:
             self.engine = self._create_engine(echo)
         except SQLAlchemyError as exc:
@@ -97,12 +108,65 @@ class Database:
                 kwargs["poolclass"] = StaticPool
             else:
                 path = Path(str(self.url.database)).expanduser()
-                path.parent.mkdir(parents=True, exist_ok=True)
+                self._check_sqlite_location(path)
+                if self.read_only:
+                    uri = f"file:{path.resolve()}?mode=ro&immutable=1"
+                    kwargs["creator"] = lambda: sqlite3.connect(
+                        uri, uri=True, check_same_thread=False)
             engine = create_engine(self.url, echo=echo, **kwargs)
-            _install_sqlite_hooks(engine, wal=not self.memory_db)
+            _install_sqlite_hooks(engine, wal=not self.memory_db and not self.read_only)
             return engine
         return create_engine(self.url, echo=echo, pool_pre_ping=True, pool_size=5,
                              max_overflow=10)
+
+    def _check_sqlite_location(self, path: Path) -> None:
+        """Open-time checks of a SQLite file's directory.
+
+        SQLite in WAL mode must create ``-wal`` and ``-shm`` files beside the
+        database even to read it. In a directory that cannot be written (a
+        read-only medium or mount, or no permission) an existing database is
+        opened read-only and *immutable* - the only way SQLite reads WAL databases
+        there - so reads work and every write raises
+        :class:`ReadOnlyStorageError`; if a ``-wal`` file is there, commits not yet
+        checkpointed would be skipped: refused, with the reason. A database that
+        does not exist yet cannot be created there: refused at open.
+        """
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _os_failure(exc, f"cannot create the data directory {path.parent}") from exc
+        if os.access(path.parent, os.W_OK):
+            return
+        if not path.exists():
+            raise ReadOnlyStorageError(
+                f"cannot create the database {path}: its directory is read-only "
+                "(a read-only medium or mount, or no write permission)")
+        wal = path.with_name(path.name + "-wal")
+        if wal.exists() and wal.stat().st_size > 0:
+            raise ReadOnlyStorageError(
+                f"cannot open {path}: its directory is read-only and its write-ahead log "
+                f"{wal.name} holds commits that only a writable directory can read; "
+                "open it once where it can be written")
+        self.read_only = True
+
+    def _failure(self, exc: SQLAlchemyError, what: str) -> StorageError:
+        """The most specific StorageError for a failed read or write: a full disk and
+        a read-only database get their own type and say so."""
+        orig = getattr(exc, "orig", None)
+        code = getattr(orig, "sqlite_errorcode", None)
+        primary = None if code is None else int(code) & 0xFF
+        sqlstate = getattr(orig, "sqlstate", None)
+        where = f"{what} on {self.safe_url}"
+        said = (str(orig if orig is not None else exc).strip().splitlines() or [""])[0]
+        if primary == _SQLITE_FULL or sqlstate == _PG_DISK_FULL:
+            return StorageFullError(f"{where}: disk full ({said})")
+        path = self.sqlite_path
+        if (primary == _SQLITE_READONLY or sqlstate == _PG_READ_ONLY or (
+                primary == _SQLITE_CANTOPEN and path is not None
+                and not os.access(path.parent, os.W_OK))):
+            return ReadOnlyStorageError(
+                f"{where}: the database is read-only ({said})")
+        return StorageError(f"{where}: {exc}")
 
     def _connect(self) -> Connection:
         """A pooled connection; a refused or failed connection says so (it is neither
@@ -123,11 +187,15 @@ class Database:
             with conn, conn.begin():
                 yield conn
         except SQLAlchemyError as exc:
-            raise StorageError(f"database read failed on {self.safe_url}: {exc}") from exc
+            raise self._failure(exc, "database read failed") from exc
 
     @contextmanager
     def write(self) -> Iterator[Connection]:
         """A write transaction: all or nothing. ``BEGIN IMMEDIATE`` on SQLite."""
+        if self.read_only:
+            raise ReadOnlyStorageError(
+                f"cannot write to {self.safe_url}: it was opened read-only (its directory "
+                "cannot be written)")
         conn = self._connect()
         try:
             with conn:
@@ -135,7 +203,7 @@ class Database:
                 with conn.begin():
                     yield conn
         except SQLAlchemyError as exc:
-            raise StorageError(f"database write failed on {self.safe_url}: {exc}") from exc
+            raise self._failure(exc, "database write failed") from exc
 
     def lock_migrations(self, conn: Connection) -> None:
         """Serialise concurrent migrators (SQLite is already, by BEGIN IMMEDIATE)."""
@@ -147,6 +215,18 @@ class Database:
         from memstrata.memory._migrations import MIGRATIONS, apply_migration
 
         latest = MIGRATIONS[-1].version
+        if self.read_only:  # usable if nothing is left to apply
+            with self.read() as conn:
+                applied = set(conn.execute(select(migrations_table.c.version)).scalars())
+            missing = {m.version for m in MIGRATIONS} - applied
+            if missing:
+                raise ReadOnlyStorageError(
+                    f"{self.safe_url} needs migrations {sorted(missing)} but is read-only")
+            if max(applied, default=0) > latest:
+                raise SchemaVersionError(
+                    f"database schema version {max(applied)} is newer than this memstrata "
+                    f"({latest}); upgrade memstrata")
+            return latest
         with self.write() as conn:
             self.lock_migrations(conn)
             migrations_table.create(conn, checkfirst=True)
@@ -247,6 +327,15 @@ def _first_line(exc: SQLAlchemyError) -> str:
     orig = getattr(exc, "orig", None)
     text_ = str(orig if orig is not None else exc).strip()
     return text_.splitlines()[0] if text_ else type(exc).__name__
+
+
+def _os_failure(exc: OSError, what: str) -> StorageError:
+    """A file-system refusal at open, typed: read-only / no permission, or other."""
+    if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return ReadOnlyStorageError(f"{what}: read-only ({exc.strerror})")
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return StorageFullError(f"{what}: disk full")
+    return StorageError(f"{what}: {exc.strerror or exc}")
 
 
 def read_migration_sql(name: str) -> str:

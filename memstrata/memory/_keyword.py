@@ -14,22 +14,36 @@ written to disk.
 
 from __future__ import annotations
 
+import io
 import json
 import math
+import zipfile
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from memstrata._text import tokenize
-from memstrata.memory._shards import ShardCache, ShardedIndex
+from memstrata.memory._shards import (
+    DamagedFileError,
+    ShardCache,
+    ShardedIndex,
+    read_checked,
+    write_checked,
+)
 from memstrata.memory.vector import NO_FILTER, Hit, IndexBatch, IndexRow, SearchFilter, Watermark
 
 __all__ = ["BM25", "KeywordIndex"]
 
-_FORMAT = 1
+#: 2: the npz behind the self-checking header of :func:`write_checked`
+_FORMAT = 2
+_KIND = b"bm25"
+#: what a payload that passed its checksum may still raise while it is parsed
+_PARSE_ERRORS = (OSError, EOFError, ValueError, KeyError, TypeError, IndexError,
+                 OverflowError, zipfile.BadZipFile)
 _COMPACT_DEAD_SHARE = 0.25
 _COMPACT_MIN_DEAD = 64
 
@@ -237,58 +251,101 @@ class KeywordShard:
             "generation": self.watermark.generation if self.watermark else None,
             "seq": self.watermark.seq if self.watermark else None,
         }
-        with open(path, "wb") as fh:
-            np.savez(
-                fh,
-                state=np.frombuffer(json.dumps(state).encode("utf-8"), dtype=np.uint8),
-                docs=np.asarray(self.docs, dtype="S32"),
-                lengths=np.frombuffer(self.lengths, dtype=np.uint32),
-                alive=np.frombuffer(bytes(self.alive), dtype=np.uint8),
-                scope_codes=np.frombuffer(self.scope_codes, dtype=np.uint16),
-                type_codes=np.frombuffer(self.type_codes, dtype=np.uint8),
-                terms=np.frombuffer("\x00".join(terms).encode("utf-8"), dtype=np.uint8),
-                offsets=offsets,
-                all_docs=all_docs,
-                all_tfs=all_tfs,
-            )
+        buffer = io.BytesIO()
+        np.savez(
+            buffer,
+            state=np.frombuffer(json.dumps(state).encode("utf-8"), dtype=np.uint8),
+            docs=np.asarray(self.docs, dtype="S32"),
+            lengths=np.frombuffer(self.lengths, dtype=np.uint32),
+            alive=np.frombuffer(bytes(self.alive), dtype=np.uint8),
+            scope_codes=np.frombuffer(self.scope_codes, dtype=np.uint16),
+            type_codes=np.frombuffer(self.type_codes, dtype=np.uint8),
+            terms=np.frombuffer("\x00".join(terms).encode("utf-8"), dtype=np.uint8),
+            offsets=offsets,
+            all_docs=all_docs,
+            all_tfs=all_tfs,
+        )
+        write_checked(path, _KIND, _FORMAT, buffer.getvalue())
 
     @classmethod
     def load(cls, path: Path) -> KeywordShard | None:
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                state = json.loads(bytes(data["state"]).decode("utf-8"))
-                if state.get("format") != _FORMAT:
-                    return None
-                shard = cls()
-                shard.docs = [raw.decode("ascii") for raw in data["docs"]]
-                shard.doc_pos = {memory_id: p for p, memory_id in enumerate(shard.docs)}
-                shard.lengths = array("I", data["lengths"].astype(np.uint32).tobytes())
-                shard.alive = bytearray(data["alive"].astype(np.uint8).tobytes())
-                shard.scope_codes = array("H", data["scope_codes"].astype(np.uint16).tobytes())
-                shard.type_codes = array("B", data["type_codes"].astype(np.uint8).tobytes())
-                shard.scope_names = {name: i for i, name in enumerate(state["scopes"])}
-                shard.type_names = {name: i for i, name in enumerate(state["types"])}
-                raw_terms = bytes(data["terms"]).decode("utf-8")
-                terms = raw_terms.split("\x00") if raw_terms else []
-                offsets = data["offsets"]
-                all_docs = data["all_docs"].astype(np.uint32)
-                all_tfs = data["all_tfs"].astype(np.uint16)
-                if len(offsets) != len(terms) + 1:
-                    return None
-                for i, term in enumerate(terms):
-                    lo, hi = int(offsets[i]), int(offsets[i + 1])
-                    shard.postings[term] = (
-                        array("I", all_docs[lo:hi].tobytes()),
-                        array("H", all_tfs[lo:hi].tobytes()),
-                    )
-                alive = np.frombuffer(shard.alive, dtype=np.uint8).astype(bool)
-                shard.n_alive = int(alive.sum())
-                shard.total_len = int(np.frombuffer(shard.lengths, dtype=np.uint32)[alive].sum())
-                if state.get("generation") is not None:
-                    shard.watermark = Watermark(state["generation"], int(state["seq"]))
-                return shard
-        except (OSError, ValueError, KeyError, UnicodeDecodeError, json.JSONDecodeError):
+        """The shard saved at ``path``; ``None`` for a file of another format.
+
+        Raises :class:`DamagedFileError` for a file that fails its checksum or
+        does not hold together (postings past the documents, arrays of different
+        lengths, codes without names...): searching it would fail or mislead.
+        """
+        payload = read_checked(path, _KIND, _FORMAT)
+        if payload is None:
             return None
+        try:
+            with np.load(io.BytesIO(payload), allow_pickle=False) as data:
+                return cls._from_arrays(data)
+        except _PARSE_ERRORS as exc:
+            raise DamagedFileError(f"unreadable payload: {exc}") from exc
+
+    @classmethod
+    def _from_arrays(cls, data: Any) -> KeywordShard:
+        state = json.loads(bytes(data["state"]).decode("utf-8"))
+        shard = cls()
+        shard.docs = [raw.decode("ascii") for raw in data["docs"]]
+        shard.doc_pos = {memory_id: p for p, memory_id in enumerate(shard.docs)}
+        shard.lengths = array("I", data["lengths"].astype(np.uint32).tobytes())
+        shard.alive = bytearray(data["alive"].astype(np.uint8).tobytes())
+        shard.scope_codes = array("H", data["scope_codes"].astype(np.uint16).tobytes())
+        shard.type_codes = array("B", data["type_codes"].astype(np.uint8).tobytes())
+        shard.scope_names = {str(name): i for i, name in enumerate(state["scopes"])}
+        shard.type_names = {str(name): i for i, name in enumerate(state["types"])}
+        raw_terms = bytes(data["terms"]).decode("utf-8")
+        terms = raw_terms.split("\x00") if raw_terms else []
+        offsets = data["offsets"].astype(np.int64)
+        all_docs = data["all_docs"].astype(np.uint32)
+        all_tfs = data["all_tfs"].astype(np.uint16)
+        problem = _inconsistency(shard, terms, offsets, all_docs, all_tfs)
+        if problem is not None:
+            raise DamagedFileError(f"inconsistent: {problem}")
+        for i, term in enumerate(terms):
+            lo, hi = int(offsets[i]), int(offsets[i + 1])
+            shard.postings[term] = (
+                array("I", all_docs[lo:hi].tobytes()),
+                array("H", all_tfs[lo:hi].tobytes()),
+            )
+        alive = np.frombuffer(shard.alive, dtype=np.uint8).astype(bool)
+        shard.n_alive = int(alive.sum())
+        shard.total_len = int(
+            np.frombuffer(shard.lengths, dtype=np.uint32)[alive].sum(dtype=np.int64))
+        if state.get("generation") is not None:
+            shard.watermark = Watermark(str(state["generation"]), int(state["seq"]))
+        return shard
+
+
+def _inconsistency(
+    shard: KeywordShard, terms: list[str], offsets: np.ndarray, all_docs: np.ndarray,
+    all_tfs: np.ndarray,
+) -> str | None:
+    """What makes a parsed shard unusable, or ``None`` (cheap: vectorised checks)."""
+    n = len(shard.docs)
+    if len(shard.doc_pos) != n:
+        return "a document appears twice"
+    sizes = {len(shard.lengths), len(shard.alive), len(shard.scope_codes),
+             len(shard.type_codes)}
+    if sizes != {n}:
+        return "per-document arrays of different lengths"
+    if len(set(terms)) != len(terms) or len(offsets) != len(terms) + 1:
+        return "terms and offsets disagree"
+    if len(all_docs) != len(all_tfs) or (len(offsets) and (
+            offsets[0] != 0 or offsets[-1] != len(all_docs) or np.any(np.diff(offsets) < 0))):
+        return "posting offsets out of order"
+    if len(all_docs) and int(all_docs.max()) >= n:
+        return "postings point past the documents"
+    if n and (int(np.frombuffer(shard.scope_codes, dtype=np.uint16).max())
+              >= len(shard.scope_names)
+              or int(np.frombuffer(shard.type_codes, dtype=np.uint8).max())
+              >= len(shard.type_names)):
+        return "scope or type codes without a name"
+    if n and int(np.frombuffer(shard.alive, dtype=np.uint8).max()) > 1:
+        return "alive flags other than 0 and 1"
+    return None
 
 
 class KeywordIndex(ShardedIndex[KeywordShard]):

@@ -16,7 +16,9 @@ stall in ~4 ms steps under load; concurrency comes from the callers' threads.
 
 from __future__ import annotations
 
+import io
 import json
+import zipfile
 from array import array
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,7 +29,13 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from memstrata.errors import DimensionMismatchError, IndexBackendError
-from memstrata.memory._shards import ShardCache, ShardedIndex
+from memstrata.memory._shards import (
+    DamagedFileError,
+    ShardCache,
+    ShardedIndex,
+    read_checked,
+    write_checked,
+)
 from memstrata.memory.embedder import Vectors
 from memstrata.memory.vector import (
     NO_FILTER,
@@ -41,7 +49,12 @@ from memstrata.memory.vector import (
 __all__ = ["LocalIndexOptions", "LocalVectorIndex"]
 
 Precision = Literal["float16", "float32"]
-_FORMAT = 1
+#: 2: the npz behind the self-checking header of :func:`write_checked`
+_FORMAT = 2
+_KIND = b"vecs"
+#: what a payload that passed its checksum may still raise while it is parsed
+_PARSE_ERRORS = (OSError, EOFError, ValueError, KeyError, TypeError, IndexError,
+                 OverflowError, zipfile.BadZipFile)
 #: a filter admitting at least this share of rows is applied after an over-fetch
 _POST_FILTER_SHARE = 0.5
 
@@ -203,45 +216,60 @@ class VectorShard:
             "generation": self.watermark.generation if self.watermark else None,
             "seq": self.watermark.seq if self.watermark else None,
         }
-        with open(path, "wb") as fh:
-            np.savez(
-                fh,
-                state=np.frombuffer(json.dumps(state).encode("utf-8"), dtype=np.uint8),
-                codes=codes,
-                ids=np.asarray(self.ids, dtype="S32"),
-                scope_codes=np.frombuffer(self.scope_codes, dtype=np.uint16),
-                type_codes=np.frombuffer(self.type_codes, dtype=np.uint8),
-            )
+        buffer = io.BytesIO()
+        np.savez(
+            buffer,
+            state=np.frombuffer(json.dumps(state).encode("utf-8"), dtype=np.uint8),
+            codes=codes,
+            ids=np.asarray(self.ids, dtype="S32"),
+            scope_codes=np.frombuffer(self.scope_codes, dtype=np.uint16),
+            type_codes=np.frombuffer(self.type_codes, dtype=np.uint8),
+        )
+        write_checked(path, _KIND, _FORMAT, buffer.getvalue())
 
     @classmethod
     def load(cls, path: Path, dim: int, precision: Precision) -> VectorShard | None:
+        """The shard saved at ``path``; ``None`` for another format, dimension or
+        precision (a model change: rebuilt). :class:`DamagedFileError` for a file
+        that fails its checksum or does not hold together."""
+        payload = read_checked(path, _KIND, _FORMAT)
+        if payload is None:
+            return None
         try:
-            with np.load(path, allow_pickle=False) as data:
+            with np.load(io.BytesIO(payload), allow_pickle=False) as data:
                 state = json.loads(bytes(data["state"]).decode("utf-8"))
-                if (
-                    state.get("format") != _FORMAT
-                    or state["dim"] != dim
-                    or state["precision"] != precision
-                ):
+                if state["dim"] != dim or state["precision"] != precision:
                     return None
                 shard = cls(dim, precision)
                 codes = np.ascontiguousarray(data["codes"], dtype=np.uint8)
                 ids = [raw.decode("ascii") for raw in data["ids"]]
-                if codes.size != len(ids) * shard.index.code_size:
-                    return None
-                faiss.copy_array_to_vector(codes, shard.index.codes)
-                shard.index.ntotal = len(ids)
-                shard.ids = ids
-                shard.pos = {memory_id: p for p, memory_id in enumerate(ids)}
-                shard.scope_codes = array("H", data["scope_codes"].astype(np.uint16))
-                shard.type_codes = array("B", data["type_codes"].astype(np.uint8))
-                shard.scopes = _Codes(state["scopes"])
-                shard.types = _Codes(state["types"])
-                if state.get("generation") is not None:
-                    shard.watermark = Watermark(state["generation"], int(state["seq"]))
-                return shard
-        except (OSError, ValueError, KeyError, json.JSONDecodeError):
-            return None
+                scope_codes = data["scope_codes"].astype(np.uint16)
+                type_codes = data["type_codes"].astype(np.uint8)
+                scopes, types = _Codes(state["scopes"]), _Codes(state["types"])
+                generation, seq = state.get("generation"), state.get("seq")
+        except _PARSE_ERRORS as exc:
+            raise DamagedFileError(f"unreadable payload: {exc}") from exc
+        n = len(ids)
+        if codes.size != n * shard.index.code_size:
+            raise DamagedFileError("inconsistent: vector bytes do not match the ids")
+        if len(set(ids)) != n or len(scope_codes) != n or len(type_codes) != n:
+            raise DamagedFileError("inconsistent: per-vector arrays of different lengths")
+        if n and (int(scope_codes.max()) >= len(scopes.names)
+                  or int(type_codes.max()) >= len(types.names)):
+            raise DamagedFileError("inconsistent: scope or type codes without a name")
+        faiss.copy_array_to_vector(codes, shard.index.codes)
+        shard.index.ntotal = n
+        shard.ids = ids
+        shard.pos = {memory_id: p for p, memory_id in enumerate(ids)}
+        shard.scope_codes = array("H", scope_codes)
+        shard.type_codes = array("B", type_codes)
+        shard.scopes, shard.types = scopes, types
+        if generation is not None:
+            try:
+                shard.watermark = Watermark(str(generation), int(seq))
+            except (TypeError, ValueError) as exc:
+                raise DamagedFileError(f"inconsistent: watermark {exc}") from exc
+        return shard
 
 
 def _new_faiss_index(dim: int, precision: Precision) -> Any:

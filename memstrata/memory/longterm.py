@@ -16,6 +16,7 @@ Indexes that are not loaded yet are synced before the search.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -69,6 +70,7 @@ from memstrata.types import (
 __all__ = ["LongTermMemory", "PartialWriteError"]
 
 WRITE_CHUNK = 256
+log = logging.getLogger("memstrata")
 _RETRIEVABLE_VALUES = [s.value for s in RETRIEVABLE]
 #: stored values -> enums, for the recall hot path (an Enum call per row adds up)
 _STATUS = {s.value: s for s in RETRIEVABLE}
@@ -163,8 +165,7 @@ class LongTermMemory:
             else:
                 out[i] = WriteDecision(early.outcome, early.reason)
         if todo:
-            state = self._sync.ensure(user_id)
-            self._check_model(user_id, state)
+            self._synced(user_id)
             texts = [_indexed(chunk[i]) for i in todo]
             vectors = self._checked(self._embedder.embed(texts), len(texts))
             prepared = [
@@ -218,6 +219,16 @@ class LongTermMemory:
         if state is not None and state.embed_model not in (None, self._embedder.name):
             raise ModelMismatchError(user_id, state.embed_model, self._embedder.name)
 
+    def _synced(self, user_id: str) -> UserState | None:
+        """The user's SQL state with the indexes brought up to it - the model is
+        checked first: another model's vectors have another dimension, and syncing
+        them into this process's indexes would report that (a
+        :class:`DimensionMismatchError`) instead of the cause, a reindex by a newer
+        model (:class:`ModelMismatchError`)."""
+        state = self._sync.state(user_id)
+        self._check_model(user_id, state)
+        return self._sync.ensure(user_id, state)
+
     # ------------------------------------------------------------ recall
 
     def recall(
@@ -258,10 +269,9 @@ class LongTermMemory:
             policy = replace(policy, min_relevance=min_relevance)
         seen = self._index_watermark(user_id)
         if seen is None:  # indexes not loaded (or not agreeing): sync before searching
-            state = self._sync.ensure(user_id)
+            state = self._synced(user_id)
             if state is None:
                 return []
-            self._check_model(user_id, state)
             seen = Watermark(state.generation, state.seq)
         # a reranker chooses among more than top_k
         cut = policy.top_k if reranker is None else max(policy.candidates, policy.top_k)
@@ -300,10 +310,9 @@ class LongTermMemory:
         it): no status, expiry or decay is applied and no use is recorded.
         """
         user_id = check_user(user_id)
-        state = self._sync.ensure(user_id)
+        state = self._synced(user_id)
         if state is None:
             return {}, {}
-        self._check_model(user_id, state)
         return self._candidates(user_id, query, qvec, where, n)
 
     def _candidates(
@@ -388,7 +397,12 @@ class LongTermMemory:
         ]
         return hits, state
 
+    #: the last attempt to record a use failed (warned once; see :meth:`_record_use`)
+    _use_unrecorded = False
+
     def _record_use(self, user_id: str, hits: list[RecallHit]) -> list[RecallHit]:
+        """Count the use and extend expiries - best effort: a failed write leaves
+        the hits as they are (access count and expiry unchanged)."""
         now_dt = self._clock.now()
         now = to_epoch(now_dt)
         retention = self._settings.retention
@@ -397,8 +411,18 @@ class LongTermMemory:
             rec = hit.record
             extended = retention.extended(rec.type, rec.expires_at, now_dt)
             updates.append((rec.id, None if extended is None else to_epoch(extended)))
-        with self._db.write() as conn:
-            _store.touch(conn, user_id, updates, now)
+        try:
+            with self._db.write() as conn:
+                _store.touch(conn, user_id, updates, now)
+        except StorageError as exc:
+            # reads keep working when writes cannot (a full disk, a read-only
+            # database): the hits are returned as they were; one warning per run of
+            # failures, not one per recall
+            if not self._use_unrecorded:
+                self._use_unrecorded = True
+                log.warning("recall could not record the use of its hits: %s", exc)
+            return hits
+        self._use_unrecorded = False
         out = []
         for hit, (_, expires) in zip(hits, updates, strict=True):
             rec = replace(

@@ -13,6 +13,7 @@ Every call that touches user data takes the user id first; there is no
 from __future__ import annotations
 
 import functools
+import logging
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -30,6 +31,7 @@ from memstrata.config import DEFAULT_SCOPE, Settings
 from memstrata.erasure import load_erasers, user_tombstone
 from memstrata.errors import (
     ClosedError,
+    IndexPersistError,
     InvalidInputError,
     InvalidSettingError,
     MemoryNotFoundError,
@@ -78,6 +80,8 @@ from memstrata.types import (
 )
 
 __all__ = ["ManagerState", "MemoryManager", "default_embedder"]
+
+log = logging.getLogger("memstrata")
 
 
 class ManagerState(Enum):
@@ -156,24 +160,47 @@ class MemoryManager:
     def __enter__(self) -> MemoryManager:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is None:
+            self.close()
+            return
+        try:  # an error is already on its way out: do not hide it behind this one
+            self.close()
+        except IndexPersistError as persist:
+            log.warning("%s", persist)
 
     def close(self) -> None:
-        """Persist index state and release the database. Idempotent."""
+        """Persist index state and release the database. Idempotent.
+
+        The database is always released. When index files cannot be written (a
+        full disk, a read-only or misplaced index directory) every index is still
+        closed and then :class:`~memstrata.errors.IndexPersistError` says for how
+        many users and why: nothing is lost - SQL holds every record and their
+        shards are rebuilt from it on next use - but the next start is slower and
+        the operator should know. Leaving a ``with`` block on another exception
+        logs it instead (a warning on the ``memstrata`` logger), so the original
+        error is the one that propagates.
+        """
         with self._lock:
             if self.state is ManagerState.CLOSED:
                 return
             self.state = ManagerState.CLOSED
+        failed: list[IndexPersistError] = []
         try:
-            if self._keywords is not None:
-                self._keywords.close()
-            if self._vector_index is not None and self._owns_vector_index:
-                self._vector_index.close()
-            elif self._vector_index is not None:
-                self._vector_index.flush()
+            for index in (self._keywords, self._vector_index):
+                if index is None:
+                    continue
+                try:
+                    if index is self._vector_index and not self._owns_vector_index:
+                        index.flush()
+                    else:
+                        index.close()
+                except IndexPersistError as exc:
+                    failed.append(exc)
         finally:
             self.db.dispose()
+        if failed:
+            raise IndexPersistError.combine(failed)
 
     def _check_open(self) -> None:
         if self.state is ManagerState.CLOSED:
@@ -191,8 +218,8 @@ class MemoryManager:
     def index_dir(self) -> Path | None:
         if self.settings.index_dir is not None:
             return self.settings.index_dir
-        if self.db.memory_db:
-            return None
+        if self.db.memory_db or self.db.read_only:
+            return None  # read-only beside the database: indexes live in memory
         path = self.db.sqlite_path
         if path is not None:
             return path.with_name(path.name + ".index")
@@ -574,12 +601,23 @@ class MemoryManager:
                 keys = pending_cleanups(conn)
         if not keys:
             return
-        if directory is not None:
-            for key in keys:
-                for path in directory.glob(f"*/{key[:2]}/{key}.*"):
-                    path.unlink(missing_ok=True)
-        with self.db.write() as conn:
-            clear_pending(conn, keys)
+        if self.db.read_only:
+            log.warning("%d erased users' index files are still to delete; the database "
+                        "is read-only, a writable open will do it", len(keys))
+            return
+        done = []
+        for key in keys:
+            try:
+                if directory is not None:
+                    for path in directory.glob(f"*/{key[:2]}/{key}.*"):
+                        path.unlink(missing_ok=True)
+            except OSError as exc:  # kept pending: the next open tries again
+                log.warning("cannot delete the index files of an erased user: %s", exc)
+                continue
+            done.append(key)
+        if done:
+            with self.db.write() as conn:
+                clear_pending(conn, done)
 
     def users(self) -> list[str]:
         self._check_open()

@@ -44,4 +44,9 @@ else
   echo "setup: installing memstrata"
   pip install -q -e .
 fi
+# the ONNX export of the embedding model, made once and checked against PyTorch, so that
+# no later process imports torch (~1 s to the first recall instead of 11-40 s)
+echo "setup: exporting the embedding model to ONNX"
+.venv/bin/python -m memstrata.memory.export \
+  || echo "setup: no ONNX export; memstrata will embed with PyTorch (slower start)" >&2
 echo "setup: done ($(.venv/bin/python -c 'import memstrata; print("memstrata", memstrata.__version__)'))"

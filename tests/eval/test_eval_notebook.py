@@ -46,3 +46,10 @@ def test_recall_quality_notebook_runs_on_a_subset(
     assert "questions miss some evidence in the top 5" in text  # the failure browser ran
     images = [o for o in outputs if "image/png" in o.get("data", {})]
     assert len(images) == 6  # recall@k, threshold, half-life, top-k, token budget, category
+    # progress: one line per phase, no bar redraws (the plots' titles and axes are
+    # checked on the plot functions, tests/eval/test_eval_plots.py)
+    progress = "".join(o.get("text", "") for o in outputs
+                       if o.get("output_type") == "stream" and o.get("name") == "stderr")
+    ours = [line for line in progress.splitlines() if line.startswith(("ingest", "recall "))]
+    assert ours and not [line for line in ours if "%|" in line or "\r" in line]
+    assert len(progress.splitlines()) <= 20, progress

@@ -49,9 +49,24 @@ _PG_READ_ONLY, _PG_DISK_FULL = "25006", "53100"
 
 
 def parse_url(url: str | URL) -> URL:
-    """Validate a database URL; PostgreSQL URLs are pointed at psycopg 3."""
-    if isinstance(url, str) and not url.strip():
-        raise InvalidURLError("the database URL is empty")
+    """Validate a database URL; PostgreSQL URLs are pointed at psycopg 3.
+
+    Refused with :class:`InvalidURLError`: another PostgreSQL driver (asyncpg,
+    psycopg2: the engine is synchronous psycopg 3), SQLite URI filenames
+    (``file:...``, ``?uri=true``: the path would be taken literally and a
+    ``./file:`` folder created), NUL or lone surrogates anywhere in the URL.
+    """
+    if not isinstance(url, str | URL):
+        raise InvalidURLError(f"a database URL is a string, not {type(url).__name__}")
+    if isinstance(url, str):
+        if not url.strip():
+            raise InvalidURLError("the database URL is empty")
+        try:
+            url.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InvalidURLError("the database URL contains a lone surrogate") from exc
+        if "\x00" in url:
+            raise InvalidURLError("the database URL contains a NUL character")
     try:
         parsed = make_url(url)
     except ArgumentError as exc:
@@ -60,6 +75,11 @@ def parse_url(url: str | URL) -> URL:
     if backend in ("postgres", "postgresql"):
         if parsed.drivername in ("postgres", "postgresql"):
             parsed = parsed.set(drivername="postgresql+psycopg")
+        if parsed.drivername != "postgresql+psycopg":
+            raise InvalidURLError(
+                f"unsupported PostgreSQL driver {parsed.drivername!r}: use postgresql:// "
+                "(memstrata connects through psycopg 3)"
+            )
         try:
             import psycopg  # noqa: F401
         except ImportError as exc:
@@ -68,6 +88,11 @@ def parse_url(url: str | URL) -> URL:
     if backend == "sqlite":
         if parsed.drivername != "sqlite":
             raise InvalidURLError(f"unsupported SQLite driver {parsed.drivername!r}")
+        if "uri" in parsed.query or (parsed.database or "").startswith("file:"):
+            raise InvalidURLError(
+                "SQLite URI filenames (file:..., ?uri=true) are not supported: "
+                "use sqlite:///path/to/file.db"
+            )
         return parsed
     raise InvalidURLError(
         f"unsupported database {backend!r}: memstrata runs on SQLite and PostgreSQL"

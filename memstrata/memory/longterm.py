@@ -43,9 +43,15 @@ from memstrata.memory._lifecycle import RecordTxn, activated, superseded
 from memstrata.memory._store import UserState, decode_vector, index_text
 from memstrata.memory._sync import IndexSync
 from memstrata.memory._validate import (
+    SLOT_PART_WIDTH,
+    check_flag,
     check_input,
+    check_limit,
+    check_memory_id,
+    check_number,
     check_scopes,
     check_statuses,
+    check_text,
     check_types,
     check_user,
 )
@@ -137,6 +143,8 @@ class LongTermMemory:
         :class:`PartialWriteError` carries the decisions of the committed chunks.
         """
         user_id = check_user(user_id)
+        if isinstance(items, str | bytes | dict | MemoryInput) or not isinstance(items, Iterable):
+            raise InvalidInputError("remember_many takes a collection of memories")
         inputs = [self.coerce(item) for item in items]
         decisions: list[WriteDecision] = []
         with ProgressBar(progress, len(inputs), "remember") as bar:
@@ -254,18 +262,21 @@ class LongTermMemory:
         (:mod:`memstrata.memory.rerank`); only what it returns counts as used.
         """
         user_id = check_user(user_id)
-        if not isinstance(query, str) or not query.strip():
-            raise InvalidInputError("the recall query is empty")
+        check_text(query, "the recall query")
         scopes = check_scopes(scope, self._settings.scopes)
         kinds = check_types(types)
+        check_flag(record_use, "record_use")
+        if policy is not None and not isinstance(policy, RetrievalPolicy):
+            raise InvalidInputError("policy must be a RetrievalPolicy")
+        if reranker is not None and not callable(getattr(reranker, "rerank", None)):
+            raise InvalidInputError("a reranker has a rerank(query, hits) method")
         policy = policy or self._settings.retrieval
         if k is not None:
-            if not isinstance(k, int) or not 1 <= k <= MAX_TOP_K:
+            if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_TOP_K:
                 raise InvalidInputError(f"k must be an integer in 1..{MAX_TOP_K}")
             policy = replace(policy, top_k=k)
         if min_relevance is not None:
-            if not 0.0 <= min_relevance <= 1.0:
-                raise InvalidInputError("min_relevance must be in [0, 1]")
+            min_relevance = check_number(min_relevance, "min_relevance", 0.0, 1.0)
             policy = replace(policy, min_relevance=min_relevance)
         seen = self._index_watermark(user_id)
         if seen is None:  # indexes not loaded (or not agreeing): sync before searching
@@ -438,6 +449,7 @@ class LongTermMemory:
 
     def get(self, user_id: str, memory_id: str) -> MemoryRecord:
         user_id = check_user(user_id)
+        memory_id = check_memory_id(memory_id)
         with self._db.read() as conn:
             row = _store.fetch(conn, user_id, [str(memory_id)]).get(str(memory_id))
         if row is None:
@@ -447,6 +459,7 @@ class LongTermMemory:
     def history(self, user_id: str, memory_id: str) -> list[MemoryRecord]:
         """The supersession chain through this record, oldest first."""
         user_id = check_user(user_id)
+        memory_id = check_memory_id(memory_id)
         with self._db.read() as conn:
             ids = _store.chain_ids(conn, user_id, str(memory_id))
             if not ids:
@@ -474,6 +487,11 @@ class LongTermMemory:
         user_id = check_user(user_id)
         if subject is None and attribute is None:
             raise InvalidInputError("lookup needs a subject, an attribute or both")
+        for what, part in (("subject", subject), ("attribute", attribute)):
+            if part is not None:
+                check_text(part, what, max_len=SLOT_PART_WIDTH)
+        check_flag(include_pending, "include_pending")
+        limit, _ = check_limit(limit)
         statuses = [Status.ACTIVE.value, Status.DEMOTED.value]
         if include_pending:
             statuses.append(Status.PENDING_CONFIRMATION.value)
@@ -516,6 +534,9 @@ class LongTermMemory:
     ) -> list[MemoryRecord]:
         """Browse records, newest first (``pinned`` filters on the pin flag)."""
         user_id = check_user(user_id)
+        limit, offset = check_limit(limit, offset)
+        if pinned is not None:
+            check_flag(pinned, "pinned")
         scopes = check_scopes(scope, self._settings.scopes)
         kinds = check_types(types)
         wanted = check_statuses(statuses)
@@ -555,8 +576,8 @@ class LongTermMemory:
     def pin(self, user_id: str, memory_id: str, pinned: bool = True) -> MemoryRecord:
         """Pinned records never expire and do not decay."""
         user_id = check_user(user_id)
-        if not isinstance(pinned, bool):
-            raise InvalidInputError("pinned must be True or False")
+        memory_id = check_memory_id(memory_id)
+        check_flag(pinned, "pinned")
         now = to_epoch(self._clock.now())
         with self._db.write() as conn:
             txn = RecordTxn(conn, now)
@@ -583,8 +604,9 @@ class LongTermMemory:
         history), or with ``keep_others=True`` all become active (both were true).
         """
         user_id = check_user(user_id)
-        if not isinstance(reason, str) or not reason.strip():
-            raise InvalidInputError("the reason must be a non-empty string")
+        keep = check_memory_id(keep, "keep (a memory id)")
+        check_flag(keep_others, "keep_others")
+        check_text(reason, "the reason")
         now = to_epoch(self._clock.now())
         removals: list[str] = []
         with self._db.write() as conn:

@@ -32,7 +32,6 @@ from memstrata.erasure import load_erasers, user_tombstone
 from memstrata.errors import (
     ClosedError,
     IndexPersistError,
-    InvalidInputError,
     InvalidSettingError,
     MemoryNotFoundError,
 )
@@ -50,7 +49,13 @@ from memstrata.memory._keyword import BM25, KeywordIndex
 from memstrata.memory._lifecycle import RecordTxn
 from memstrata.memory._schema import memory_vectors
 from memstrata.memory._sync import IndexSync
-from memstrata.memory._validate import check_user
+from memstrata.memory._validate import (
+    REF_WIDTH,
+    check_flag,
+    check_memory_id,
+    check_text,
+    check_user,
+)
 from memstrata.memory.briefing import (
     DEFAULT_CONFIRMATIONS_K,
     DEFAULT_FRESH_DAYS,
@@ -311,8 +316,7 @@ class MemoryManager:
         """The session's working memory (created on first use)."""
         self._check_open()
         user_id = check_user(user_id)
-        if not isinstance(session_id, str) or not session_id.strip():
-            raise InvalidInputError("a session id is required")
+        check_text(session_id, "session id", max_len=REF_WIDTH)
         return self._working.session(user_id, session_id)
 
     # ------------------------------------------------------------ long-term memory
@@ -397,6 +401,7 @@ class MemoryManager:
         so ``memstrata runs`` can show what a recorded action touched."""
         self._check_open()
         user_id = check_user(user_id)
+        memory_id = check_memory_id(memory_id)
         with self.db.read() as conn:
             row = _store.fetch(conn, user_id, [str(memory_id)]).get(str(memory_id))
         if row is None:
@@ -464,10 +469,9 @@ class MemoryManager:
         scrubbed from events, consolidation actions, trajectories and model-call
         logs; index files are rewritten. See :mod:`memstrata.memory._erase`."""
         user_id = check_user(user_id)
-        if not isinstance(memory_id, str) or not memory_id:
-            raise InvalidInputError("a memory id is required")
-        if not isinstance(reason, str):
-            raise InvalidInputError("the reason must be a string")
+        memory_id = check_memory_id(memory_id)
+        check_text(reason, "the reason", empty_ok=True)
+        check_flag(history, "history")
         self._check_open()
         erasers = load_erasers()
         now = to_epoch(self.clock.now())
@@ -573,8 +577,7 @@ class MemoryManager:
         keyed hash."""
         self._check_open()
         user_id = check_user(user_id)
-        if not isinstance(reason, str):
-            raise InvalidInputError("the reason must be a string")
+        check_text(reason, "the reason", empty_ok=True)
         erasers = load_erasers()
         now = to_epoch(self.clock.now())
         counts: dict[str, int] = {}

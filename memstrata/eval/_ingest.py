@@ -39,7 +39,6 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -49,7 +48,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from memstrata._progress import ProgressBar
+from memstrata._progress import ProgressBar, on_terminal
+from memstrata._progress import say as _say
 from memstrata.clock import ManualClock
 from memstrata.errors import DatasetError, InvalidInputError
 from memstrata.eval._data import Conversation, Dataset, Turn
@@ -115,21 +115,17 @@ class IngestOptions:
         return data
 
 
-def _on_terminal() -> bool:
-    isatty = getattr(sys.stderr, "isatty", None)
-    return bool(isatty is not None and isatty())
-
-
 def say(progress: bool, message: str) -> None:
     """One progress line on stderr (when ``progress``), flushed at once."""
     if progress:
-        print(message, file=sys.stderr, flush=True)
+        _say(message)
 
 
 def phase_bar(progress: bool, total: int, desc: str, unit: str) -> ProgressBar:
-    """A bar for a phase of ``total`` items on a terminal; elsewhere one line saying
-    the phase started (a notebook or a log gets no wall of bar redraws)."""
-    if progress and not _on_terminal():
+    """A bar for a phase of ``total`` items on a terminal; elsewhere - a pipe, a log,
+    and a notebook too, where a widget per sweep step would bury the results - one
+    line saying the phase started."""
+    if progress and not on_terminal():
         say(progress, f"{desc}: {total:,} {unit}s")
         return ProgressBar(False, total, desc, unit)
     return ProgressBar(progress, total, desc, unit)

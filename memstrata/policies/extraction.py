@@ -154,9 +154,16 @@ def _confidence(base: float, obj: str, sentence: str) -> float:
     return base
 
 
+#: longest attribute / value / sentence read as a memory: a chat turn is never refused
+#: because the extractor read something oversized out of it - it reads nothing instead
+MAX_ATTRIBUTE_CHARS = 64
+MAX_VALUE_CHARS = 120
+MAX_SENTENCE_CHARS = 2000
+
+
 def _slot(attribute: str, value: str) -> Slot | None:
     value = value.strip()
-    if not value or len(value) > 120:
+    if not value or len(value) > MAX_VALUE_CHARS or len(attribute) > MAX_ATTRIBUTE_CHARS:
         return None
     return Slot(USER_SUBJECT, attribute, value)
 
@@ -566,7 +573,7 @@ def extract(text: str, *, role: str = "user") -> list[Extracted]:
     out: list[Extracted] = []
     seen: set[str] = set()
     for sentence in _sentences(text):
-        if _is_question(sentence):
+        if _is_question(sentence) or len(sentence) > MAX_SENTENCE_CHARS:
             continue
         found = _read(sentence)
         if found is None or found.content.casefold() in seen:

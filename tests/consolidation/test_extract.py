@@ -138,3 +138,18 @@ def test_correction_words():
     assert is_correction_text("I don't drink coffee anymore")
     assert is_correction_text("以后报告都用B格式")
     assert not is_correction_text("I like jazz")
+
+
+def test_oversized_reads_are_not_candidates():
+    from memstrata.policies.extraction import extract
+
+    word = "x" * 300
+    assert all(c.slot is None or len(c.slot.attribute) <= 64
+               for c in extract(f"My favourite {word} is blue."))
+    assert all(len(c.content) <= 2000
+               for c in extract("I prefer " + "very " * 5000 + "quiet hotels."))
+
+
+def test_observe_of_a_turn_with_an_oversized_attribute_stores_the_turn(sqlite_manager):
+    obs = sqlite_manager.observe("u", "s1", "user", "My favourite " + "x" * 300 + " is blue.")
+    assert obs.turn_id > 0

@@ -347,9 +347,18 @@ def test_what_postgresql_refuses_is_refused_on_sqlite_too(seeded: MemoryManager)
 
 
 def test_observe_validates_everything_before_the_turn_is_appended(seeded: MemoryManager):
-    long_attr = "My favourite " + "a" * 300 + " is green tea"
-    _rejected(seeded, InvalidInputError, lambda: seeded.observe("u", "s", "user", long_attr))
+    # the turn's own fields are checked before anything is appended ...
+    _rejected(seeded, InvalidInputError,
+              lambda: seeded.observe("u", "s" * 300, "user", "I prefer green tea."))
+    _rejected(seeded, InvalidInputError,
+              lambda: seeded.observe("u", "s", "user", "I prefer green tea.", scope="Bad"))
     assert seeded.episodic.turns("u") == []
+    # ... and what the extractor reads out of a turn is never oversized (a slot wider than
+    # its column used to leave half a turn on PostgreSQL): the turn is stored whole, once
+    long_attr = "My favourite " + "a" * 300 + " is green tea"
+    obs = seeded.observe("u", "s", "user", long_attr)
+    assert [t.id for t in seeded.episodic.turns("u")] == [obs.turn_id]
+    assert all(c.slot is None or len(c.slot.attribute) <= 64 for c in obs.candidates)
 
 
 def test_observe_and_remember_share_one_json_check(seeded: MemoryManager):

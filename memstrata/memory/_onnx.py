@@ -42,7 +42,7 @@ from memstrata.memory._onnx_embedder import ModelSpec, OnnxEncoder, ort_errors
 
 __all__ = ["MIN_COSINE", "default_cache_dir", "entry_dir", "export", "load", "writable"]
 
-FORMAT = 2
+FORMAT = 3  # 3: the probes re-checked on load are short ones
 MIN_COSINE = 0.9999999
 _OPSET = 17
 _SMALL = 1 << 20  # files up to 1 MiB are hashed by content, larger ones by size and time

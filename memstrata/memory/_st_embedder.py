@@ -155,9 +155,32 @@ class SentenceTransformerEmbedder:
     @property
     def dim(self) -> int:
         if self._dim is None:
-            self._ready()
+            from memstrata.memory._onnx_embedder import read_spec
+
+            spec = read_spec(self._path) if self._path.is_dir() else None
+            if spec is not None:  # the folder says it; no model needed (either backend)
+                self._dim = spec.dim
+            else:
+                self._ready()
         assert self._dim is not None
         return self._dim
+
+    def prepare(self) -> None:
+        """Start choosing and loading the backend in a background thread, so that a
+        process that is about to embed overlaps the load with its other start-up work
+        (opening indexes, reading SQL). The first :meth:`embed` waits for it."""
+        if self.backend is not None:
+            return
+
+        def load() -> None:
+            try:
+                self._ready()
+            except Exception:  # noqa: BLE001 - the foreground call retries and raises typed
+                _log.debug("background model load failed; the first embed retries", exc_info=True)
+
+        # not a daemon: a process that exits while the runtime is loading waits for it
+        # (ONNX Runtime aborts the interpreter when a thread dies inside its set-up)
+        threading.Thread(target=load, name="memstrata-embedder-load", daemon=False).start()
 
     def count_tokens(self, text: str) -> int:
         fast = self._ready()

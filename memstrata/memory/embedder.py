@@ -101,3 +101,12 @@ class CachingEmbedder(Embedder, Protocol):
     def forget_cached(self, texts: Sequence[str] | None) -> None:
         """Drop the cached embeddings of ``texts`` (``None``: all)."""
         ...
+
+
+@runtime_checkable
+class PreparingEmbedder(Embedder, Protocol):
+    """An embedder that can start loading its model in the background."""
+
+    def prepare(self) -> None:
+        """Begin loading now (non-blocking); the first embed waits for it."""
+        ...

@@ -64,7 +64,7 @@ from memstrata.memory.briefing import (
     Briefing,
     build_briefing,
 )
-from memstrata.memory.embedder import CachingEmbedder, Embedder
+from memstrata.memory.embedder import CachingEmbedder, Embedder, PreparingEmbedder
 from memstrata.memory.episodic import EpisodicMemory
 from memstrata.memory.formation import Observation, observe
 from memstrata.memory.longterm import LongTermMemory
@@ -96,7 +96,14 @@ class ManagerState(Enum):
 
 @functools.lru_cache(maxsize=4)
 def default_embedder(model_path: Path | None = None) -> Embedder:
-    """The packaged all-MiniLM-L6-v2, shared by managers of this process (loads lazily)."""
+    """The packaged all-MiniLM-L6-v2 (or the model folder given), shared by the managers
+    of this process (it loads lazily). ``default_embedder()`` and
+    ``default_embedder(None)`` are the same object."""
+    return _shared_embedder(None if model_path is None else Path(model_path).resolve())
+
+
+@functools.lru_cache(maxsize=4)
+def _shared_embedder(model_path: Path | None) -> Embedder:
     from memstrata.memory._st_embedder import SentenceTransformerEmbedder
 
     return SentenceTransformerEmbedder(model_path)
@@ -242,7 +249,9 @@ class MemoryManager:
         return self._longterm
 
     def _build_longterm(self) -> LongTermMemory:
-        dim = self.embedder.dim  # loads the model
+        if isinstance(self.embedder, PreparingEmbedder):
+            self.embedder.prepare()  # the model loads while the indexes open
+        dim = self.embedder.dim  # from the model's folder when it says it
         if self._sync is not None and self._owns_vector_index \
                 and self._vector_index is not None and self._vector_index.dim != dim:
             # built by forget() for the stored vectors' dimension, not this model's

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = [
+    "USER_SUBJECT",
     "MemoryInput",
     "MemoryRecord",
     "MemoryType",
@@ -66,6 +67,9 @@ class Source(StrEnum):
     CONSOLIDATION = "consolidation"
     IMPORT = "import"
 
+
+#: the subject of a fact about the speaker themself ("I live in Munich" -> user.city)
+USER_SUBJECT = "user"
 
 _SLOT_PART = re.compile(r"\s+")
 

@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Literal
 from memstrata.config import DEFAULT_SCOPE
 from memstrata.errors import InvalidInputError
 from memstrata.memory._validate import check_flag, check_number
-from memstrata.policies.contradiction import is_cjk
 from memstrata.types import MemoryRecord, MemoryType, Status
 
 if TYPE_CHECKING:
@@ -83,6 +82,8 @@ class Briefing:
 
 
 def _question(records: list[MemoryRecord]) -> str:
+    from memstrata.policies.contradiction import is_cjk  # its rules load on first use
+
     slots = [r.slot for r in records if r.slot is not None]
     if len(slots) == len(records) and len({s.key for s in slots}) == 1:
         values = " or ".join(repr(s.value) for s in slots)

@@ -43,12 +43,11 @@ from memstrata.memory._validate import (
     check_turn,
     check_user,
 )
-from memstrata.policies.contradiction import FACT_TYPES, Item, classify
-from memstrata.policies.extraction import Extracted, extract
 from memstrata.types import MemoryInput, Source, Status, WriteDecision
 
 if TYPE_CHECKING:
     from memstrata.memory.manager import MemoryManager
+    from memstrata.policies.extraction import Extracted
 
 __all__ = ["Observation", "observe"]
 
@@ -103,6 +102,8 @@ def observe(
         check_flag(extract_memories, "extract_memories")
     wanted = role.strip().lower() in ("user", "human") if extract_memories is None \
         else extract_memories
+    from memstrata.policies.extraction import extract  # the rules load on the first turn
+
     candidates = tuple(extract(text, role="user")) if wanted and text.strip() else ()
     turn_meta = {**meta, "scope": scope, "fast_extracted": len(candidates)}
     # check the memories as remember would before the turn is stored, so bad input
@@ -150,6 +151,8 @@ def _supersede_replaced(manager: MemoryManager, user_id: str, scope: str, new_id
         new = next((r for r in rows if r.id == new_id), None)
         if new is None:
             return []
+        from memstrata.policies.contradiction import FACT_TYPES, Item, classify
+
         newer = Item(new.content, new.type, replaces=replaced, correction=True)
         targets = sorted(
             (r for r in rows

@@ -59,11 +59,11 @@ from memstrata.memory._writer import PreparedWrite, WriteTxn, candidate_of
 from memstrata.memory.embedder import CachingEmbedder, Embedder
 from memstrata.memory.rerank import Reranker, apply_reranker
 from memstrata.memory.vector import SearchFilter, VectorIndex, Watermark
-from memstrata.policies.extraction import USER_SUBJECT
 from memstrata.policies.retrieval import MAX_TOP_K, RetrievalPolicy
 from memstrata.policies.write import screen
 from memstrata.types import (
     RETRIEVABLE,
+    USER_SUBJECT,
     MemoryInput,
     MemoryRecord,
     MemoryType,

@@ -33,12 +33,11 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from memstrata.types import MemoryType, Slot
+from memstrata.types import USER_SUBJECT, MemoryType, Slot
 
 __all__ = ["USER_SUBJECT", "Extracted", "extract", "is_correction_text"]
 
 #: subject of every slot read from the user's own words
-USER_SUBJECT = "user"
 
 #: confidence of a reaction to a demonstrative ("I love this song"): below the
 #: default write threshold, so the policy drops it with a reason

@@ -140,8 +140,9 @@ def _scenarios(sn: dict[str, Any]) -> Row:
     recalls = [r["conflicts_flagged"]["recall"] for r in runs]
     merge_p = min(r["duplicates_merged"]["precision"] for r in runs)
     return (
-        f"offline conflict detection, {tuned['cases']} + {sum(h['cases'] for h in held)} "
-        "held-out preference-update cases (EN + ZH)",
+        f"offline conflict detection on the project's own scenario set: {tuned['cases']} "
+        f"tuning + {sum(h['cases'] for h in held)} held-out preference-update cases (EN + ZH; "
+        "on public contradiction data these rules find far fewer)",
         f"flag precision {flag_p:.2f}, recall {min(recalls):.2f}-{max(recalls):.2f}; "
         f"merge precision {merge_p:.2f}",
         "`consolidation_scenarios.json`",
@@ -156,6 +157,31 @@ def _agent(ag: dict[str, Any]) -> Row:
         f"{k['recall_every_turn']['p95']:.1f} ms); context {100 * c['ratio_total']:.1f} % of "
         "the naive full history",
         "`agent.json`",
+    )
+
+
+def _cold_start(cs: dict[str, Any]) -> Row:
+    c = cs["trees"]["current"]["cold_start"]
+    before = cs["trees"].get("before", {}).get("cold_start", {})
+    was = ""
+    if "first_recall" in before:
+        was = f" (was {before['first_recall']['p50_s']:.1f} s)"
+    return (
+        "fresh process to its first recall / first observe (existing SQLite memory)",
+        f"p50 **{c['first_recall']['p50_s']:.2f} s**{was} / {c['first_observe']['p50_s']:.2f} s; "
+        f"`import numpy` {c['import_numpy']['p50_s']:.2f} s; no PyTorch imported",
+        "`cold_start.json`",
+    )
+
+
+def _injection(inj: dict[str, Any]) -> Row:
+    return (
+        f"prompt injection through memories and tool results ({inj['cases']} cases, EN + ZH, "
+        "a model that requests any tool call it reads)",
+        f"L2/L3 actions without approval **{inj['executed_l2_l3_without_approval']}**, "
+        f"ungrounded arguments **{inj['ungrounded_arguments']}**, injected text outside a "
+        f"data block **{inj['injected_text_outside_data_block']}**",
+        "`injection.json`",
     )
 
 
@@ -179,6 +205,8 @@ def rows(results: Path = RESULTS) -> list[Row]:
         lambda: _scale(j("consolidation_scale.json")),
         lambda: _scenarios(j("consolidation_scenarios.json")),
         lambda: _agent(j("agent.json")),
+        lambda: _cold_start(j("cold_start.json")),
+        lambda: _injection(j("injection.json")),
     ]
     return [make() for make in makers]
 

@@ -3,7 +3,7 @@
 One :data:`metadata` holds every table memstrata declares; each table is
 declared by the package that owns it (``memory`` its records, users, turns and
 tasks; ``consolidation`` its runs, actions, leases and sources; the LLM seam its
-call log). Migrations create them (see :mod:`memstrata.memory._migrations`).
+call log). The numbered migrations that memory owns create them.
 
 :class:`Transactions` is the small protocol a table owner below ``memory``
 needs to write its rows: ``memory``'s ``Database`` satisfies it.

@@ -133,16 +133,17 @@ def contains(value: Any, texts: Sequence[str]) -> bool:
     return False
 
 
-def scrub(value: Any, texts: Sequence[str]) -> Any:
+def scrub(value: Any, texts: Sequence[str], replacement: str = REDACTED) -> Any:
     """``value`` (text or JSON) with every occurrence of ``texts`` replaced by
-    :data:`REDACTED` (keys too)."""
+    ``replacement`` (keys too)."""
     if isinstance(value, str):
         for t in texts:
             if t in value:
-                value = value.replace(t, REDACTED)
+                value = value.replace(t, replacement)
         return value
     if isinstance(value, dict):
-        return {scrub(k, texts): scrub(v, texts) for k, v in value.items()}
+        return {scrub(k, texts, replacement): scrub(v, texts, replacement)
+                for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [scrub(v, texts) for v in value]
+        return [scrub(v, texts, replacement) for v in value]
     return value

@@ -22,9 +22,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from memstrata.llm import ToolCall
+
 from ._grounding import grounded_in, tokens
 from ._redact import is_secret_name, secret_fields
-from .llm import ToolCall
 from .tools import RunContext, Tool, ToolResult, format_validation_error
 from .toolsets import Toolset
 

@@ -34,7 +34,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from memstrata.config import DEFAULT_SCOPE
 from memstrata.errors import MemstrataError
-from memstrata.llm import CallRow, RecordingModel, list_calls
+from memstrata.llm import CallRow, ChatResult, LLMClient, RecordingModel, list_calls
 from memstrata.memory.episodic import Step
 from memstrata.types import WriteDecision
 
@@ -53,7 +53,6 @@ from .errors import (
     UsageError,
 )
 from .goal import STATE, Goal, TaskState
-from .llm import ChatResult, LLMClient
 from .memory_view import MemoryView, brief
 from .planner import DriftDetector, Planner, PlanTemplate
 from .steps import (

@@ -52,8 +52,8 @@ def trace_command(url: str, user: str, task_id: str) -> str:
 def agent_example(message: str | None, user: str, directory: Path | None, yes: bool) -> None:
     """The after-sales assistant: query an order, change an address, ask for a refund."""
     from memstrata.agent.examples import after_sales as ex
-    from memstrata.agent.llm import OpenAIClient
     from memstrata.agent.toolsets import ApprovalRequest
+    from memstrata.llm import OpenAIClient
     from memstrata.memory.manager import MemoryManager
 
     directory = (directory or Path(tempfile.mkdtemp(prefix="memstrata-agent-"))).resolve()

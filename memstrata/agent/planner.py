@@ -25,6 +25,7 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from memstrata.llm import ChatResult
 from memstrata.memory.embedder import Embedder
 
 from ._fence import memory_block, new_nonce
@@ -32,7 +33,6 @@ from ._grounding import grounded_in, tokens
 from ._prompts import prompt
 from .errors import UsageError
 from .goal import Criterion, Goal, SubtaskSpec, TaskState
-from .llm import ChatResult
 from .tools import Grounded, Tool
 
 __all__ = ["DriftDetector", "PlanOutcome", "PlanTemplate", "Planner"]

@@ -47,8 +47,9 @@ from typing import Any, Generic, Literal, TypeVar, cast
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
+from memstrata.llm import Usage
+
 from .errors import UsageError
-from .llm import Usage
 
 if typing.TYPE_CHECKING:
     from .memory_view import MemoryView

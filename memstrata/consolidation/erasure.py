@@ -80,17 +80,8 @@ class ConsolidationEraser:
         for row in conn.execute(select(runs.c.id, runs.c.errors)).all():
             if contains(row.errors, (user_id,)):
                 conn.execute(update(runs).where(runs.c.id == row.id)
-                             .values(errors=_replace(row.errors, user_id, tombstone)))
+                             .values(errors=scrub(row.errors, (user_id,), tombstone)))
                 n += 1
         counts["consolidation_runs"] = n
         return counts
 
-
-def _replace(value: object, old: str, new: str) -> object:
-    if isinstance(value, str):
-        return value.replace(old, new)
-    if isinstance(value, list):
-        return [_replace(v, old, new) for v in value]
-    if isinstance(value, dict):
-        return {k: _replace(v, old, new) for k, v in value.items()}
-    return value

@@ -75,7 +75,6 @@ _SESSION_KEY = re.compile(r"^session_(\d+)$")
 # LoCoMo writes "D8:6; D9:17" and "D9:1 D4:4" for two ids in one string
 _ID_SPLIT = re.compile(r"[;,\s]+")
 #: the memory API's user id limits (``MemoryManager`` refuses longer ids)
-_MAX_USER_ID = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,11 +273,15 @@ def _read_text(path: Path) -> str:
 
 
 def _check_user(user: str, source: str, line: int | None = None) -> None:
-    if not user.strip() or len(user) > _MAX_USER_ID or any(ord(c) < 32 for c in user):
-        raise DatasetError(
-            f"user id {user[:40]!r} is not usable: 1-{_MAX_USER_ID} characters, "
-            "no control characters", source=source, line=line,
-        )
+    """The memory's own user-id rule (one rule: what loads here also ingests)."""
+    from memstrata.errors import MissingUserError
+    from memstrata.memory import check_user
+
+    try:
+        check_user(user)
+    except MissingUserError as exc:
+        raise DatasetError(f"user id {user[:40]!r} is not usable: {exc}", source=source,
+                           line=line) from exc
 
 
 def _check_length(text: str, max_chars: int, what: str, source: str,

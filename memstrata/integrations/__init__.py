@@ -1,0 +1,1 @@
+"""Adapters to the frameworks agents already live in (optional extras)."""

@@ -1,0 +1,1 @@
+"""``memstrata mcp``: memstrata as a Model Context Protocol server (official ``mcp`` SDK)."""

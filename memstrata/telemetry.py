@@ -122,10 +122,14 @@ def _otel() -> Any:
 def _get_tracer() -> Any:
     global _tracer
     if _tracer is None:
-        from memstrata import __version__
+        from importlib.metadata import PackageNotFoundError, version
 
+        try:
+            release: str | None = version("memstrata")
+        except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
+            release = None
         # a ProxyTracer when no provider is set yet: it follows the provider set later
-        _tracer = _otel().get_tracer(SCOPE, __version__)
+        _tracer = _otel().get_tracer(SCOPE, release)
     return _tracer
 
 

@@ -32,6 +32,7 @@ DEFAULT_SCOPE = "default"
 #: use ``fullmatch`` all the same
 SCOPE_PATTERN = re.compile(r"\A[a-z0-9][a-z0-9_.\-]{0,63}\Z")
 DEFAULT_MAX_CONTENT_CHARS = 8000
+DEFAULT_EMBEDDER = "minilm"
 
 
 def default_home(environ: dict[str, str] | None = None) -> Path:
@@ -74,6 +75,10 @@ class Settings(BaseModel):
     bm25_k1: float = Field(default=1.2, ge=0)
     bm25_b: float = Field(default=0.5, ge=0, le=1)
     keyword_memory_budget_bytes: int = Field(default=512 * 1024**2, gt=0)
+    #: the packaged embedder, by its name in the entry-point group ``memstrata.embedders``:
+    #: ``"minilm"`` (all-MiniLM-L6-v2, English) or ``"e5-small"`` (multilingual-e5-small,
+    #: ``memstrata[multilingual]``); changing it on a store with vectors is a ``reindex``
+    embedder: str = DEFAULT_EMBEDDER
     #: path of a sentence-transformers model folder (default: the packaged MiniLM)
     embedding_model: Path | None = None
     echo_sql: bool = False

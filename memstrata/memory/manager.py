@@ -27,7 +27,7 @@ from sqlalchemy import select
 
 from memstrata._progress import Progress
 from memstrata.clock import Clock, SystemClock, to_epoch
-from memstrata.config import DEFAULT_SCOPE, Settings
+from memstrata.config import DEFAULT_EMBEDDER, DEFAULT_SCOPE, Settings
 from memstrata.erasure import load_erasers, user_tombstone
 from memstrata.errors import (
     ClosedError,
@@ -64,7 +64,12 @@ from memstrata.memory.briefing import (
     Briefing,
     build_briefing,
 )
-from memstrata.memory.embedder import CachingEmbedder, Embedder, PreparingEmbedder
+from memstrata.memory.embedder import (
+    CachingEmbedder,
+    Embedder,
+    PreparingEmbedder,
+    load_embedder,
+)
 from memstrata.memory.episodic import EpisodicMemory
 from memstrata.memory.formation import Observation, observe
 from memstrata.memory.longterm import LongTermMemory
@@ -99,14 +104,19 @@ def default_embedder(model_path: Path | None = None) -> Embedder:
     """The packaged all-MiniLM-L6-v2 (or the model folder given), shared by the managers
     of this process (it loads lazily). ``default_embedder()`` and
     ``default_embedder(None)`` are the same object."""
-    return _shared_embedder(None if model_path is None else Path(model_path).resolve())
+    return _shared_embedder(DEFAULT_EMBEDDER,
+                            None if model_path is None else Path(model_path).resolve())
 
 
 @functools.lru_cache(maxsize=4)
-def _shared_embedder(model_path: Path | None) -> Embedder:
-    from memstrata.memory._st_embedder import SentenceTransformerEmbedder
-
-    return SentenceTransformerEmbedder(model_path)
+def _shared_embedder(name: str, model_path: Path | None) -> Embedder:
+    """The embedder registered as ``name`` (``memstrata.embedders``), one per process."""
+    if model_path is None:
+        return load_embedder(name)
+    try:
+        return load_embedder(name, model_path=model_path)
+    except TypeError as exc:
+        raise InvalidSettingError(f"the {name!r} embedder takes no embedding_model") from exc
 
 
 class MemoryManager:
@@ -223,7 +233,9 @@ class MemoryManager:
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
-            self._embedder = default_embedder(self.settings.embedding_model)
+            path = self.settings.embedding_model
+            self._embedder = _shared_embedder(self.settings.embedder,
+                                              None if path is None else Path(path).resolve())
         return self._embedder
 
     @property
@@ -505,7 +517,7 @@ class MemoryManager:
         # the embedding cache may hold the texts: this manager's embedder, or the
         # process's shared default one if it was made (never made here just for this)
         embedder = self._embedder
-        if embedder is None and default_embedder.cache_info().currsize:
+        if embedder is None and _shared_embedder.cache_info().currsize:
             embedder = self.embedder
         if isinstance(embedder, CachingEmbedder):
             embedder.forget_cached(what.texts)

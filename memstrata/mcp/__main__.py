@@ -1,0 +1,7 @@
+"""``python -m memstrata.mcp ARGS`` is ``memstrata mcp ARGS``."""
+
+import sys
+
+from memstrata.cli import main
+
+main(["mcp", *sys.argv[1:]], prog_name="memstrata")

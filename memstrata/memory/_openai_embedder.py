@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from memstrata import telemetry
 from memstrata.errors import EmbeddingError, InvalidSettingError
 from memstrata.memory.embedder import EmbeddingCache, Vectors, normalize_rows
 
@@ -67,17 +68,22 @@ class OpenAIEmbedder:
     def embed(self, texts: Sequence[str]) -> Vectors:
         if isinstance(texts, str):
             raise TypeError("embed() takes a sequence of texts, not one string")
-        cached = dict(zip(texts, self._cache.get_many(texts), strict=True))
-        found = {t: v for t, v in cached.items() if v is not None}
-        missing = [t for t, v in cached.items() if v is None]
-        for start in range(0, len(missing), self._batch):
-            part = missing[start : start + self._batch]
-            vectors = self._request(part)
-            self._cache.put_many(part, list(vectors))
-            found.update(zip(part, vectors, strict=True))
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        return np.ascontiguousarray(np.vstack([found[t] for t in texts]), dtype=np.float32)
+        with telemetry.span(f"embeddings {self._model}",
+                            {"gen_ai.operation.name": "embeddings",
+                             "gen_ai.request.model": self._model},
+                            texts=len(texts)) as sp:
+            cached = dict(zip(texts, self._cache.get_many(texts), strict=True))
+            found = {t: v for t, v in cached.items() if v is not None}
+            missing = [t for t, v in cached.items() if v is None]
+            for start in range(0, len(missing), self._batch):
+                part = missing[start : start + self._batch]
+                vectors = self._request(part)
+                self._cache.put_many(part, list(vectors))
+                found.update(zip(part, vectors, strict=True))
+            sp.set(encoded=len(missing), requests=-(-len(missing) // self._batch))
+            if not texts:
+                return np.zeros((0, self.dim), dtype=np.float32)
+            return np.ascontiguousarray(np.vstack([found[t] for t in texts]), dtype=np.float32)
 
     def forget_cached(self, texts: Sequence[str] | None) -> None:
         self._cache.forget(texts)

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from memstrata import telemetry
 from memstrata.errors import EmbeddingError, MissingDependencyError
 from memstrata.memory.embedder import EmbeddingCache, Vectors, normalize_rows
 
@@ -192,22 +193,29 @@ class SentenceTransformerEmbedder:
     def embed(self, texts: Sequence[str]) -> Vectors:
         if isinstance(texts, str):
             raise TypeError("embed() takes a sequence of texts, not one string")
-        out = np.empty((len(texts), self.dim), dtype=np.float32)
-        missing: dict[str, list[int]] = {}
-        for i, (text, cached) in enumerate(zip(texts, self._cache.get_many(texts),
-                                               strict=True)):
-            if cached is None:
-                missing.setdefault(text, []).append(i)
-            else:
-                out[i] = cached
-        if missing:
-            todo = list(missing)
-            vectors = self._encode(todo)
-            self._cache.put_many(todo, list(vectors))
-            for text, vector in zip(todo, vectors, strict=True):
-                for i in missing[text]:
-                    out[i] = vector
-        return out
+        with telemetry.span(f"embeddings {self._name}",
+                            {"gen_ai.operation.name": "embeddings",
+                             "gen_ai.request.model": self._name},
+                            texts=len(texts)) as sp:
+            out = np.empty((len(texts), self.dim), dtype=np.float32)
+            missing: dict[str, list[int]] = {}
+            for i, (text, cached) in enumerate(zip(texts, self._cache.get_many(texts),
+                                                   strict=True)):
+                if cached is None:
+                    missing.setdefault(text, []).append(i)
+                else:
+                    out[i] = cached
+            if missing:
+                todo = list(missing)
+                vectors = self._encode(todo)
+                self._cache.put_many(todo, list(vectors))
+                for text, vector in zip(todo, vectors, strict=True):
+                    for i in missing[text]:
+                        out[i] = vector
+            sp.set({"gen_ai.embeddings.dimension.count": int(out.shape[1])},
+                   encoded=len(missing), cached=len(texts) - sum(map(len, missing.values())),
+                   backend=self.backend)
+            return out
 
     def forget_cached(self, texts: Sequence[str] | None) -> None:
         self._cache.forget(texts)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
+from memstrata.memory.embedder import embed_queries
 from memstrata.memory.manager import MemoryManager
 from memstrata.memory.vector import NO_FILTER
 from memstrata.policies.retrieval import MAX_TOP_K, RetrievalPolicy
@@ -65,7 +66,7 @@ class Retriever(Protocol):
 def _raw(
     memory: MemoryManager, user_id: str, query: str, depth: int
 ) -> tuple[dict[str, float], dict[str, float]]:
-    qvec = memory.embedder.embed([query])[0]
+    qvec = embed_queries(memory.embedder, [query])[0]
     return memory.longterm.candidates(user_id, query, qvec, NO_FILTER, depth)
 
 

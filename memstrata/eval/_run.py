@@ -51,7 +51,7 @@ from memstrata.eval._retrievers import (
     Retriever,
     builtin_retriever,
 )
-from memstrata.memory.embedder import Embedder
+from memstrata.memory.embedder import Embedder, embed_queries
 from memstrata.memory.manager import MemoryManager
 from memstrata.policies.retrieval import MAX_TOP_K, RetrievalPolicy
 from memstrata.policies.write import WritePolicy
@@ -255,7 +255,7 @@ class Evaluation:
         questions = [p.question for c in self.dataset.conversations for p in c.probes]
         if questions:
             say(self.progress, f"embedding {len(questions):,} questions")
-            self.memory.embedder.embed(questions)
+            embed_queries(self.memory.embedder, questions)
 
     def _count(self, user: str, record_id: str) -> int:
         key = (user, record_id)

@@ -26,6 +26,20 @@ superseded* (supersede vs update), *duplicates merged* (merge vs duplicate).
     flock /tmp/memstrata-bench.lock python benchmarks/consolidation_scenarios.py
 
 Writes ``benchmarks/results/consolidation_scenarios.json``.
+
+**Formation of changes** (issue 11 item 1, issue 12 item 5):
+``formation_changes.json`` (182 cases, English and Chinese, 98 changes and 84 guards:
+moves, job and career changes, diet changes, preferred names, birthdays, "from now
+on" instructions; guards such as a sibling's move, "I might move next year", a
+business trip). Each case is its own user: the older fact, then ten days later the
+statement, both through ``observe``. A change is read when the new value is the
+only active value of the slot (instructions: a correction record is formed) and the
+briefing no longer quotes the older fact; a guard holds when the old value is still
+the only active one (instructions: nothing is formed). Precision and recall per
+language, per split; the held-out split (40%) was never tuned on and its first look
+is ``results/formation_changes_first_look.json``.
+
+    python benchmarks/consolidation_scenarios.py --formation-only [--split tuning]
 """
 
 from __future__ import annotations
@@ -191,12 +205,110 @@ def observe_pipeline(cases: list[dict[str, Any]], embedder: Embedder
     return predictions, {"statements_not_read_by_the_fast_extractor": unread}
 
 
+FORMATION_FIRST_LOOK = Path(__file__).parent / "results" / "formation_changes_first_look.json"
+
+
+def _norm(value: str | None) -> str:
+    from memstrata.types import normalize_slot_part
+
+    return normalize_slot_part(value or "")
+
+
+def formation_case(mm: MemoryManager, clock: ManualClock, case: dict[str, Any]) -> dict[str, Any]:
+    """Observe the older fact, then the statement; what is active afterwards."""
+    user = case["id"]
+    mm.observe(user, "s1", "user", case["prior"])
+    clock.advance(days=10)
+    obs = mm.observe(user, "s2", "user", case["statement"])
+    clock.advance(hours=1)
+    attribute = case["attribute"]
+    if attribute is None:  # a standing instruction: is a correction record formed?
+        formed = [d for c, d in zip(obs.candidates, obs.decisions, strict=True)
+                  if d.stored and c.correction]
+        changed = bool(formed)
+        correct = changed if case["kind"] == "change" else not changed
+        return {"id": user, "kind": case["kind"], "changed": changed, "correct": correct,
+                "read_by": [c.rule for c in obs.candidates]}
+    values = sorted(r.slot.value for r in mm.memories(user, statuses="active")
+                    if r.slot is not None and r.slot.attribute == attribute)
+    brief = "\n".join(mm.briefing(user, record_use=False).lines())
+    changed = [_norm(v) for v in values] != [_norm(case["prior_value"])]
+    if case["kind"] == "change":
+        correct = [_norm(v) for v in values] == [_norm(case["expect"])] and \
+            case["prior"] not in brief
+    else:
+        correct = not changed
+    return {"id": user, "kind": case["kind"], "changed": changed, "correct": correct,
+            "active": values, "read_by": [c.rule for c in obs.candidates]}
+
+
+def _formation_metrics(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    changes = [r for r in rows if r["kind"] == "change"]
+    guards = [r for r in rows if r["kind"] == "guard"]
+    tp = sum(r["correct"] for r in changes)
+    predicted = sum(r["changed"] for r in rows)
+    return {
+        "cases": len(rows), "changes": len(changes), "guards": len(guards),
+        "changes_read_correctly": round(tp / len(changes), 3) if changes else None,
+        "guards_held": round(sum(r["correct"] for r in guards) / len(guards), 3)
+        if guards else None,
+        "precision": round(tp / predicted, 3) if predicted else 1.0,
+        "recall": round(tp / len(changes), 3) if changes else None,
+        "misses": [{k: r[k] for k in ("id", "active", "read_by") if k in r}
+                   for r in rows if not r["correct"]],
+    }
+
+
+def formation(embedder: Embedder, split: str | None = None) -> dict[str, Any]:
+    doc = json.loads((DATA / "formation_changes.json").read_text())
+    prior_values = {
+        ("en", "city"): "Berlin", ("zh", "city"): "北京", ("en", "employer"): "Siemens",
+        ("zh", "employer"): "腾讯", ("en", "occupation"): "teacher",
+        ("zh", "occupation"): "老师", ("en", "diet"): "vegetarian", ("zh", "diet"): "vegetarian",
+        ("en", "name"): "Katherine", ("zh", "name"): "王小明", ("en", "age"): "29",
+        ("zh", "age"): "29"}
+    out: dict[str, Any] = {}
+    for name in ("tuning", "heldout"):
+        if split is not None and name != split:
+            continue
+        cases = [c for c in doc["cases"] if c["split"] == name]
+        tmp = tempfile.mkdtemp(prefix="memstrata-formation-")
+        clock = ManualClock(START)
+        with MemoryManager.open(f"sqlite:///{tmp}/f.db", embedder=embedder, clock=clock,
+                                index_dir=Path(tmp) / "index") as mm:
+            rows = []
+            for c in cases:
+                c = {**c, "prior_value": prior_values.get((c["lang"], c["attribute"]))}
+                rows.append({**formation_case(mm, clock, c), "lang": c["lang"],
+                             "category": c["category"]})
+        entry: dict[str, Any] = {"all": _formation_metrics(rows)}
+        for lang in ("en", "zh"):
+            entry[lang] = _formation_metrics([r for r in rows if r["lang"] == lang])
+        entry["by_category"] = {
+            cat: {k: v for k, v in _formation_metrics(
+                [r for r in rows if r["category"] == cat]).items() if k != "misses"}
+            for cat in sorted({r["category"] for r in rows})}
+        out[name] = entry
+    if "heldout" in out and not FORMATION_FIRST_LOOK.exists():
+        FORMATION_FIRST_LOOK.write_text(json.dumps(
+            {"note": "first evaluation of the held-out split, written before any further tuning",
+             "heldout": out["heldout"]}, indent=2, ensure_ascii=False) + "\n")
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--formation-only", action="store_true",
+                        help="only the formation-of-changes set (printed, results not written)")
+    parser.add_argument("--split", choices=("tuning", "heldout"), default=None)
     args = parser.parse_args()
     embedder = default_embedder()
     embedder.embed(["warm up"])
+    if args.formation_only:
+        found = formation(embedder, args.split)
+        print(json.dumps(found, indent=1, ensure_ascii=False))
+        return
     default_threshold = ConsolidationSettings().duplicate_similarity
     result: dict[str, Any] = {
         "benchmark": "preference-update scenarios, offline conflicts/dedupe method",
@@ -228,6 +340,7 @@ def main() -> None:
         entry["observe_pipeline"] = _metrics(cases, pipeline)
         entry["observe_pipeline"].update(notes)
         result["sets"][name] = entry
+    result["formation_changes"] = formation(embedder)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
     for name, entry in result["sets"].items():

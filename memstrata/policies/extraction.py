@@ -90,9 +90,11 @@ _ONE_OFF_OBJECT = re.compile(
 _LEAD = re.compile(r"^(?:(?:ok(?:ay)?|so|and|but|also|well|oh|btw|by the way|hey|hi|hello|"
                    r"也|还有|另外|对了|嗯|哦)[,，:\s]+)+", re.IGNORECASE)
 _VALUE_END = re.compile(
-    r"\s+(?:and|but|with|since|because|for now|though|so|which|who|where|when|"
+    r"\s+(?:and|but|with|since|because|for|though|so|which|who|where|when|"
     r"(?:last|this|next)\s+(?:week|month|year|summer|winter|spring|fall|autumn)|yesterday|today|"
-    r"recently|now|in \d{4}|(?:a|one|two|three|a few|several)\s+\w+\s+ago)\b.*$|[,;，；].*$",
+    r"recently|now|these days|nowadays|in \d{4}|over (?:the )?\w+|in (?:the )?(?:spring|summer|"
+    r"fall|autumn|winter|january|february|march|april|may|june|july|august|september|october|"
+    r"november|december)|(?:a|one|two|three|a few|several)\s+\w+\s+ago)\b.*$|[,;，；].*$",
     re.IGNORECASE,
 )
 _ROLE_END = re.compile(r"\s+(?:at|for|in|with)\s+.*$", re.IGNORECASE)
@@ -145,6 +147,14 @@ def _is_question(sentence: str) -> bool:
     return _QUESTION_START.match(s) is not None
 
 
+def _is_request(sentence: str) -> bool:
+    """A standing instruction phrased as a question ("could you answer in German from now
+    on?") or a preferred name with a softening 吧 ("叫我小王吧")."""
+    if _CJK.search(sentence):
+        return _ZH_CALL.search(sentence) is not None and _ZH_NOT_CALL.search(sentence) is None
+    return _STANDING_ANY.search(sentence) is not None and _REQUEST.search(sentence) is not None
+
+
 def _confidence(base: float, obj: str, sentence: str) -> float:
     if _ONE_OFF_OBJECT.match(obj.strip()):
         return ONE_OFF_CONFIDENCE
@@ -170,24 +180,46 @@ def _slot(attribute: str, value: str) -> Slot | None:
 # ---------------------------------------------------------------- English rules
 
 _NAME = re.compile(
-    r"^(?:my name is|my name's|i am called|i'm called|call me|you can call me|"
-    r"i go by)\s+(?P<v>[A-Za-z][\w'-]*(?:\s+[A-Z][\w'-]*)?)",
+    r"^(?:my name is|my name's|i am called|i'm called|i go by)\s+"
+    r"(?P<v>[A-Za-z][\w'-]*(?:\s+(?-i:[A-Z][\w'-]*))?)",
     re.IGNORECASE,
 )
+#: a preferred name ("please call me Kate", "I'd rather you call me Kate", "everyone calls
+#: me Kate"): the value must be capitalised ("call me back", "call me crazy" are not names)
+_CALL_ME = re.compile(
+    r"(?:^|\b(?:please|just|you can|you may|you could|feel free to|everyone|everybody|"
+    r"people|most people|friends)\s+|\bi(?:'d| would)?\s+(?:much\s+)?(?:rather|prefer|like|"
+    r"want)\s+(?:you\s+(?:to\s+)?|to be\s+|being\s+)?)(?:calls?|called)\s+(?:me\s+)?"
+    r"(?P<v>(?-i:[A-Z][\w'-]*))",
+    re.IGNORECASE,
+)
+_NOT_CALL = re.compile(r"\b(?:don't|do not|dont|never|stop|not)\s+(?:\w+\s+)?call", re.IGNORECASE)
+_NOT_NAME_WORDS = frozenset({"when", "back", "later", "tomorrow", "tonight", "today", "if",
+                             "at", "on", "after", "before", "asap", "anytime", "any", "crazy"})
 _IM_NAME = re.compile(r"^[Ii](?:'m|\s+am)\s+(?P<v>[A-Z][a-z]+)(?:\s*[,.!]|$)")
 _LIVE = re.compile(
-    r"\bi(?:\s+currently|\s+now)?\s+(?:live|am living|'m living|reside|stay)\s+in\s+(?P<v>.+)"
+    r"\bi(?:\s+currently|\s+now)?(?:\s+(?:live|am living|'m living|reside|stay)|"
+    r"(?:'ve| have) been living)\s+in\s+(?P<v>.+)"
     r"|\bi'?m\s+(?:now\s+)?(?:based|located|living)\s+in\s+(?P<v2>.+)",
     re.IGNORECASE,
 )
-_MOVED = re.compile(r"\bi(?:'ve| have)?\s+(?:just\s+|recently\s+)?(?:moved|relocated)\s+to\s+"
-                    r"(?P<v>.+)", re.IGNORECASE)
+_MOVED = re.compile(
+    r"\b(?:i|we)(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+|already\s+|also\s+)?"
+    r"(?:moved|relocated)\s+(?:(?:away\s+)?(?:from|out of)\s+[^,;]+?\s+)?"
+    r"(?:to|into\s+(?:(?:our|my|a|the)\s+)?(?:new\s+)?(?:flat|apartment|house|place|home)\s+in)"
+    r"\s+(?P<v>.+)",
+    re.IGNORECASE,
+)
 _FROM = re.compile(r"\bi(?:'m| am)\s+(?:originally\s+)?from\s+(?P<v>.+)", re.IGNORECASE)
 _AGE = re.compile(r"\bi(?:'m| am)\s+(?P<v>\d{1,3})(?:\s+years?\s+old|\s*yo)?\b(?!\s*(?:%|kg|km|"
                   r"lbs|minutes|min|hours|cm|m\b))|\bi\s+(?:just\s+)?turned\s+(?P<v2>\d{1,3})\b",
                   re.IGNORECASE)
-_WORK_AS = re.compile(r"\bi\s+(?:now\s+|currently\s+)?work\s+as\s+(?:an?\s+)?(?P<v>.+)",
-                      re.IGNORECASE)
+#: "today is my 30th birthday", "I just celebrated my 30th birthday" (not a future one)
+_BIRTHDAY = re.compile(r"\bmy\s+(?P<v>\d{1,3})(?:st|nd|rd|th)\s+birthday\b", re.IGNORECASE)
+_FUTURE = re.compile(r"\b(?:tomorrow|next|coming|upcoming|soon|will|'ll|going to|in \d+ days)\b",
+                     re.IGNORECASE)
+_WORK_AS = re.compile(r"\bi(?:'m|\s+am)?\s+(?:now\s+|currently\s+)?(?:work|working)\s+as\s+"
+                      r"(?:an?\s+)?(?P<v>.+)", re.IGNORECASE)
 _WORK_AT = re.compile(
     r"\bi\s+(?:now\s+|currently\s+)?(?:work|am working|'m working)\s+(?:at|for)\s+(?P<v>.+)",
     re.IGNORECASE,
@@ -198,10 +230,28 @@ _PROFESSIONS = (
     r"consultant|pharmacist|dentist|artist|musician|photographer|analyst|entrepreneur|"
     r"founder|product manager|data scientist|pilot|driver|freelancer|retiree|retired"
 )
-_IM_A = re.compile(rf"\bi(?:'m| am)\s+(?:an?\s+)?(?P<v>(?:[\w-]+\s+){{0,2}}(?:{_PROFESSIONS}))\b",
-                   re.IGNORECASE)
+_IM_A = re.compile(rf"\bi(?:'m| am)\s+(?:now\s+|currently\s+)?(?:an?\s+)?"
+                   rf"(?P<v>(?:[\w-]+\s+){{0,2}}(?:{_PROFESSIONS}))\b", re.IGNORECASE)
+#: a career change: "I became a nurse", "I retrained as a nurse"
+_BECAME = re.compile(
+    rf"\bi(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+|now\s+)?(?:became|become|"
+    rf"re-?trained as|requalified as|qualified as|started working as)\s+(?:an?\s+)?"
+    rf"(?P<v>(?:[\w-]+\s+){{0,2}}?(?:{_PROFESSIONS}))\b",
+    re.IGNORECASE,
+)
+#: a new employer: "I started a new job at X", "I joined X", "I've been hired by X"
+_NEW_JOB = re.compile(
+    r"\bi(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+|officially\s+)?"
+    r"(?:(?:started|began|got|landed|took|accepted|found)\s+(?:a\s+)?(?:new\s+)?"
+    r"(?:job|position|role)\s+(?:at|with)\s+(?P<v>.+)"
+    r"|(?:started\s+(?:working\s+|work\s+)?(?:at|for|with)|joined|been hired by|got hired (?:by|at)"
+    r"|was hired by)\s+(?P<v2>(?-i:[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*)*)))",
+    re.IGNORECASE,
+)
+_NEGATED_CLAUSE = re.compile(r"\b(?:not|never|n't|no longer)\b|n't\b", re.IGNORECASE)
 _DIET = re.compile(
-    r"\bi(?:'m| am)\s+(?:a\s+|now\s+|strictly\s+)?(?P<v>vegetarian|vegan|pescatarian|"
+    r"\bi(?:'m| am|'ve been| have been)\s+(?:now\s+|strictly\s+|fully\s+)?(?:a\s+)?"
+    r"(?P<v>vegetarian|vegan|pescatarian|"
     r"halal|kosher|gluten[- ]free|lactose[- ]intolerant|on a (?:keto|low[- ]carb) diet)\b",
     re.IGNORECASE,
 )
@@ -210,6 +260,16 @@ _ALLERGY = re.compile(
     r"|\bi\s+have\s+(?:an?\s+|a\s+severe\s+)?(?P<v2>[\w-]+(?:\s+[\w-]+)?)\s+allergy\b",
     re.IGNORECASE,
 )
+#: a diet change: "I went vegan", "I switched to a pescatarian diet", "I eat meat again"
+_DIET_CHANGE = re.compile(
+    r"\bi(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+|officially\s+)?(?:went|gone|turned|"
+    r"became|become|switched to|converted to|changed to)\s+(?:an?\s+|being\s+)?"
+    r"(?P<v>vegetarian|vegan|pescatarian)\b",
+    re.IGNORECASE,
+)
+_MEAT_AGAIN = re.compile(
+    r"\bi(?:'ve| have)?\s+(?:just\s+|recently\s+)?(?:started|began|start)\s+eating\s+"
+    r"(?:meat|fish and meat|chicken|beef)\b", re.IGNORECASE)
 _SPEAK = re.compile(r"\bi\s+speak\s+(?P<v>.+)", re.IGNORECASE)
 _HAVE = re.compile(
     r"\bi\s+have\s+(?P<v>(?:a|an|one|two|three|four|\d+)\s+(?:[\w-]+\s+)?"
@@ -277,6 +337,18 @@ _ALWAYS_CMD = re.compile(
     r"(?P<rest>.+)$",
     re.IGNORECASE,
 )
+#: "from now on" in any position ("Could you, from now on, answer in German?")
+_STANDING_ANY = re.compile(
+    r"\b(?:from now on|going forward|from here on(?: out)?|henceforth|starting (?:now|today))\b"
+    r"[,:]?\s*",
+    re.IGNORECASE,
+)
+#: a polite request or a tag is not a question ("could you ... from now on?", "..., alright?")
+_REQUEST = re.compile(r"^(?:please\s+)?(?:could|can|would)\s+you\b|"
+                      r",?\s*(?:alright|all right|ok|okay|right|please)\s*\?$", re.IGNORECASE)
+_ZH_STANDING_END = re.compile(
+    r"^(?P<rest>.+?)[，,]\s*(?:以后|今后|从现在开始|从今以后)(?:都|就|也)?(?:这样|如此|这么做|照此)[。！!]?$"
+)
 _STANDING_HINT = re.compile(r"\b(?:anymore|again|ever|any more)\b", re.IGNORECASE)
 _NOT_BUT = re.compile(
     r"^(?:it'?s\s+|i meant\s+|i said\s+)?not\s+(?P<old>[^,;]+?),?\s+(?:but|it'?s|rather)\s+"
@@ -298,11 +370,16 @@ def _en_profile(s: str) -> Extracted | None:
     m = _NAME.search(s)
     if m:
         return Extracted(s, MemoryType.PROFILE, 0.9, "name", _slot("name", _clean(m["v"])))
+    m = _CALL_ME.search(s)
+    if m and m["v"].lower() not in _NOT_NAME_WORDS and not _NOT_CALL.search(s):
+        # how the user wants to be addressed now: the newest wins
+        return Extracted(s, MemoryType.PROFILE, 0.9, "call_me", _slot("name", m["v"]),
+                         correction=True)
     m = _IM_NAME.match(s)
     if m and m["v"].lower() not in _NOT_NAMES:
         return Extracted(s, MemoryType.PROFILE, 0.7, "name", _slot("name", m["v"]))
     m = _MOVED.search(s)
-    if m:
+    if m and not _NEGATED_CLAUSE.search(s[:m.start("v")]):
         return Extracted(s, MemoryType.PROFILE, 0.9, "moved", _slot("city", _value(m["v"])),
                          correction=True)
     m = _LIVE.search(s)
@@ -318,12 +395,34 @@ def _en_profile(s: str) -> Extracted | None:
     m = _ALLERGY.search(s)
     if m:  # several allergies can hold at once: free text, no single-valued slot
         return Extracted(s, MemoryType.PROFILE, 0.95, "allergy")
-    m = _DIET.search(s)
+    m = _DIET_CHANGE.search(s)
     if m:
-        return Extracted(s, MemoryType.PROFILE, 0.9, "diet", _slot("diet", m["v"].lower()))
+        return Extracted(s, MemoryType.PROFILE, 0.9, "diet_change",
+                         _slot("diet", m["v"].lower()), correction=True)
+    if _MEAT_AGAIN.search(s):
+        return Extracted(s, MemoryType.PROFILE, 0.9, "diet_change",
+                         _slot("diet", "not vegetarian"), correction=True)
+    m = _DIET.search(s)
+    if m:  # "I've been vegan since May" states the current diet: newest wins
+        return Extracted(s, MemoryType.PROFILE, 0.9, "diet", _slot("diet", m["v"].lower()),
+                         correction="been" in m.group(0).lower())
     m = _AGE.search(s)
     if m:
-        return Extracted(s, MemoryType.PROFILE, 0.9, "age", _slot("age", m["v"] or m["v2"]))
+        # "I turned 30": a birthday changes the age
+        return Extracted(s, MemoryType.PROFILE, 0.9, "age", _slot("age", m["v"] or m["v2"]),
+                         correction=m["v2"] is not None)
+    m = _BIRTHDAY.search(s)
+    if m and not _FUTURE.search(s):
+        return Extracted(s, MemoryType.PROFILE, 0.9, "birthday", _slot("age", m["v"]),
+                         correction=True)
+    m = _NEW_JOB.search(s)
+    if m and not _NEGATED_CLAUSE.search(s[:m.start()]):
+        return Extracted(s, MemoryType.PROFILE, 0.85, "new_job",
+                         _slot("employer", _value(m["v"] or m["v2"])), correction=True)
+    m = _BECAME.search(s)
+    if m:
+        return Extracted(s, MemoryType.PROFILE, 0.85, "career_change",
+                         _slot("occupation", _clean(m["v"]).lower()), correction=True)
     m = _WORK_AS.search(s)
     if m:
         return Extracted(s, MemoryType.PROFILE, 0.85, "occupation",
@@ -333,7 +432,7 @@ def _en_profile(s: str) -> Extracted | None:
         return Extracted(s, MemoryType.PROFILE, 0.85, "employer",
                          _slot("employer", _value(m["v"])))
     m = _IM_A.search(s)
-    if m:
+    if m and not _NEGATED_CLAUSE.search(m.group(0)):
         return Extracted(s, MemoryType.PROFILE, 0.8, "occupation",
                          _slot("occupation", _clean(m["v"]).lower()))
     m = _NOT_DIET.search(s)
@@ -347,14 +446,21 @@ def _en_profile(s: str) -> Extracted | None:
     if m:
         return Extracted(s, MemoryType.PROFILE, 0.8, "family")
     m = _MY_ATTR.match(s)
-    if m and _DURABLE_ATTRS.match(m["attr"].strip()):
+    if m:
         attr = m["attr"].strip().lower()
-        value = _value(m["v"])
-        kind = MemoryType.PREFERENCE if re.match(r"favou?rite|preferred|usual|go-to", attr) or \
-            attr.endswith(("preference", "budget", "goal")) else MemoryType.PROFILE
-        return Extracted(s, kind, _confidence(0.9, value, s), "my_attribute", _slot(attr, value))
+        new = _NEW_ATTR.match(attr)  # "my new employer is ...": a change of that attribute
+        if new is not None:
+            attr = attr[new.end():]
+        if _DURABLE_ATTRS.match(attr):
+            value = _value(m["v"])
+            kind = MemoryType.PREFERENCE if re.match(r"favou?rite|preferred|usual|go-to", attr) \
+                or attr.endswith(("preference", "budget", "goal")) else MemoryType.PROFILE
+            return Extracted(s, kind, _confidence(0.9, value, s), "my_attribute",
+                             _slot(attr, value), correction=new is not None)
     return None
 
+
+_NEW_ATTR = re.compile(r"^(?:new|current|present)\s+")
 
 _NOT_NAMES = frozenset(
     """fine good great ok okay sorry sure here back home done ready tired hungry busy free
@@ -391,14 +497,55 @@ def _en_preference(s: str) -> Extracted | None:
 # ---------------------------------------------------------------- Chinese rules
 
 _ZH_NAME = re.compile(r"我(?:叫|的名字(?:是|叫)|名字叫)(?P<v>[\u4e00-\u9fffA-Za-z·]{1,12})")
-_ZH_LIVE_STRICT = re.compile(r"我(?:现在|目前)?(?:住在|居住在|定居在)(?P<v>[^，,。！!；;]{1,20})")
-_ZH_MOVED = re.compile(r"我(?:已经|刚)?搬(?:家)?(?:到|去)了?(?P<v>[^，,。！!；;]{1,20})")
-_ZH_AGE = re.compile(r"我(?:今年|已经)?(?P<v>\d{1,3})岁")
+_ZH_LIVE_STRICT = re.compile(
+    r"我(?:现在|目前|如今)?(?:住在|居住在|定居在|定居)(?P<v>[^，,。！!；;]{1,20})"
+)
+#: when a change happened: the only words allowed between 我 and the verb of a change
+#: (a plan, a wish or a relative in between is not the user's change: 我明年可能搬到 / 我妹妹搬到)
+_ZH_WHEN = (
+    r"(?:们)?(?:全家|一家)?(?:上个月|上周|去年|今年|前年|最近|前几天|前阵子|已经|刚刚|刚|"
+    r"终于|也|现在|如今|目前|上个星期|这个月|年初|年底)*"
+)
+_ZH_MOVED = re.compile(rf"我{_ZH_WHEN}(?:从[^，,。！!；;]{{1,10}}?)?搬(?:家)?(?:到|去|来)了?"
+                       r"(?P<v>[^，,。！!；;]{1,20})")
+_ZH_AGE = re.compile(r"我(?:今年|已经|今天|刚|刚刚)?(?:满)?(?P<v>\d{1,3})岁")
+#: a birthday: 今天是我30岁生日 / 我刚过了30岁生日 (not 明天 / 下个月)
+_ZH_BIRTHDAY = re.compile(
+    r"我(?:的)?(?P<v>\d{1,3})岁(?:的)?生日|我(?:刚|刚刚|昨天)?过了(?P<v2>\d{1,3})岁生日"
+)
+_ZH_FUTURE = re.compile(r"明天|后天|下周|下个月|明年|快要|快到|将要|就要|要到")
+_ZH_NEW_JOB = re.compile(rf"我{_ZH_WHEN}(?:跳槽|换工作|入职|加入|转到)(?:到|去)?了?"
+                         r"(?P<v>[^，,。！!；;]{1,20})")
+_ZH_CAREER = re.compile(
+    rf"我{_ZH_WHEN}(?:转行|改行|成为|成了|当上|变成)(?:当|做|成为|去当)?了?(?:一名|一个|名|个)?"
+    r"(?P<v>[^，,。！!；;]{0,8}?(?:工程师|程序员|老师|教师|医生|护士|学生|设计师|经理|律师|会计|记者|"
+    r"研究员|厨师|建筑师|顾问|产品经理|司机|自由职业者))"
+)
+_ZH_VEGAN = re.compile(
+    rf"我{_ZH_WHEN}(?:是|成了|成为了?|变成了?|开始)?(?:一名|一个)?"
+    r"(?:吃全素|纯素食者|纯素主义者|严格素食者|全素食者)"
+)
+_ZH_NOT_VEG = re.compile(rf"我{_ZH_WHEN}(?:不再吃素|不吃素了|开始吃肉|又吃肉|重新吃肉)")
+#: 叫我小王(就行/吧) - a preferred name; 别叫我 / 不要叫我 is not one
+_ZH_CALL = re.compile(
+    r"(?:^|请|你可以|可以|就|大家都|都|你就)叫我(?P<v>[\u4e00-\u9fffA-Za-z·]{1,6}?)"
+    r"(?:就行|就好|就可以|就是了|吧|好了|即可)?[。！!~]?$"
+)
+_ZH_NOT_CALL = re.compile(r"(?:别|不要|不用|不许|不准)叫我")
+_ZH_KIN = re.compile(
+    r"^我(?:的)?(?:妹妹|姐姐|哥哥|弟弟|爸爸|妈妈|父亲|母亲|父母|儿子|女儿|老公|老婆|丈夫|"
+    r"妻子|朋友|同事|家人|孩子|男朋友|女朋友|室友|邻居|老板)"
+)
+#: a clause with the subject dropped that states the present: 我换工作了，现在在阿里巴巴上班
+_ZH_PRESENT_CLAUSE = re.compile(r"[，,]\s*(?=(?:现在|目前|如今)(?!是不是))")
 _ZH_WORK_AT = re.compile(r"我(?:现在)?在(?P<v>[^，,。！!；;]{1,20}?)(?:工作|上班|任职)")
 _ZH_PROFESSIONS = "工程师|程序员|老师|教师|医生|护士|学生|设计师|经理|律师|会计|记者|研究员|厨师|" \
                   "建筑师|顾问|产品经理|司机|自由职业者|退休"
 _ZH_IM_A = re.compile(
     rf"我是(?:一名|一个|个|名)?(?P<v>[^，,。！!；;]{{0,8}}?(?:{_ZH_PROFESSIONS}))"
+)
+_ZH_NOW_A = re.compile(
+    rf"我(?:现在|目前|如今)是(?:一名|一个|个|名)?(?P<v>[^，,。！!；;]{{0,8}}?(?:{_ZH_PROFESSIONS}))"
 )
 _ZH_DIET = re.compile(r"我(?:是)?(?:素食者|素食主义者|吃素|吃全素|不吃肉)")
 _ZH_ALLERGY = re.compile(r"我对(?P<v>[^，,。！!；;]{1,20})过敏")
@@ -440,6 +587,33 @@ def _chinese(s: str) -> Extracted | None:
     m = _ZH_NAME.search(s)
     if m:
         return Extracted(s, MemoryType.PROFILE, 0.9, "name", _slot("name", m["v"]))
+    m = _ZH_CALL.search(s)
+    if m and not _ZH_NOT_CALL.search(s):
+        return Extracted(s, MemoryType.PROFILE, 0.9, "call_me", _slot("name", m["v"]),
+                         correction=True)
+    if _ZH_KIN.match(s):
+        return None  # a relative's move or job is not the user's
+    m = _ZH_NEW_JOB.search(s)
+    if m:
+        value = _zh_value(m["v"])
+        if value.endswith(("工作", "上班")):
+            value = value[:-2]
+        return Extracted(s, MemoryType.PROFILE, 0.85, "new_job", _slot("employer", value),
+                         correction=True)
+    m = _ZH_CAREER.search(s)
+    if m:
+        return Extracted(s, MemoryType.PROFILE, 0.85, "career_change",
+                         _slot("occupation", _zh_value(m["v"])), correction=True)
+    if _ZH_NOT_VEG.search(s):
+        return Extracted(s, MemoryType.PROFILE, 0.9, "diet_change",
+                         _slot("diet", "not vegetarian"), correction=True)
+    if _ZH_VEGAN.search(s):
+        return Extracted(s, MemoryType.PROFILE, 0.9, "diet_change", _slot("diet", "vegan"),
+                         correction=True)
+    m = _ZH_BIRTHDAY.search(s)
+    if m and not _ZH_FUTURE.search(s):
+        return Extracted(s, MemoryType.PROFILE, 0.9, "birthday", _slot("age", m["v"] or m["v2"]),
+                         correction=True)
     m = _ZH_MOVED.search(s)
     if m:
         return Extracted(s, MemoryType.PROFILE, 0.9, "moved", _slot("city", _zh_value(m["v"])),
@@ -455,12 +629,15 @@ def _chinese(s: str) -> Extracted | None:
         return Extracted(s, MemoryType.PROFILE, 0.9, "diet", _slot("diet", "vegetarian"))
     m = _ZH_AGE.search(s)
     if m:
-        return Extracted(s, MemoryType.PROFILE, 0.9, "age", _slot("age", m["v"]))
+        return Extracted(s, MemoryType.PROFILE, 0.9, "age", _slot("age", m["v"]),
+                         correction="满" in m.group(0))
     m = _ZH_WORK_AT.search(s)
     if m and not _ONE_OFF_OBJECT.match(m["v"]):
         return Extracted(s, MemoryType.PROFILE, 0.85, "employer",
                          _slot("employer", _zh_value(m["v"])))
     m = _ZH_IM_A.search(s)
+    if m is None:
+        m = _ZH_NOW_A.search(s)
     if m:
         return Extracted(s, MemoryType.PROFILE, 0.8, "occupation",
                          _slot("occupation", _zh_value(m["v"])))
@@ -491,11 +668,36 @@ def _chinese(s: str) -> Extracted | None:
 # ---------------------------------------------------------------- driver
 
 
+#: "I left Berlin and moved to Munich": the second verb is read as its own clause
+_AND_CHANGE = re.compile(
+    r"\s+and\s+(?:then\s+)?(?=(?:now\s+|just\s+|finally\s+)?(?:moved|relocated|joined|became|"
+    r"work|started|live|went)\b)",
+    re.IGNORECASE,
+)
+_SUBJECT_I = re.compile(r"^(?:i|we)\b(?!'d)", re.IGNORECASE)
+
+
+def _clauses(sentence: str) -> list[str]:
+    parts = _CLAUSE_SPLIT.split(sentence)
+    out: list[str] = []
+    for part in parts:
+        part = _LEAD.sub("", part.strip())
+        if _SUBJECT_I.match(part):
+            head, *rest = _AND_CHANGE.split(part)
+            out += [head] + [f"I {r}" for r in rest]
+        elif part.startswith("我") and not _ZH_KIN.match(part):
+            head, *rest = _ZH_PRESENT_CLAUSE.split(part)
+            out += [head] + [f"我{r}" for r in rest]
+        else:
+            out.append(part)
+    return out
+
+
 def _sentences(text: str) -> list[str]:
     out = []
     for sentence in _SENTENCE_SPLIT.split(text):
-        for part in _CLAUSE_SPLIT.split(sentence):
-            part = _LEAD.sub("", part.strip())
+        for part in _clauses(sentence):
+            part = part.strip()
             if len(part) >= 2:
                 out.append(part[:MAX_CANDIDATE_CHARS])
     return out
@@ -523,9 +725,13 @@ def _read(s: str) -> Extracted | None:
                              "correction+" + inner.rule, inner.slot, correction=True)
         return None
     # standing instructions
-    m = (_ZH_STANDING.match(s) if zh else _STANDING.match(s))
+    m = (_ZH_STANDING.match(s) or _ZH_STANDING_END.match(s)) if zh else _STANDING.match(s)
+    rest = ""
     if m is not None:
         rest = (m["rest"] if zh else (m["rest"] or m["rest2"])) or ""
+    elif not zh and _STANDING_ANY.search(s) is not None:
+        rest = _STANDING_ANY.sub("", s).strip(" ,")
+    if m is not None or rest:
         inner = _read_plain(rest, zh)
         slot = inner.slot if inner is not None else None
         kind = inner.type if inner is not None else MemoryType.PREFERENCE
@@ -549,7 +755,7 @@ def _read(s: str) -> Extracted | None:
 
 
 def _read_plain(s: str, zh: bool) -> Extracted | None:
-    if _is_question(s):
+    if _is_question(s) and not _is_request(s):
         return None
     found = _chinese(s) if zh else _english(s)
     if found is not None and found.slot is not None and not found.correction \
@@ -572,7 +778,9 @@ def extract(text: str, *, role: str = "user") -> list[Extracted]:
     out: list[Extracted] = []
     seen: set[str] = set()
     for sentence in _sentences(text):
-        if _is_question(sentence) or len(sentence) > MAX_SENTENCE_CHARS:
+        if len(sentence) > MAX_SENTENCE_CHARS:
+            continue
+        if _is_question(sentence) and not _is_request(sentence):
             continue
         found = _read(sentence)
         if found is None or found.content.casefold() in seen:

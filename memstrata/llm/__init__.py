@@ -23,6 +23,7 @@ from memstrata.llm._client import (
     model_requests_allowed,
     set_model_requests_allowed,
 )
+from memstrata.llm._limits import RateLimit, RateLimiter, token_upper_bound
 
 __all__ = [
     "DEFAULT_RETRY",
@@ -33,6 +34,8 @@ __all__ = [
     "LLMClient",
     "Message",
     "OpenAIClient",
+    "RateLimit",
+    "RateLimiter",
     "RecordingModel",
     "Retry",
     "Timeouts",
@@ -42,4 +45,5 @@ __all__ = [
     "llm_calls",
     "model_requests_allowed",
     "set_model_requests_allowed",
+    "token_upper_bound",
 ]

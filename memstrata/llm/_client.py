@@ -23,6 +23,8 @@ client at :class:`memstrata.testing.OpenAICompatServer` on 127.0.0.1.
 
 from __future__ import annotations
 
+import datetime
+import email.utils
 import json
 import os
 import random
@@ -42,6 +44,7 @@ from memstrata.errors import (
     LLMUnavailableError,
     UnplannedModelCallError,
 )
+from memstrata.llm._limits import RateLimit, RateLimiter, token_upper_bound
 
 __all__ = [
     "DEFAULT_RETRY",
@@ -82,23 +85,30 @@ class Retry:
     base_delay: float = 2.0
     max_delay: float = 8.0
     jitter: float = 0.1
+    #: the longest ``Retry-After`` waited for; a server asking for more gets no retry
+    max_retry_after: float = 60.0
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
             raise InvalidSettingError("Retry.max_attempts must be at least 1")
         if self.base_delay < 0 or self.max_delay < 0 or not 0 <= self.jitter <= 1:
             raise InvalidSettingError("Retry delays must be >= 0 and jitter in [0, 1]")
+        if self.max_retry_after < 0:
+            raise InvalidSettingError("Retry.max_retry_after must be >= 0")
 
     def delay(self, attempt: int, *, retry_after: float | None = None) -> float:
-        """Seconds to wait before attempt ``attempt + 1``; never more than ``max_delay``.
+        """Seconds to wait before attempt ``attempt + 1``.
 
-        A server's ``Retry-After`` is honoured when it is shorter than the cap
-        (a longer one would break the bound the caller configured).
+        The backoff is ``base * 2**(n-1)`` capped at ``max_delay``, plus jitter. A
+        server's ``Retry-After`` is honoured in full: the wait is never shorter
+        than it (retrying earlier only earns another 429). The caller gives up
+        instead when it exceeds ``max_retry_after``.
         """
         raw = min(self.max_delay, self.base_delay * (2.0 ** (attempt - 1)))
+        backoff = float(min(self.max_delay, raw * (1.0 + self.jitter * random.random())))
         if retry_after is not None and retry_after >= 0:
-            raw = min(self.max_delay, max(raw, retry_after))
-        return float(min(self.max_delay, raw * (1.0 + self.jitter * random.random())))
+            return max(backoff, float(retry_after))
+        return backoff
 
 
 DEFAULT_TIMEOUTS = Timeouts()
@@ -208,9 +218,19 @@ class OpenAIClient:
 
     Retries only what can succeed later (connection refused, timeouts, 429,
     5xx), at most ``retry.max_attempts`` times with capped exponential backoff;
-    4xx, bad credentials and malformed responses fail at once. openai's own
-    retry loop is switched off so there is exactly one budget. A context
-    manager: ``close()`` releases the HTTP connection pool.
+    4xx, bad credentials and malformed responses fail at once. A server's
+    ``Retry-After`` (or ``retry-after-ms``) is waited in full and pauses every
+    thread using this client (:class:`~memstrata.llm.RateLimiter`); one asking
+    for more than ``retry.max_retry_after`` is not retried. Every attempt
+    passes the client-side ``rate_limit`` (requests and tokens per minute).
+
+    openai's own retry loop is switched off, though it also honours
+    ``Retry-After``: its retries would bypass the rate limiter (each is a
+    request), could not pause the other threads, retry 409s, and cap a long
+    ``Retry-After`` at its own backoff instead of giving up; with ours there is
+    exactly one budget and ``attempts`` is recorded. Thread-safe (httpx's pool):
+    concurrent callers share one client. A context manager: ``close()``
+    releases the HTTP connection pool.
     """
 
     def __init__(
@@ -223,6 +243,7 @@ class OpenAIClient:
         retry: Retry = DEFAULT_RETRY,
         on_call: Callable[[CallRecord], None] | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        rate_limit: RateLimit | RateLimiter | None = None,
     ) -> None:
         if not model:
             raise InvalidSettingError("an LLM model name is required")
@@ -233,6 +254,9 @@ class OpenAIClient:
         self._retry = retry
         self._on_call = on_call
         self._sleep = sleep
+        #: shared by every thread calling this client: rate limits and Retry-After pauses
+        self.limiter = rate_limit if isinstance(rate_limit, RateLimiter) else \
+            RateLimiter(rate_limit)
         self._openai = openai
         self._client = openai.OpenAI(
             base_url=base_url,
@@ -290,9 +314,11 @@ class OpenAIClient:
         if max_tokens is not None:
             payload["max_tokens"] = max_tokens
         started = time.perf_counter()
+        estimate = token_upper_bound(payload["messages"], max_tokens)
         attempt = 0
         while True:
             attempt += 1
+            self.limiter.acquire(estimate)
             try:
                 response = self._client.chat.completions.create(**payload)
                 result = self._parse(response, (time.perf_counter() - started) * 1000)
@@ -300,14 +326,24 @@ class OpenAIClient:
                 self._record(payload, None, str(exc), attempt, started)
                 raise
             except Exception as exc:
+                self.limiter.settle(estimate, 0)  # a refused request spent no tokens
                 error = self._translate(exc)
-                if error.retriable and attempt < self._retry.max_attempts:
-                    self._sleep(self._retry.delay(attempt, retry_after=_retry_after(exc)))
+                retry_after = _retry_after(exc)
+                if retry_after is not None and isinstance(error, LLMRateLimitError):
+                    self.limiter.pause(min(retry_after, self._retry.max_retry_after))
+                too_long = retry_after is not None and retry_after > self._retry.max_retry_after
+                if error.retriable and attempt < self._retry.max_attempts and not too_long:
+                    self._sleep(self._retry.delay(attempt, retry_after=retry_after))
                     continue
-                if error.retriable and attempt > 1:
+                if too_long:
+                    error = type(error)(f"{error} (the server asked to retry after "
+                                        f"{retry_after:g} s, more than the "
+                                        f"{self._retry.max_retry_after:g} s allowed)")
+                elif error.retriable and attempt > 1:
                     error = type(error)(f"{error} (gave up after {attempt} attempts)")
                 self._record(payload, None, str(error), attempt, started)
                 raise error from exc
+            self.limiter.settle(estimate, result.usage.total_tokens or estimate)
             if attempt > 1:
                 result = replace(result, attempts=attempt)
             self._record(payload, result, None, attempt, started)
@@ -389,15 +425,29 @@ class OpenAIClient:
 
 
 def _retry_after(exc: Exception) -> float | None:
-    """The ``Retry-After`` seconds of an HTTP error response, if it sent one."""
+    """The seconds an HTTP error response asked us to wait, if it said so:
+    ``retry-after-ms`` (OpenAI's), else ``Retry-After`` as seconds or an HTTP date."""
     response = getattr(exc, "response", None)
     headers = getattr(response, "headers", None)
     if headers is None:
         return None
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
+        try:
+            return max(0.0, float(millis) / 1000.0)
+        except ValueError:
+            pass
     value = headers.get("retry-after")
     if value is None:
         return None
     try:
-        return float(value)
+        return max(0.0, float(value))
     except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
         return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.UTC)
+    return max(0.0, (when - datetime.datetime.now(datetime.UTC)).total_seconds())

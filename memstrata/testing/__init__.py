@@ -8,7 +8,7 @@
   the switch that makes any unplanned real model call fail.
 """
 
-from memstrata.testing.openai_server import OpenAICompatServer, Reply
+from memstrata.testing.openai_server import ChatEvent, OpenAICompatServer, Reply, approx_tokens
 from memstrata.testing.postgres import PostgresServer, find_pg_bin
 from memstrata.testing.scripted import (
     ScriptedLLM,
@@ -23,12 +23,14 @@ from memstrata.testing.scripted import (
 )
 
 __all__ = [
+    "ChatEvent",
     "OpenAICompatServer",
     "PostgresServer",
     "Reply",
     "ScriptedLLM",
     "ScriptedRequest",
     "allow_model_requests",
+    "approx_tokens",
     "call",
     "calls",
     "fill",

@@ -14,6 +14,15 @@ endpoint. Replies are scripted::
 
 With an empty script, ``on_chat`` (a function of the request JSON) answers, if
 set; otherwise the server replies 500 so an unplanned call is loud.
+
+For load and concurrency tests the server can hold every chat answer for a
+fixed ``delay`` (seconds, on top of a reply's own), and it keeps
+:attr:`OpenAICompatServer.chat_log`: one :class:`ChatEvent` per chat request
+(arrival and answer times, status, the usage it reported) and
+:attr:`~OpenAICompatServer.max_in_flight`, the most chat requests it was
+answering at once. :func:`approx_tokens` counts a request's prompt tokens the
+way a tokenizer roughly would (4 characters a token), for ``on_chat`` replies
+that report realistic usage.
 ``/v1/embeddings`` is answered by a real :class:`~memstrata.memory.embedder.Embedder`
 when one is given.
 """
@@ -21,6 +30,7 @@ when one is given.
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 import uuid
@@ -30,7 +40,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["OpenAICompatServer", "Reply"]
+__all__ = ["ChatEvent", "OpenAICompatServer", "Reply", "approx_tokens"]
 
 
 @dataclass
@@ -105,6 +115,32 @@ def _completion(message: dict[str, Any], finish: str, prompt: int, completion: i
     }
 
 
+def approx_tokens(request: dict[str, Any]) -> int:
+    """Prompt tokens of a chat request as a tokenizer would roughly count them:
+    4 characters a token, plus 4 per message."""
+    total = 0
+    for m in request.get("messages") or []:
+        content = m.get("content") if isinstance(m, dict) else None
+        total += 4 + (math.ceil(len(content) / 4) if isinstance(content, str) else 0)
+    return total
+
+
+@dataclass(frozen=True, slots=True)
+class ChatEvent:
+    """One chat request as the server saw it (``time.monotonic()`` seconds)."""
+
+    arrived: float
+    answered: float
+    status: int
+    prompt_tokens: int
+    completion_tokens: int
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256  # many clients connect at once in the load tests
+
+
 class OpenAICompatServer:
     """Threaded HTTP server on a free loopback port; see the module docstring."""
 
@@ -114,16 +150,23 @@ class OpenAICompatServer:
         on_chat: Callable[[dict[str, Any]], Reply] | None = None,
         embedder: Any = None,
         api_key: str | None = None,
+        delay: float = 0.0,
     ) -> None:
         self._script: deque[Reply] = deque()
         self._lock = threading.Lock()
         self.on_chat = on_chat
         self.embedder = embedder
         self.api_key = api_key
+        #: seconds every chat answer is held (on top of the reply's own delay)
+        self.delay = delay
         #: every request received: (path, JSON body or None)
         self.requests: list[tuple[str, Any]] = []
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._server.daemon_threads = True
+        #: every chat request with its timing, status and reported usage
+        self.chat_log: list[ChatEvent] = []
+        #: chat requests being answered now, and the most at once so far
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._server = _Server(("127.0.0.1", 0), self._handler_class())
         self._thread: threading.Thread | None = None
 
     @property
@@ -194,6 +237,27 @@ class OpenAICompatServer:
                 except (BrokenPipeError, ConnectionResetError):
                     return  # the client gave up (a timeout test)
 
+            def _chat(self, body: dict[str, Any]) -> None:
+                arrived = time.monotonic()
+                with server._lock:
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                reply = Reply.error(500, "on_chat failed")
+                try:
+                    reply = server._next_chat_reply(body)
+                    if server.delay:
+                        time.sleep(server.delay)
+                    self._send(reply)
+                finally:
+                    ok = reply.status == 200 and isinstance(reply.body, dict)
+                    usage = (reply.body or {}).get("usage") or {} if ok else {}
+                    event = ChatEvent(arrived, time.monotonic(), reply.status,
+                                      int(usage.get("prompt_tokens", 0)),
+                                      int(usage.get("completion_tokens", 0)))
+                    with server._lock:
+                        server.in_flight -= 1
+                        server.chat_log.append(event)
+
             def do_GET(self) -> None:
                 server.requests.append((self.path, None))
                 if self.path.rstrip("/").endswith("/models"):
@@ -218,7 +282,7 @@ class OpenAICompatServer:
                 if body is None:
                     self._send(Reply.error(400, "request body is not JSON"))
                 elif self.path.rstrip("/").endswith("/chat/completions"):
-                    self._send(server._next_chat_reply(body))
+                    self._chat(body)
                 elif self.path.rstrip("/").endswith("/embeddings"):
                     self._send(server._embeddings(body))
                 else:

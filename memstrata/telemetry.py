@@ -139,11 +139,12 @@ def set_enabled(enabled: bool) -> None:
     _enabled = enabled
 
 
-def enable_content(enabled: bool = True) -> None:
+def enable_content(enabled: bool | None = True) -> None:
     """Record memory content (texts, queries, user ids) on spans, or stop recording it.
 
-    Overrides ``MEMSTRATA_OTEL_CONTENT`` for this process. Meant for debugging on
-    data you may export: a tracing backend is outside ``forget_user``'s reach.
+    Overrides ``MEMSTRATA_OTEL_CONTENT`` for this process; ``None`` follows the
+    variable again. Meant for debugging on data you may export: a tracing
+    backend is outside ``forget_user``'s reach.
     """
     global _content
     _content = enabled

@@ -126,7 +126,7 @@ def parent_id(span: ReadableSpan) -> int | None:
 
 def span_id(span: ReadableSpan) -> int:
     assert span.context is not None
-    return span.context.span_id
+    return int(span.context.span_id)
 
 
 # ------------------------------------------------------------------ memory operations

@@ -13,6 +13,8 @@ module's ``commands``. Every option is checked before the database is opened or 
 
 from __future__ import annotations
 
+import logging
+import sys
 from pathlib import Path
 
 import click
@@ -66,6 +68,10 @@ def mcp(url: str | None, user_id: str | None, transport: str, host: str, port: i
         if user_id is not None:
             raise click.UsageError("an http server takes each request's user from its bearer "
                                    "token; --user is for stdio")
+    # the server's log (warnings: a refused session, a token file that became unusable)
+    # goes to stderr one line per record; the SDK's own set-up is then a no-op
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from memstrata.mcp.server import build_server  # MissingDependencyError without the SDK
     from memstrata.mcp.tokens import TokenFile
     from memstrata.memory.manager import MemoryManager

@@ -63,7 +63,8 @@ class MemoryOut(BaseModel):
     status: str = Field(description="active, demoted, pending_confirmation, superseded")
     confidence: float
     created_at: str = Field(description="when memstrata learned it (UTC)")
-    valid_from: str = Field(description="when it became true (UTC)")
+    valid_from: str | None = Field(
+        default=None, description="when it became true (UTC), when not when it was learned")
     valid_to: str | None = Field(default=None, description="when it stopped being true")
     slot: SlotOut | None = Field(default=None, description="the structured fact, if any")
     pinned: bool | None = None
@@ -163,7 +164,8 @@ def memory_out(r: MemoryRecord) -> MemoryOut:
     return MemoryOut(
         id=r.id, content=r.content, type=r.type.value, scope=r.scope, status=r.status.value,
         confidence=round(r.confidence, 3), created_at=iso(r.created_at) or "",
-        valid_from=iso(r.valid_from) or "", valid_to=iso(r.valid_to),
+        valid_from=None if r.valid_from == r.created_at else iso(r.valid_from),
+        valid_to=iso(r.valid_to),
         slot=None if r.slot is None else SlotOut(subject=r.slot.subject,
                                                  attribute=r.slot.attribute,
                                                  value=r.slot.value),

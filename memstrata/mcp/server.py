@@ -29,6 +29,7 @@ one slow call does not hold up the other users of a shared server.
 from __future__ import annotations
 
 import functools
+import importlib.metadata
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -183,15 +184,16 @@ def build_server(
     if (user_id is None) == (tokens is None):
         raise InvalidInputError("give exactly one of user_id (one user per server) or tokens "
                                 "(a user per bearer token)")
+    version = importlib.metadata.version("memstrata")
     if user_id is not None:
         current_user = _fixed_user(check_user(user_id))
         server: MCPServer[Any] = MCPServer(name, instructions=SERVER_INSTRUCTIONS,
-                                           log_level=log_level)
+                                           version=version, log_level=log_level)
     else:
         assert tokens is not None
         current_user = _token_user
         server = MCPServer(
-            name, instructions=SERVER_INSTRUCTIONS, log_level=log_level,
+            name, instructions=SERVER_INSTRUCTIONS, version=version, log_level=log_level,
             token_verifier=TokenFileVerifier(tokens),
             auth=AuthSettings(issuer_url=AnyHttpUrl(public_url), resource_server_url=None),
         )

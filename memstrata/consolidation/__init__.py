@@ -10,6 +10,8 @@
   offline methods otherwise;
 * :class:`ConsolidationScheduler` - the jobs on APScheduler cron triggers, job
   store in the memory database;
+* :class:`Worker` - works partitioned runs (``memstrata worker``): any number of
+  processes on any hosts share one run through the database;
 
 Names are imported on first use, so importing this package's table definitions
 (``_tables``) or its eraser does not pull in the jobs, the scheduler or the LLM
@@ -24,7 +26,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from memstrata.consolidation._lease import LeaseLostError
     from memstrata.consolidation.reports import ActionRecord, PlannedAction, RunReport
-    from memstrata.consolidation.runner import Consolidator, RunHooks, RunNotFoundError
+    from memstrata.consolidation.runner import (
+        Consolidator,
+        PartitionState,
+        RunHooks,
+        RunNotFoundError,
+    )
     from memstrata.consolidation.scheduler import ConsolidationScheduler
     from memstrata.consolidation.settings import (
         JOB_NAMES,
@@ -32,11 +39,13 @@ if TYPE_CHECKING:
         LLMSettings,
         ScheduleSettings,
     )
+    from memstrata.consolidation.worker import Worker, WorkerReport
 
 _WHERE = {
     "LeaseLostError": "_lease",
     "ActionRecord": "reports", "PlannedAction": "reports", "RunReport": "reports",
     "Consolidator": "runner", "RunHooks": "runner", "RunNotFoundError": "runner",
+    "PartitionState": "runner", "Worker": "worker", "WorkerReport": "worker",
     "ConsolidationScheduler": "scheduler",
     "JOB_NAMES": "settings", "ConsolidationSettings": "settings", "LLMSettings": "settings",
     "ScheduleSettings": "settings",
@@ -50,11 +59,14 @@ __all__ = [
     "Consolidator",
     "LLMSettings",
     "LeaseLostError",
+    "PartitionState",
     "PlannedAction",
     "RunHooks",
     "RunNotFoundError",
     "RunReport",
     "ScheduleSettings",
+    "Worker",
+    "WorkerReport",
 ]
 
 

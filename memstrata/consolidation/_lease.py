@@ -15,6 +15,14 @@ rerunning after a crash need not wait out the lease).
 The row also remembers the newest *scheduled slot* (cron fire time) a run was
 completed for: two schedulers that both fire the 03:00 job run it once - the
 second finds the lease held, or the slot already done.
+
+A *partitioned* run (worked by ``memstrata worker`` processes, see
+:mod:`._partitions`) holds its job's lease for its whole life under the holder
+``run:<run id>`` (:func:`run_holder`), with no practical expiry
+(:data:`RUN_HOLD_SECONDS`): its workers come and go and their own short leases
+are on the partition rows. The worker that finishes the last bucket releases
+it. The slot is recorded when such a run is *created*, so two schedulers create
+one run per slot.
 """
 
 from __future__ import annotations
@@ -31,7 +39,20 @@ from sqlalchemy.dialects import postgresql, sqlite
 from memstrata.consolidation._tables import leases
 from memstrata.errors import InvalidInputError, LeaseHeldError
 
-__all__ = ["Claim", "LeaseLostError", "acquire", "make_holder", "release", "renew"]
+__all__ = [
+    "RUN_HOLD_SECONDS",
+    "Claim",
+    "LeaseLostError",
+    "acquire",
+    "make_holder",
+    "release",
+    "renew",
+    "run_holder",
+]
+
+#: how long a partitioned run holds its job's lease: until it finishes (ten years)
+RUN_HOLD_SECONDS = 10 * 365 * 86400.0
+_RUN_PREFIX = "run:"
 
 
 class LeaseLostError(LeaseHeldError):
@@ -41,6 +62,11 @@ class LeaseLostError(LeaseHeldError):
 def make_holder() -> str:
     """``host:pid:random`` - unique per run, and says which process holds it."""
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def run_holder(run_id: str) -> str:
+    """The holder id of a partitioned run's job lease."""
+    return f"{_RUN_PREFIX}{run_id}"
 
 
 def _holder_dead(holder: str) -> bool:
@@ -98,6 +124,11 @@ def acquire(
     took_over = None
     if row.holder is not None and row.holder != holder:
         alive = row.expires_at is not None and row.expires_at > now
+        if alive and row.holder.startswith(_RUN_PREFIX):
+            raise LeaseHeldError(
+                f"job {name!r} has a partitioned run open ({row.holder.removeprefix(_RUN_PREFIX)})"
+                " - `memstrata worker` finishes it"
+            )
         if alive and not _holder_dead(row.holder):
             raise LeaseHeldError(
                 f"job {name!r} is running in another process ({row.holder}) - its lease "
@@ -115,11 +146,14 @@ def acquire(
 
 
 def renew(conn: Connection, name: str, holder: str, *, now: float, ttl: float,
-          run_id: str | None = None) -> None:
-    """Extend our lease inside the caller's transaction, or raise :class:`LeaseLostError`."""
+          run_id: str | None = None, slot: float | None = None) -> None:
+    """Extend our lease inside the caller's transaction, or raise :class:`LeaseLostError`;
+    with ``slot``, remember it as served (a partitioned run, at its creation)."""
     values: dict[str, object] = {"expires_at": now + ttl}
     if run_id is not None:
         values["run_id"] = run_id
+    if slot is not None:
+        values["last_slot"] = slot
     result = conn.execute(
         update(leases).where(leases.c.name == name, leases.c.holder == holder).values(**values)
     )

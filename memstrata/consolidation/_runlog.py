@@ -31,10 +31,12 @@ MAX_ERRORS_KEPT = 200
 def create_run(
     conn: Connection, *, run_id: str, job: str, only_user: str | None, slot: float | None,
     holder: str, now: float, token_budget: int | None, options: dict[str, Any],
+    status: str = "running", partitions: int | None = None,
 ) -> None:
     conn.execute(
         insert(runs).values(
-            id=run_id, job=job, status="running", only_user=only_user, slot=slot,
+            id=run_id, job=job, status=status, partitions=partitions, only_user=only_user,
+            slot=slot,
             method="none", started_at=now, finished_at=None, heartbeat_at=now, holder=holder,
             cursor=None, batches=0, resumed=0, users_done=0, counts={}, errors=[],
             llm_calls=0, prompt_tokens=0, completion_tokens=0, token_budget=token_budget,

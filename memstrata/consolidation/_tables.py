@@ -14,6 +14,10 @@ reach these rows from any process).
   and the last scheduled slot it ran for (two schedulers never run a slot twice).
 * ``consolidation_sources`` - which sessions and tasks have been summarised
   (and up to which turn), so ``summarize`` is idempotent.
+* ``consolidation_partitions`` (migration 0006) - the work queue of a
+  partitioned run: one row per bucket of users, claimed by workers with
+  ``FOR UPDATE SKIP LOCKED`` under a short heartbeated lease, with its own
+  checkpoint cursor, counts and errors (:mod:`._partitions`).
 * ``memstrata_scheduler_jobs`` - the scheduler's next run time per job (and, in
   ``job_state``, the crontab it was computed from), so a missed run stays due
   across restarts; the columns are those of APScheduler 3's job store, which
@@ -42,6 +46,7 @@ __all__ = [
     "SCHEDULER_JOBS_TABLE",
     "actions",
     "leases",
+    "partitions",
     "runs",
     "scheduler_jobs",
     "sources",
@@ -82,6 +87,8 @@ runs = Table(
     Column("options", JSONType, nullable=False),
     #: the undo run that reverted this one
     Column("undone_by", ID),
+    #: buckets of a partitioned run, worked by ``memstrata worker`` (NULL: one process)
+    Column("partitions", Integer),
     Index("ix_consolidation_runs_job_status", "job", "status"),
     Index("ix_consolidation_runs_started", "started_at"),
 )
@@ -118,6 +125,34 @@ leases = Table(
     Column("run_id", ID),
     #: the newest scheduled fire time a run was completed for
     Column("last_slot", Float),
+)
+
+partitions = Table(
+    "consolidation_partitions",
+    metadata,
+    Column("run_id", ID, ForeignKey("consolidation_runs.id"), primary_key=True),
+    #: the bucket: users whose stable hash modulo the run's ``partitions`` is this
+    Column("part", Integer, primary_key=True, autoincrement=False),
+    #: pending / running / done / failed
+    Column("status", String(16), nullable=False),
+    #: the worker holding it (``host:pid:random``), NULL when nobody does
+    Column("holder", String(200)),
+    #: the holder's lease ends here (epoch seconds) unless its heartbeat renews it
+    Column("lease_until", Float),
+    Column("heartbeat_at", Float),
+    #: times a worker claimed it (more than 1: taken over from a dead worker)
+    Column("claims", Integer, nullable=False),
+    #: checkpoint: the last user of this bucket whose batch committed
+    Column("cursor", USER),
+    Column("users_done", Integer, nullable=False),
+    Column("batches", Integer, nullable=False),
+    Column("counts", JSONType, nullable=False),
+    Column("errors", JSONType, nullable=False),
+    #: offline / llm / llm+offline / none, as on the run row
+    Column("method", String(16), nullable=False),
+    Column("started_at", Float),
+    Column("finished_at", Float),
+    Index("ix_consolidation_partitions_claim", "status", "lease_until"),
 )
 
 sources = Table(

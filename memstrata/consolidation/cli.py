@@ -1,4 +1,4 @@
-"""``memstrata consolidate | scheduler | runs | undo`` - the consolidation commands.
+"""``memstrata consolidate | scheduler | worker | runs | undo`` - the consolidation commands.
 
 Loaded by :mod:`memstrata.cli` through the ``memstrata.cli`` entry point naming
 this module's ``commands`` list. Every command takes ``--url`` (or
@@ -93,13 +93,29 @@ def _print_report(report: Any, *, as_json: bool, show: int, manager: Any) -> Non
 @click.option("--json", "as_json", is_flag=True, help="Print the run reports as JSON.")
 @click.option("--show", type=click.IntRange(min=0), default=20, show_default=True,
               help="Planned actions / errors shown.")
+@click.option("--partitioned", is_flag=True,
+              help="Create a partitioned run and work it in this process (alongside any "
+                   "`memstrata worker` processes on the same database).")
+@click.option("--queue", is_flag=True,
+              help="Only create a partitioned run; `memstrata worker` processes run it.")
+@click.option("--partitions", type=click.IntRange(min=1), default=None,
+              help="Buckets of users of a partitioned run (default: sized from the users).")
 def consolidate(url: str | None, job: str, dry_run: bool, user_id: str | None, as_json: bool,
-                show: int) -> None:
+                show: int, partitioned: bool, queue: bool, partitions: int | None) -> None:
     """Run consolidation jobs now."""
     names = list(job_names()) if job == "all" else [job]
+    if (partitioned or queue or partitions) and (dry_run or user_id is not None):
+        raise click.UsageError("--partitioned / --queue / --partitions run every user for real; "
+                               "not with --dry-run or --user")
     with _consolidator(url) as jobs:
         for name in names:
-            report = jobs.run(name, dry_run=dry_run, user_id=user_id, progress=not as_json)
+            if partitioned or queue or partitions:
+                report = jobs.create_run(name, partitions=partitions)
+                if not queue and report.run_id is not None:
+                    jobs.work(run_id=report.run_id)
+                    report = jobs.get_run(report.run_id)
+            else:
+                report = jobs.run(name, dry_run=dry_run, user_id=user_id, progress=not as_json)
             _print_report(report, as_json=as_json, show=show, manager=jobs.manager)
 
 
@@ -107,13 +123,15 @@ def consolidate(url: str | None, job: str, dry_run: bool, user_id: str | None, a
 @url_option
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
               help="Jobs that may run at once.")
-def scheduler(url: str | None, workers: int) -> None:
+@click.option("--create-only", is_flag=True,
+              help="Only queue a partitioned run at each slot; `memstrata worker` runs it.")
+def scheduler(url: str | None, workers: int, create_only: bool) -> None:
     """Run the jobs on their cron schedule, in the foreground (stop with SIGTERM / Ctrl-C)."""
     from memstrata.consolidation.scheduler import ConsolidationScheduler
 
     with _consolidator(url) as jobs:
         sched = ConsolidationScheduler(
-            jobs, workers=workers,
+            jobs, workers=workers, create_only=create_only,
             on_report=lambda r: click.echo(r.summary_line()),
         )
         cron = jobs.settings.schedule
@@ -155,8 +173,10 @@ def runs(url: str | None, run_id: str | None, job: str | None, limit: int,
             return
         report = jobs.get_run(run_id)
         actions = jobs.actions(run_id, limit=limit)
+        parts = jobs.partitions(run_id)
         if as_json:
             click.echo(json.dumps({"run": dataclasses.asdict(report),
+                                   "partitions": [dataclasses.asdict(p) for p in parts],
                                    "actions": [dataclasses.asdict(a) for a in actions]},
                                   default=str, ensure_ascii=False, indent=2))
             return
@@ -165,6 +185,8 @@ def runs(url: str | None, run_id: str | None, job: str | None, limit: int,
                    + (f", undone by {report.undone_by}" if report.undone_by else ""))
         for error in report.errors:
             click.echo(f"  ! {error}")
+        if parts:
+            _print_partitions(report, parts)
         for a in actions:
             text = _record_text(jobs.manager, a.user_id, a.memory_id)
             click.echo(f"  #{a.id} {_iso(a.at)} batch {a.batch} {a.action} "
@@ -172,6 +194,54 @@ def runs(url: str | None, run_id: str | None, job: str | None, limit: int,
             click.echo(f"      {describe_change(a.before, a.after)} ({a.reason})")
         if len(actions) == limit:
             click.echo(f"  (first {limit} actions; --limit shows more)")
+
+
+def _print_partitions(report: Any, parts: list[Any]) -> None:
+    """Partitions, workers, progress, throughput and errors of a partitioned run."""
+    from collections import Counter
+
+    from memstrata.clock import SystemClock
+
+    states = Counter(p.status for p in parts)
+    holders = sorted({p.holder for p in parts if p.holder})
+    users = sum(p.users for p in parts)
+    end = report.finished_at or SystemClock().now()
+    took = max((end - report.started_at).total_seconds(), 1e-9)
+    click.echo(f"  partitions: {len(parts)} ("
+               + ", ".join(f"{n} {s}" for s, n in sorted(states.items())) + ")"
+               + f"; taken over {sum(max(0, p.claims - 1) for p in parts)} times")
+    click.echo(f"  workers now: {len(holders)}" + (f" ({', '.join(holders)})" if holders else ""))
+    click.echo(f"  progress: {users} users in {sum(p.batches for p in parts)} batches, "
+               f"{users / took:.1f} users/s over {took:.1f} s")
+    for p in parts:
+        spent = "-" if p.started_at is None else \
+            f"{((p.finished_at or end) - p.started_at).total_seconds():.1f} s"
+        click.echo(f"    #{p.part:<4} {p.status:<8} users {p.users:<6} batches {p.batches:<5} "
+                   f"claims {p.claims} {spent}" + (f" by {p.holder}" if p.holder else "")
+                   + (f" ({len(p.errors)} errors)" if p.errors else ""))
+        for error in p.errors[:3]:
+            click.echo(f"        ! {error}")
+
+
+@click.command()
+@url_option
+@click.option("--concurrency", type=click.IntRange(min=1), default=None,
+              help="Model calls in flight per bucket (default: MEMSTRATA_LLM_CONCURRENCY or 1).")
+@click.option("--threads", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Buckets this process works at once.")
+@click.option("--job", "jobs", multiple=True, type=click.Choice(list(job_names())),
+              help="Only runs of these jobs (repeatable; default: every job).")
+@click.option("--until-idle", is_flag=True,
+              help="Exit when no bucket is left to claim instead of polling for new runs.")
+def worker(url: str | None, concurrency: int | None, threads: int, jobs: tuple[str, ...],
+           until_idle: bool) -> None:
+    """Work partitioned runs (start any number, on any hosts, with one database URL)."""
+    from memstrata.consolidation.worker import Worker
+
+    w = Worker(url, concurrency=concurrency, threads=threads, jobs=list(jobs) or None)
+    click.echo(f"memstrata worker {w.holder}: started")
+    done = w.run_until_idle() if until_idle else w.run_forever()
+    click.echo(f"memstrata worker {w.holder}: stopped after {done.partitions} partitions")
 
 
 @click.command()
@@ -189,4 +259,4 @@ def undo(url: str | None, run_id: str, dry_run: bool, yes: bool) -> None:
         _print_report(report, as_json=False, show=20, manager=jobs.manager)
 
 
-commands = [consolidate, scheduler, runs, undo]
+commands = [consolidate, scheduler, worker, runs, undo]

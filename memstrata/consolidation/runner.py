@@ -29,19 +29,22 @@ called in a dry run; plans show the offline method's judgement).
 
 from __future__ import annotations
 
+import dataclasses
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import update
+from sqlalchemy import Connection, update
 
+from memstrata import telemetry
 from memstrata._progress import Progress, ProgressBar
 from memstrata._sql import new_id
-from memstrata.clock import Clock, to_epoch
-from memstrata.consolidation import _lease, _runlog
+from memstrata.clock import Clock, from_epoch, to_epoch
+from memstrata.consolidation import _lease, _partitions, _runlog
 from memstrata.consolidation._job import Job, JobContext, UserPlan, combine_methods
 from memstrata.consolidation._llm import LLMGate
 from memstrata.consolidation._tables import runs
@@ -56,13 +59,14 @@ from memstrata.errors import (
     NotFoundError,
     StateError,
 )
-from memstrata.llm import LLMClient, RecordingModel, Retry, Timeouts
+from memstrata.llm import LLMClient, RateLimit, Retry, Timeouts
 from memstrata.memory import check_user
 
 if TYPE_CHECKING:
+    from memstrata.memory import Database
     from memstrata.memory.manager import MemoryManager
 
-__all__ = ["Consolidator", "RunHooks", "RunNotFoundError"]
+__all__ = ["Consolidator", "PartitionState", "RunHooks", "RunNotFoundError"]
 
 #: planned actions a dry run hands back (its counts cover everything)
 MAX_PLANNED = 10_000
@@ -83,6 +87,60 @@ class RunHooks:
 
     before_commit: Callable[[str, int], None] | None = None
     after_batch: Callable[[str, int], None] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionState:
+    """One bucket of a partitioned run, as ``memstrata runs RUN_ID`` shows it."""
+
+    part: int
+    #: pending / running / done / failed
+    status: str
+    #: the worker holding it now (``host:pid:random``)
+    holder: str | None
+    #: times claimed; more than one means a worker died or stopped and another went on
+    claims: int
+    users: int
+    batches: int
+    counts: dict[str, int]
+    errors: tuple[str, ...]
+    started_at: datetime | None
+    finished_at: datetime | None
+    lease_until: datetime | None
+
+
+class _Heartbeat:
+    """Renews a claimed bucket's lease every third of its length in a thread, so a
+    slow batch (a model answering slowly) keeps it; :attr:`lost` tells the worker
+    the bucket was taken over (it stalled for longer than a lease)."""
+
+    def __init__(self, db: Database, run_id: str, part: int, holder: str, ttl: float
+                 ) -> None:
+        self._db, self._run, self._part, self._holder, self._ttl = db, run_id, part, holder, ttl
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._beat, daemon=True,
+                                        name=f"memstrata-heartbeat-{part}")
+        self.lost = False
+
+    def __enter__(self) -> _Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join()
+
+    def _beat(self) -> None:
+        while not self._done.wait(self._ttl / 3):
+            try:
+                with self._db.write() as conn:
+                    _partitions.renew(conn, self._run, self._part, self._holder,
+                                      now=time.time(), ttl=self._ttl)
+            except _lease.LeaseLostError:
+                self.lost = True
+                return
+            except MemstrataError:  # the database is busy or away: try at the next beat
+                continue
 
 
 class Consolidator:
@@ -127,8 +185,12 @@ class Consolidator:
         one; an unregistered name raises :class:`~memstrata.consolidation.jobs.UnknownJobError`."""
         get_job(job)
         only = None if user_id is None else check_user(user_id)
-        return self._execute(self._job(job), dry_run=dry_run, only_user=only,
-                             progress=progress, slot=slot, options={})
+        with telemetry.span("memstrata.consolidation.job", job=job, dry_run=dry_run,
+                            scheduled=slot is not None, one_user=only is not None) as sp:
+            report = self._execute(self._job(job), dry_run=dry_run, only_user=only,
+                                   progress=progress, slot=slot, options={})
+            sp.set(_report_attributes(report))
+            return report
 
     def run_all(self, jobs: list[str] | None = None, **options: Any) -> list[RunReport]:
         """Run several jobs in order (default: every registered job, in registration order)."""
@@ -153,8 +215,13 @@ class Consolidator:
             raise InvalidInputError("an undo cannot be undone; run the job again instead")
         if target.undone_by is not None:
             raise StateError(f"run {run_id} was already undone by {target.undone_by}")
-        return self._execute(UndoJob(run_id, target.job), dry_run=dry_run, only_user=None,
-                             progress=progress, slot=None, options={"target": run_id})
+        with telemetry.span("memstrata.consolidation.job", job="undo", dry_run=dry_run,
+                            undoes=run_id) as sp:
+            report = self._execute(UndoJob(run_id, target.job), dry_run=dry_run,
+                                   only_user=None, progress=progress, slot=None,
+                                   options={"target": run_id})
+            sp.set(_report_attributes(report))
+            return report
 
     def runs(self, *, job: str | None = None, limit: int = 20) -> list[RunReport]:
         """Recent runs, newest first."""
@@ -162,11 +229,32 @@ class Consolidator:
             return [_runlog.to_report(r) for r in _runlog.list_runs(conn, job=job, limit=limit)]
 
     def get_run(self, run_id: str) -> RunReport:
+        """One run; a partitioned run still being worked shows its buckets' progress."""
         with self._manager.db.read() as conn:
             row = _runlog.get_run(conn, run_id)
-        if row is None:
-            raise RunNotFoundError(f"no consolidation run {run_id!r}")
+            if row is None:
+                raise RunNotFoundError(f"no consolidation run {run_id!r}")
+            if row.partitions is not None and row.status in ("queued", "running"):
+                folded = _partitions.fold(conn, run_id)
+                return dataclasses.replace(
+                    _runlog.to_report(row), users=folded.users, batches=folded.batches,
+                    counts=folded.counts, errors=tuple(folded.errors), method=folded.method)
         return _runlog.to_report(row)
+
+    def partitions(self, run_id: str) -> list[PartitionState]:
+        """The buckets of a partitioned run (empty for a run of one process)."""
+        self.get_run(run_id)
+        with self._manager.db.read() as conn:
+            rows = _partitions.list_partitions(conn, run_id)
+        return [PartitionState(
+            part=int(r.part), status=r.status, holder=r.holder, claims=int(r.claims),
+            users=int(r.users_done), batches=int(r.batches),
+            counts={str(k): int(v) for k, v in dict(r.counts or {}).items()},
+            errors=tuple(str(e) for e in r.errors or []),
+            started_at=None if r.started_at is None else from_epoch(r.started_at),
+            finished_at=None if r.finished_at is None else from_epoch(r.finished_at),
+            lease_until=None if r.lease_until is None else from_epoch(r.lease_until),
+        ) for r in rows]
 
     def actions(self, run_id: str, *, user_id: str | None = None, limit: int | None = None
                 ) -> list[ActionRecord]:
@@ -178,6 +266,167 @@ class Consolidator:
     def request_stop(self) -> None:
         """Ask running jobs to stop after their current batch (clean shutdown)."""
         self._stop.set()
+
+    # ------------------------------------------------------------ partitioned runs
+
+    def create_run(self, job: str, *, partitions: int | None = None,
+                   slot: datetime | None = None) -> RunReport:
+        """Queue a partitioned run of ``job`` for workers (:meth:`work`, ``memstrata
+        worker``) and return it (status ``queued``); nothing is applied here.
+
+        The users are split into ``partitions`` buckets (default: the setting, or
+        sized from the user count). The run holds the job's lease until its last
+        bucket is done, so an in-process :meth:`run` of the job meanwhile raises
+        :class:`~memstrata.errors.LeaseHeldError`, and so does a second
+        :meth:`create_run`. With ``slot`` (a cron fire time) a slot that already has
+        a run gives a ``skipped`` report: two schedulers create one run per slot.
+        """
+        spec = get_job(job)
+        built = spec.factory()
+        db = self._manager.db
+        now = to_epoch(self.clock.now())
+        slot_at = None if slot is None else to_epoch(slot)
+        run_id = new_id()
+        ctx = self._context(dry_run=False, run_id=run_id, options={}, gate=None)
+        with db.write() as conn:
+            claim = _lease.acquire(conn, built.lease, _lease.run_holder(run_id), now=now,
+                                   ttl=_lease.RUN_HOLD_SECONDS, slot=slot_at)
+            if claim.outcome == "slot_done":
+                skipped = True
+            else:
+                skipped = False
+                count = partitions or self.settings.partitions or _partitions.default_count(
+                    len(built.users(conn, ctx, None, None)), self.settings.users_per_partition)
+                budget = self.settings.llm.token_budget \
+                    if spec.uses_llm and self.llm_configured else None
+                _runlog.create_run(conn, run_id=run_id, job=job, only_user=None,
+                                   slot=slot_at, holder=_lease.run_holder(run_id), now=now,
+                                   token_budget=budget, options={}, status="queued",
+                                   partitions=count)
+                _partitions.create(conn, run_id, count)
+                _lease.renew(conn, built.lease, _lease.run_holder(run_id), now=now,
+                             ttl=_lease.RUN_HOLD_SECONDS, run_id=run_id, slot=slot_at)
+        if skipped:
+            return self._skipped(job, "this scheduled slot already has a run", slot)
+        return self.get_run(run_id)
+
+    def create_scheduled(self, job: str, slot: datetime) -> RunReport:
+        """:meth:`create_run` for the cron fire time ``slot``; a job whose previous run
+        is still open (in a process or in workers) is skipped (status ``skipped``)."""
+        try:
+            return self.create_run(job, slot=slot)
+        except LeaseHeldError as exc:
+            return self._skipped(job, str(exc), slot)
+
+    def work(self, *, run_id: str | None = None, jobs: list[str] | None = None,
+             holder: str | None = None, stop: threading.Event | None = None) -> int:
+        """Claim buckets of queued partitioned runs and work them until none is
+        claimable (or ``stop`` / :meth:`request_stop``); returns the buckets
+        finished here. Safe in any number of processes and threads at once."""
+        holder = holder or _lease.make_holder()
+        finished = 0
+        while not self._stopped(stop):
+            ttl = self.settings.partition_lease_seconds
+            with self._manager.db.write() as conn:
+                claimed = _partitions.claim(conn, holder, now=time.time(), ttl=ttl,
+                                            run_id=run_id, jobs=jobs)
+            if claimed is None:
+                return finished
+            if self._work_partition(claimed, holder, stop):
+                finished += 1
+        return finished
+
+    def _stopped(self, stop: threading.Event | None) -> bool:
+        return self._stop.is_set() or (stop is not None and stop.is_set())
+
+    def _work_partition(self, claimed: _partitions.Claimed, holder: str,
+                        stop: threading.Event | None) -> bool:
+        """Work one claimed bucket to its end; False when it stopped early (asked to,
+        or the bucket was taken over)."""
+        spec = get_job(claimed.job)
+        job = spec.factory()
+        client = self._client() if spec.uses_llm else None
+        gate = None if client is None else self._gate(client, claimed.run_id,
+                                                      claimed.spent_tokens)
+        ctx = self._context(dry_run=False, run_id=claimed.run_id, options={}, gate=gate)
+        run_id, part, count = claimed.run_id, claimed.part, claimed.partitions
+        ttl = self.settings.partition_lease_seconds
+        db = self._manager.db
+        scan = min(10_000, self.settings.batch_users * count)
+
+        def page(after: str | None) -> list[str]:
+            mine: list[str] = []
+            with db.read() as conn:
+                while len(mine) < self.settings.batch_users:
+                    chunk = job.users(conn, ctx, after, scan)
+                    if not chunk:
+                        break
+                    mine.extend(u for u in chunk if _partitions.bucket(u, count) == part)
+                    after = chunk[-1]
+            return mine[: self.settings.batch_users]
+
+        def guard(conn: Connection) -> None:
+            _partitions.renew(conn, run_id, part, holder, now=time.time(), ttl=ttl)
+
+        def record(conn: Connection, batch: _Batch) -> None:
+            _partitions.checkpoint(conn, run_id, part, cursor=batch.users[-1],
+                                   users=len(batch.users), counts=batch.counts(),
+                                   errors=batch.errors, method=batch.method)
+            _partitions.add_llm(conn, run_id, batch.llm)
+
+        cursor = claimed.cursor
+        outcome = "done"
+        errors: list[str] = []
+        with telemetry.span("memstrata.consolidation.partition", job=claimed.job,
+                            partition=part, partitions=count) as sp, \
+                _Heartbeat(db, run_id, part, holder, ttl) as beat:
+            try:
+                while True:
+                    if self._stopped(stop) or beat.lost:
+                        outcome = "stopped"
+                        break
+                    users = page(cursor)
+                    if not users:
+                        break
+                    self._batch(job, ctx, run_id, users, guard, record)
+                    cursor = users[-1]
+            except _lease.LeaseLostError:
+                outcome = "lost"
+            except MemstrataError as exc:
+                outcome = "failed"
+                errors.append(f"{type(exc).__name__}: {exc}")
+            sp.set(outcome=outcome)
+        if gate is not None and gate.disabled is not None:
+            errors.append(f"llm: {gate.disabled}; the rest ran offline")
+        if outcome == "lost":
+            return False
+        with db.write() as conn:
+            if outcome == "stopped":
+                _partitions.release(conn, run_id, part, holder)
+                return False
+            closing = _partitions.finish(conn, run_id, part, holder,
+                                         status="done" if outcome == "done" else "failed",
+                                         now=time.time(), errors=errors)
+            if closing is not None:
+                self._close_partitioned(conn, job, run_id, closing)
+        return outcome == "done"
+
+    def _close_partitioned(self, conn: Connection, job: Job, run_id: str, status: str
+                           ) -> None:
+        """Fold the buckets into the run row, close it and free the job's lease (in the
+        last bucket's transaction)."""
+        row = _runlog.get_run(conn, run_id)
+        assert row is not None
+        folded = _partitions.fold(conn, run_id)
+        now = to_epoch(self.clock.now())
+        conn.execute(update(runs).where(runs.c.id == run_id).values(
+            users_done=folded.users, batches=folded.batches, counts=folded.counts,
+            errors=folded.errors[:_runlog.MAX_ERRORS_KEPT], resumed=folded.claims - 1
+            if folded.claims > int(row.partitions) else 0))
+        _runlog.finish_run(conn, run_id, status, now, method=folded.method
+                           if folded.method != "none" else "offline")
+        _lease.release(conn, job.lease, _lease.run_holder(run_id), now=now,
+                       slot=row.slot if status == "finished" else None)
 
     # ------------------------------------------------------------ internals
 
@@ -198,8 +447,17 @@ class Consolidator:
             api_key=None if cfg.api_key is None else cfg.api_key.get_secret_value(),
             timeouts=Timeouts(connect=cfg.connect_timeout, read=cfg.read_timeout),
             retry=Retry(max_attempts=cfg.retries + 1, base_delay=1.0, max_delay=8.0),
+            rate_limit=RateLimit(cfg.requests_per_minute, cfg.tokens_per_minute),
         )
         return self._llm
+
+    def _gate(self, client: LLMClient, run_id: str, spent: int) -> LLMGate:
+        """This worker's gate to the model: the run's budget row (shared by all its
+        workers), at most ``llm.concurrency`` calls in flight."""
+        cfg = self.settings.llm
+        return LLMGate.for_run(client, db=self._manager.db, clock=self.clock, run_id=run_id,
+                               budget=cfg.token_budget, spent=spent, max_tokens=cfg.max_tokens,
+                               concurrency=cfg.concurrency)
 
     def _context(self, *, dry_run: bool, run_id: str | None, options: dict[str, Any],
                  gate: LLMGate | None) -> JobContext:
@@ -260,9 +518,7 @@ class Consolidator:
             return self._skipped(job.name, "this scheduled slot already ran", slot)
         uses_llm = job.name in job_names() and get_job(job.name).uses_llm  # undo: never
         client = self._client() if uses_llm else None
-        gate = None if client is None else LLMGate(
-            RecordingModel(client, db=self._manager.db, clock=self.clock),
-            max(0, self.settings.llm.token_budget - spent), self.settings.llm.max_tokens)
+        gate = None if client is None else self._gate(client, run_id, spent)
         ctx = self._context(dry_run=False, run_id=run_id, options=options, gate=gate)
         try:
             status = self._batches(job, ctx, run_id, holder, only_user, cursor, progress)
@@ -284,7 +540,16 @@ class Consolidator:
     def _batches(self, job: Job, ctx: JobContext, run_id: str, holder: str,
                  only_user: str | None, cursor: str | None, progress: Progress) -> str:
         total, page = self._pages(job, ctx, only_user, cursor)
-        gate = ctx.llm
+        ttl = self.settings.lease_seconds
+
+        def guard(conn: Connection) -> None:
+            _lease.renew(conn, job.lease, holder, now=ctx.now, ttl=ttl)
+
+        def record(conn: Connection, batch: _Batch) -> None:
+            _runlog.checkpoint(conn, run_id, cursor=batch.users[-1], users=len(batch.users),
+                               counts=batch.counts(), errors=batch.errors,
+                               method=batch.method, llm=batch.llm, now=ctx.now)
+
         with ProgressBar(progress, total, f"{job.name}", unit="user") as bar:
             while True:
                 if self._stop.is_set():
@@ -292,50 +557,63 @@ class Consolidator:
                 users = page(cursor)
                 if not users:
                     return "finished"
-                ctx.now = to_epoch(self.clock.now())
-                ctx.batch += 1
-                llm_before = _llm_stats(gate)
-                plans: dict[str, UserPlan] = {}
-                errors: list[str] = []
-                if not job.plan_in_txn:
-                    for user in users:
-                        plans[user] = self._plan(job, ctx, user, errors)
-                with self._manager.changes() as txn:
-                    conn = txn.conn
-                    _lease.renew(conn, job.lease, holder, now=ctx.now,
-                                 ttl=self.settings.lease_seconds)
-                    done: list[PlannedAction] = []
-                    method: Method = "none"
-                    for user in users:
-                        if job.plan_in_txn:
-                            txn.lock(user)  # serialise with the user's writers
-                            plan = job.plan(conn, ctx, user)
-                        else:
-                            plan = plans[user]
-                        applied = job.apply(txn, ctx, plan)
-                        done.extend(applied.actions)
-                        errors.extend(f"{user}: {e}" for e in [*plan.errors, *applied.errors])
-                        method = combine_methods(method, plan.method)
-                    if gate is not None:
-                        errors.extend(gate.errors)
-                        gate.errors.clear()
-                    _runlog.record_actions(conn, run_id, ctx.batch, ctx.now, done)
-                    after = _llm_stats(gate)
-                    _runlog.checkpoint(
-                        conn, run_id, cursor=users[-1], users=len(users),
-                        counts=dict(Counter(a.action for a in done)), errors=errors,
-                        method=method,
-                        llm=(after[0] - llm_before[0], after[1] - llm_before[1],
-                             after[2] - llm_before[2]),
-                        now=ctx.now,
-                    )
-                    txn.flush()
-                    if self._hooks.before_commit is not None:
-                        self._hooks.before_commit(run_id, ctx.batch)
-                if self._hooks.after_batch is not None:
-                    self._hooks.after_batch(run_id, ctx.batch)
+                self._batch(job, ctx, run_id, users, guard, record)
                 cursor = users[-1]
                 bar.advance(len(users))
+
+    def _batch(self, job: Job, ctx: JobContext, run_id: str, users: list[str],
+               guard: Callable[[Connection], None],
+               record: Callable[[Connection, _Batch], None]) -> _Batch:
+        """One batch: plan, then in one write transaction ``guard`` (renew the lease
+        first: a lost lease changes nothing), apply, record the actions and
+        ``record`` the checkpoint; commit."""
+        ctx.now = to_epoch(self.clock.now())
+        ctx.batch += 1
+        gate = ctx.llm
+        llm_before = _llm_stats(gate)
+        plans: dict[str, UserPlan] = {}
+        errors: list[str] = []
+        if not job.plan_in_txn:
+            plans = self._plan_all(job, ctx, users, errors)
+        with self._manager.changes() as txn:
+            conn = txn.conn
+            guard(conn)
+            done: list[PlannedAction] = []
+            method: Method = "none"
+            for user in users:
+                if job.plan_in_txn:
+                    txn.lock(user)  # serialise with the user's writers
+                    plan = job.plan(conn, ctx, user)
+                else:
+                    plan = plans[user]
+                applied = job.apply(txn, ctx, plan)
+                done.extend(applied.actions)
+                errors.extend(f"{user}: {e}" for e in [*plan.errors, *applied.errors])
+                method = combine_methods(method, plan.method)
+            if gate is not None:
+                errors.extend(gate.errors)
+                gate.errors.clear()
+            _runlog.record_actions(conn, run_id, ctx.batch, ctx.now, done)
+            after = _llm_stats(gate)
+            batch = _Batch(users, done, errors, method,
+                           (after[0] - llm_before[0], after[1] - llm_before[1],
+                            after[2] - llm_before[2]))
+            record(conn, batch)
+            txn.flush()
+            if self._hooks.before_commit is not None:
+                self._hooks.before_commit(run_id, ctx.batch)
+        if self._hooks.after_batch is not None:
+            self._hooks.after_batch(run_id, ctx.batch)
+        return batch
+
+    def _plan_all(self, job: Job, ctx: JobContext, users: list[str], errors: list[str]
+                  ) -> dict[str, UserPlan]:
+        """A batch's plans: through the job's ``plan_batch`` when it has one and a model
+        is in use (its model calls then run concurrently), else user by user."""
+        plan_batch = getattr(job, "plan_batch", None)
+        if plan_batch is not None and ctx.model() is not None:
+            return {p.user_id: p for p in plan_batch(self._manager.db, ctx, users)}
+        return {user: self._plan(job, ctx, user, errors) for user in users}
 
     def _plan(self, job: Job, ctx: JobContext, user: str, errors: list[str]) -> UserPlan:
         try:
@@ -401,7 +679,37 @@ class Consolidator:
                          finished_at=now, counts={}, errors=(why,), method="none", slot=slot)
 
 
+@dataclass(frozen=True, slots=True)
+class _Batch:
+    """What one committed batch did."""
+
+    users: list[str]
+    done: list[PlannedAction]
+    errors: list[str]
+    method: Method
+    #: model calls, prompt tokens, completion tokens
+    llm: tuple[int, int, int]
+
+    def counts(self) -> dict[str, int]:
+        return dict(Counter(a.action for a in self.done))
+
+
 def _llm_stats(gate: LLMGate | None) -> tuple[int, int, int]:
     if gate is None:
         return (0, 0, 0)
     return (gate.calls, gate.prompt_tokens, gate.completion_tokens)
+
+
+def _report_attributes(report: RunReport) -> dict[str, telemetry.AttributeValue]:
+    """A run's counts and outcome as span attributes (no user id: only counts)."""
+    attributes: dict[str, telemetry.AttributeValue] = {
+        "memstrata.run_id": report.run_id, "memstrata.outcome": report.status,
+        "memstrata.method": report.method, "memstrata.users": report.users,
+        "memstrata.batches": report.batches, "memstrata.errors": len(report.errors),
+        "memstrata.resumed": report.resumed, "memstrata.llm_calls": report.llm_calls,
+        "memstrata.prompt_tokens": report.prompt_tokens,
+        "memstrata.completion_tokens": report.completion_tokens,
+        "memstrata.actions": sum(report.counts.values()),
+    }
+    attributes.update((f"memstrata.action.{name}", n) for name, n in report.counts.items())
+    return attributes

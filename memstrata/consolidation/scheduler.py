@@ -40,6 +40,13 @@ crontab arithmetic (its public ``CronTrigger.from_crontab(...).get_next_fire_tim
   :data:`MAX_SLEEP_SECONDS` (a suspended machine's monotonic sleep does not
   count the suspension), and wakes at once on :meth:`~ConsolidationScheduler.wakeup`
   or shutdown.
+* **Create-only** - with ``create_only=True`` (``memstrata scheduler
+  --create-only``) a due slot only *queues* a partitioned run
+  (:meth:`Consolidator.create_scheduled
+  <memstrata.consolidation.runner.Consolidator.create_scheduled>`) and returns
+  at once; ``memstrata worker`` processes, as many as needed on any hosts, do
+  the work. Schedulers and workers then scale separately, and a slot still gets
+  one run: its lease row records the slot when the run is created.
 * **Shutdown** - :meth:`~ConsolidationScheduler.run_forever` handles SIGTERM and
   SIGINT: no new runs start, queued ones are dropped, running jobs stop after
   their current batch (the run is left ``interrupted`` and resumes next time),
@@ -148,6 +155,7 @@ class ConsolidationScheduler:
         clock: Clock | None = None,
         workers: int = 1,
         on_report: Callable[[RunReport], None] | None = None,
+        create_only: bool = False,
     ) -> None:
         self.consolidator = consolidator
         self.clock: Clock = clock if clock is not None else consolidator.clock
@@ -157,6 +165,8 @@ class ConsolidationScheduler:
         self._db = consolidator.manager.db
         self._on_report = on_report
         self._workers = workers
+        #: only queue partitioned runs at each slot; ``memstrata worker`` runs them
+        self.create_only = create_only
         self._grace = self.settings.misfire_grace_seconds
         self._schedules: dict[str, _Schedule] = {}
         self._lock = threading.Lock()
@@ -338,7 +348,10 @@ class ConsolidationScheduler:
 
     def _run(self, name: str, fire: datetime) -> RunReport | None:
         try:
-            report = self.consolidator.run_scheduled(name, fire)
+            if self.create_only:
+                report = self.consolidator.create_scheduled(name, fire)
+            else:
+                report = self.consolidator.run_scheduled(name, fire)
         except MemstrataError as exc:
             log.error("scheduled %s at %s failed: %s", name, fire, exc)
             return None

@@ -11,13 +11,21 @@ the CLI) - never at import:
 ``MEMSTRATA_LLM_BASE_URL``          OpenAI-compatible endpoint (``…/v1``)
 ``MEMSTRATA_LLM_API_KEY``           key (falls back to ``OPENAI_API_KEY``)
 ``MEMSTRATA_LLM_TOKEN_BUDGET``      tokens one run may spend (default 50,000)
+``MEMSTRATA_LLM_CONCURRENCY``       model calls in flight per worker (default 1)
 ``MEMSTRATA_CRON_<JOB>``            crontab of a registered job, e.g.
                                     ``MEMSTRATA_CRON_SUMMARIZE`` (default: the
                                     job's ``default_cron``: ``0 3 * * *`` for
                                     ``summarize`` and ``conflicts``, ``0 * * * *``
                                     for ``expire``)
 ``MEMSTRATA_SCHEDULER_TZ``          time zone of the crontabs (default: local)
+``MEMSTRATA_PARTITIONS``            buckets of a partitioned run (default: one
+                                    per ``users_per_partition`` users, 1-256)
+``MEMSTRATA_PARTITION_LEASE``       seconds a worker's claim on a bucket lasts
+                                    without a heartbeat (default 15)
 ==================================  ===========================================
+
+``MEMSTRATA_LLM_REQUESTS_PER_MINUTE`` and ``MEMSTRATA_LLM_TOKENS_PER_MINUTE`` set
+the client-side rate limits of each worker process (default: none).
 
 The jobs themselves come from :mod:`memstrata.consolidation.jobs`;
 ``JOB_NAMES`` and ``DEFAULT_CRON`` here are the built-ins only, kept for
@@ -53,6 +61,8 @@ _NAMED_CRONS = ("summarize", "conflicts", "expire")
 #: a missed run still runs if the scheduler wakes up within this (coalesced: once)
 DEFAULT_MISFIRE_GRACE_SECONDS = 2 * 86400.0
 DEFAULT_TOKEN_BUDGET = 50_000
+DEFAULT_USERS_PER_PARTITION = 500
+DEFAULT_PARTITION_LEASE_SECONDS = 15.0
 
 
 class LLMSettings(BaseModel):
@@ -71,6 +81,12 @@ class LLMSettings(BaseModel):
     read_timeout: float = Field(default=60.0, gt=0)
     #: retries of a call that failed on a retriable error (connection, 429, 5xx)
     retries: int = Field(default=2, ge=0, le=10)
+    #: calls in flight at once per worker (users of a batch are planned concurrently;
+    #: give ``batch_users`` at least this many)
+    concurrency: int = Field(default=1, ge=1, le=256)
+    #: client-side limits per worker process (``None``: none)
+    requests_per_minute: float | None = Field(default=None, gt=0)
+    tokens_per_minute: float | None = Field(default=None, gt=0)
 
     @property
     def configured(self) -> bool:
@@ -168,6 +184,13 @@ class ConsolidationSettings(BaseModel):
     batch_users: int = Field(default=20, gt=0, le=10_000)
     #: a job's lease lasts this long and is renewed at every batch
     lease_seconds: float = Field(default=600.0, gt=0)
+    #: buckets of users a partitioned run is split into (``None``: sized from the
+    #: user count, one per ``users_per_partition``)
+    partitions: int | None = Field(default=None, gt=0, le=65_536)
+    users_per_partition: int = Field(default=DEFAULT_USERS_PER_PARTITION, gt=0)
+    #: a worker's claim on a bucket lasts this long; its heartbeat renews it every
+    #: third of that, so a killed worker's bucket is taken over within this time
+    partition_lease_seconds: float = Field(default=DEFAULT_PARTITION_LEASE_SECONDS, gt=0)
     #: a session with no turn for this long has ended and may be summarised
     session_idle_seconds: float = Field(default=1800.0, ge=0)
     #: soft-deleted records are purged (hard-deleted, no longer undoable) after this
@@ -204,12 +227,19 @@ class ConsolidationSettings(BaseModel):
             llm["api_key"] = key
         if env.get("MEMSTRATA_LLM_TOKEN_BUDGET"):
             llm["token_budget"] = env["MEMSTRATA_LLM_TOKEN_BUDGET"]
+        for field_name in ("concurrency", "requests_per_minute", "tokens_per_minute"):
+            if env.get(f"MEMSTRATA_LLM_{field_name.upper()}"):
+                llm[field_name] = env[f"MEMSTRATA_LLM_{field_name.upper()}"]
         crons = {job: env[f"MEMSTRATA_CRON_{job.upper()}"] for job in job_names()
                  if env.get(f"MEMSTRATA_CRON_{job.upper()}")}
         schedule: dict[str, Any] = {"crons": crons}
         if env.get("MEMSTRATA_SCHEDULER_TZ"):
             schedule["timezone"] = env["MEMSTRATA_SCHEDULER_TZ"]
         merged: dict[str, Any] = {"llm": llm, "schedule": schedule}
+        if env.get("MEMSTRATA_PARTITIONS"):
+            merged["partitions"] = env["MEMSTRATA_PARTITIONS"]
+        if env.get("MEMSTRATA_PARTITION_LEASE"):
+            merged["partition_lease_seconds"] = env["MEMSTRATA_PARTITION_LEASE"]
         for key_name, value in values.items():
             if key_name == "schedule" and isinstance(value, Mapping):
                 merged["schedule"] = _merge_schedule(schedule, value)

@@ -33,6 +33,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(3, "agent model-call log", sql="0003_agent_llm_calls"),
     Migration(4, "pending index-file cleanups of erased users", sql="0004_pending_erasures"),
     Migration(5, "task ids scoped by user: key (user_id, task_id)", sql="0005_task_ids_per_user"),
+    Migration(6, "partitioned consolidation runs: partition rows", sql="0006_partitions"),
+    Migration(7, "token budget of a run shared by its workers", sql="0007_llm_budgets"),
 )
 
 

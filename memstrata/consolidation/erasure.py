@@ -14,13 +14,15 @@ Registered under the ``memstrata.erasers`` entry-point group, so ``forget`` and
   an erased user (``only_user``) gets the tombstone instead (and stops being
   resumable), a checkpoint cursor on the erased user moves back to the previous
   user (resuming skips nothing), and error lines naming the user are rewritten.
+* ``consolidation_partitions`` - the same for the buckets of partitioned runs:
+  a cursor on the erased user moves back, error lines naming it are rewritten.
 """
 
 from __future__ import annotations
 
 from sqlalchemy import Connection, delete, func, select, update
 
-from memstrata.consolidation._tables import actions, runs, sources
+from memstrata.consolidation._tables import actions, partitions, runs, sources
 from memstrata.erasure import Forgotten, contains, scrub
 from memstrata.memory import queries
 
@@ -31,6 +33,8 @@ FORGOTTEN: dict[str, bool] = {"forgotten": True}
 
 
 class ConsolidationEraser:
+    #: tables with a user column (``consolidation_partitions`` has none, but its
+    #: cursors and errors can name a user: :meth:`forget_user` rewrites them too)
     tables = ("consolidation_actions", "consolidation_sources", "consolidation_runs")
 
     def forget(self, conn: Connection, what: Forgotten) -> dict[str, int]:
@@ -83,5 +87,15 @@ class ConsolidationEraser:
                              .values(errors=scrub(row.errors, (user_id,), tombstone)))
                 n += 1
         counts["consolidation_runs"] = n
+        n = conn.execute(update(partitions).where(partitions.c.cursor == user_id)
+                         .values(cursor=previous)).rowcount
+        for row in conn.execute(select(partitions.c.run_id, partitions.c.part,
+                                       partitions.c.errors)).all():
+            if contains(row.errors, (user_id,)):
+                conn.execute(update(partitions).where(partitions.c.run_id == row.run_id,
+                                                      partitions.c.part == row.part)
+                             .values(errors=scrub(row.errors, (user_id,), tombstone)))
+                n += 1
+        counts["consolidation_partitions"] = n
         return counts
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
 from memstrata import ManualClock, MemoryManager
 from memstrata.cli import main as cli_main
@@ -235,3 +235,20 @@ def test_consolidate_partitioned_works_the_run_in_process(
     worked = runner.invoke(cli_main, ["worker", "--url", db_url, "--until-idle"])
     assert worked.exit_code == 0 and "stopped after 1 partitions" in worked.output, \
         worked.output
+
+
+def test_forget_user_rewrites_partition_cursors_and_errors(
+        manager: MemoryManager, clock: ManualClock):
+    _populate(manager, clock, USERS[:3])
+    jobs = Consolidator(manager, settings=_settings(partitions=1))
+    run_id = jobs.create_run("expire").run_id
+    with manager.db.write() as conn:  # a bucket stopped right after user01's batch
+        conn.execute(update(partitions).where(partitions.c.run_id == run_id).values(
+            cursor="user01", errors=["user01: disk full"]))
+    manager.forget_user("user01")
+    (part,) = jobs.partitions(run_id)  # type: ignore[arg-type]
+    assert part.errors and "user01" not in part.errors[0]
+    with manager.db.read() as conn:
+        cursor = conn.execute(select(partitions.c.cursor)
+                              .where(partitions.c.run_id == run_id)).scalar_one()
+    assert cursor == "user00"  # resuming after user00 skips nothing

@@ -14,9 +14,9 @@ exporter: the application does that once, before it uses memory::
 
 Without the extra (``opentelemetry`` not importable) every function here is a
 no-op costing one global lookup and a call: :func:`span` hands back one shared
-null context manager. With the API but no provider configured, the API's own
-proxy makes non-recording spans. ``benchmarks/telemetry_overhead.py`` measures
-both against a recall.
+null context manager, and so it does while no provider is configured (the
+API's default proxy would only make non-recording spans, at several times the
+cost). ``benchmarks/bench_telemetry.py`` measures each case against a recall.
 
 **Content.** Attributes are counts, ids of records, outcomes, model names and
 error types - never memory content: no record text, query, slot value, entity
@@ -102,6 +102,7 @@ _UNSET: Final = object()
 #: the ``opentelemetry.trace`` module, None when the extra is missing, _UNSET before the first use
 _trace_module: Any = _UNSET
 _tracer: Any = None
+_inert: tuple[type, ...] | None = None
 _enabled: bool = True
 #: explicit switch from enable_content(); None = follow the environment variable
 _content: bool | None = None
@@ -117,6 +118,20 @@ def _otel() -> Any:
             trace = None  # type: ignore[assignment]
         _trace_module = trace
     return _trace_module
+
+
+def _inert_providers() -> tuple[type, ...] | None:
+    """The API's providers that record nothing (None without the extra).
+
+    While the global provider is one of these (no SDK configured, or
+    ``OTEL_SDK_DISABLED``), a span would only be a non-recording placeholder that
+    keeps the current context as it is - what not opening one does, for less
+    (``benchmarks/bench_telemetry.py``).
+    """
+    global _inert
+    if _inert is None and _otel() is not None:
+        _inert = (_trace_module.ProxyTracerProvider, _trace_module.NoOpTracerProvider)
+    return _inert
 
 
 def _get_tracer() -> Any:
@@ -260,7 +275,8 @@ def span(name: str, attributes: Mapping[str, AttributeValue] | None = None, /,
     Keyword attributes become ``memstrata.<keyword>``; ``attributes`` keys are
     used as given. Never pass memory content here - use ``set_content``.
     """
-    if not _enabled or _otel() is None:
+    if not _enabled or (inert := _inert_providers()) is None \
+            or isinstance(_trace_module.get_tracer_provider(), inert):
         return _NOOP_SPAN
     return _LiveSpan(name, _clean(attributes, keywords))
 

@@ -426,3 +426,20 @@ def test_without_the_extra_everything_is_a_no_op(tmp_path: Path) -> None:
     """, MEMSTRATA_HOME=str(tmp_path / "home"))
     assert result == {"shared": True, "recording": False, "traced": 7, "hits": 1,
                       "imported": False}
+
+
+def test_spans_start_recording_when_the_application_configures_a_provider_later() -> None:
+    code = """
+    import json
+    from memstrata import telemetry
+    before = telemetry.span("memstrata.test") is telemetry.span("memstrata.other")
+    with telemetry.span("memstrata.unseen"):
+        pass
+    """ + _SDK + """
+    with telemetry.span("memstrata.seen", n=1) as sp:
+        recording = sp.recording
+    print(json.dumps({"shared_before": before, "recording": recording,
+                      "names": [s.name for s in exporter.get_finished_spans()]}))
+    """
+    assert _child(code) == {"shared_before": True, "recording": True,
+                            "names": ["memstrata.seen"]}

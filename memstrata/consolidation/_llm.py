@@ -3,11 +3,18 @@
 :class:`LLMGate` wraps a :class:`~memstrata.llm.RecordingModel` (any
 :class:`~memstrata.llm.LLMClient` plus the call log), so every call a job makes
 lands in the call log under the user it was made for, like the agent's, and
-``forget_user`` erases it. Before each call it checks that the estimated cost
-(prompt characters / 3 plus the completion allowance) still fits the run's
-budget; past the budget, after an authentication or connection failure, or on
+``forget_user`` erases it. Before each call it reserves the call's upper-bound
+cost (:func:`~memstrata.llm.token_upper_bound`) against the run's budget - in
+the database when the runner gives it the run's :class:`._budget.TokenLedger`,
+so every worker of the run draws on one budget - and settles the real usage
+after; past the budget, after an authentication or connection failure, or on
 a malformed answer, it answers
-``None`` and the caller uses the offline method for that item. So a run never
+``None`` and the caller uses the offline method for that item. Calls run
+concurrently up to ``concurrency`` (threads over the one sync client: the
+jobs' planning - SQL reads, embeddings - is synchronous, the client and its
+connection pool are thread-safe, and a few dozen calls in flight cost a few
+dozen mostly sleeping threads; an async client would need an async twin of
+every step around the call). So a run never
 fails because of the model, and its report says which method ran for how many
 items (``llm``, ``offline`` or ``llm+offline``). A call that fails is logged
 too, with its error.
@@ -17,18 +24,26 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from memstrata._sql import Transactions
+from memstrata.clock import Clock
+from memstrata.consolidation._budget import TokenLedger
 from memstrata.errors import (
+    InvalidSettingError,
     LLMAuthError,
     LLMError,
     LLMUnavailableError,
     UnplannedModelCallError,
 )
-from memstrata.llm import RecordingModel
+from memstrata.llm import ChatResult, LLMClient, RecordingModel, token_upper_bound
 
-__all__ = ["LLMGate", "parse_json"]
+__all__ = ["Ask", "LLMGate", "parse_json"]
 
 _CHARS_PER_TOKEN = 3
 _JSON_BLOCK = re.compile(r"```(?:json)?\s*(.+?)```", re.DOTALL)
@@ -58,19 +73,60 @@ def parse_json(text: str | None) -> Any:
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """One question for :meth:`LLMGate.ask_many`: a system prompt, a prompt, whose and why."""
+
+    system: str
+    prompt: str
+    user_id: str
+    purpose: str
+
+
 @dataclass
 class LLMGate:
-    """Budgeted access to the model for one run (not shared between runs)."""
+    """Budgeted, bounded access to the model for one run (not shared between runs).
+
+    Thread-safe: at most ``concurrency`` calls are in flight at once whatever
+    the number of calling threads, and :meth:`ask_many` runs a batch of
+    questions on a pool of that size. With a ``ledger`` the budget is the
+    run's row in the database (:mod:`._budget`), shared by every worker;
+    without one it is kept in this object with the same reserve/settle rule.
+    """
 
     client: RecordingModel
     budget: int
     max_tokens: int
+    #: the run's budget row (all workers); None = this gate's own count
+    ledger: TokenLedger | None = None
+    #: calls in flight at most (one pool per :meth:`ask_many`, one semaphore overall)
+    concurrency: int = 1
+    #: seconds a call waits for budget held by other calls in flight before the
+    #: item runs offline (a crashed worker's reservation is never released)
+    reserve_wait: float = 30.0
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     #: why the model is no longer used in this run (None while it is)
     disabled: str | None = None
     errors: list[str] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _slots: threading.BoundedSemaphore | None = field(default=None, repr=False)
+    _reserved: int = 0
+
+    @classmethod
+    def for_run(cls, client: LLMClient, *, db: Transactions, clock: Clock, run_id: str,
+                budget: int, spent: int, max_tokens: int, concurrency: int) -> LLMGate:
+        """The gate of one worker of a run: calls logged to ``db``, the budget drawn from
+        the run's row (created with ``spent`` already used, unless a worker did)."""
+        ledger = TokenLedger(db, run_id, budget, clock=clock, spent=spent)
+        return cls(RecordingModel(client, db=db, clock=clock), budget, max_tokens,
+                   ledger=ledger, concurrency=concurrency)
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise InvalidSettingError("LLMGate.concurrency must be at least 1")
+        self._slots = threading.BoundedSemaphore(self.concurrency)
 
     @property
     def used(self) -> int:
@@ -79,6 +135,57 @@ class LLMGate:
     @property
     def model(self) -> str:
         return self.client.model
+
+    def _disable(self, why: str) -> None:
+        with self._lock:
+            if self.disabled is None:
+                self.disabled = why
+
+    def _error(self, text: str) -> None:
+        with self._lock:
+            self.errors.append(text)
+
+    def _reserve(self, tokens: int) -> bool:
+        """Hold ``tokens`` of the budget; False (and the gate disabled) when it is spent."""
+        deadline = time.monotonic() + self.reserve_wait
+        pause = 0.01
+        while True:
+            if self.disabled is not None:
+                return False
+            if self.ledger is not None:
+                if self.ledger.reserve(tokens):
+                    return True
+                state = self.ledger.state()
+                limit, spent, held = state.budget, state.spent, state.reserved
+            else:
+                with self._lock:
+                    limit, spent, held = self.budget, self.used, self._reserved
+                    if spent + held + tokens <= self.budget:
+                        self._reserved += tokens
+                        return True
+            if spent + tokens > limit:
+                self._disable(f"token budget of {limit} reached after {spent} tokens")
+                return False
+            if held <= 0:
+                continue  # released between our attempt and the read: try again
+            if time.monotonic() >= deadline:  # held by calls in flight that never settle
+                self._disable(f"token budget of {limit}: {held} tokens held by calls "
+                              f"in flight for {self.reserve_wait:g} s")
+                return False
+            time.sleep(pause)
+            pause = min(0.2, pause * 2)
+
+    def _settle(self, reserved: int, result: ChatResult | None) -> None:
+        spent = 0 if result is None else result.usage.total_tokens
+        if self.ledger is not None:
+            self.ledger.settle(reserved, spent, answered=result is not None)
+        with self._lock:
+            if self.ledger is None:
+                self._reserved -= reserved
+            if result is not None:
+                self.calls += 1
+                self.prompt_tokens += result.usage.prompt_tokens
+                self.completion_tokens += result.usage.completion_tokens
 
     def ask(self, system: str, prompt: str, *, user_id: str, purpose: str) -> str | None:
         """The model's answer, or None: use the offline method for this item.
@@ -89,27 +196,27 @@ class LLMGate:
         """
         if self.disabled is not None:
             return None
-        estimate = (len(system) + len(prompt)) // _CHARS_PER_TOKEN + self.max_tokens
-        if self.used + estimate > self.budget:
-            self.disabled = f"token budget of {self.budget} reached after {self.used} tokens"
-            return None
-        try:
-            result = self.client.chat_for(
-                [{"role": "system", "content": system}, {"role": "user", "content": prompt}],
-                user_id=user_id, task_id=None, turn=None, purpose=purpose,
-                temperature=0.0,
-                max_tokens=self.max_tokens,
-            )
-        except (LLMAuthError, LLMUnavailableError, UnplannedModelCallError) as exc:
-            self.disabled = f"model unavailable: {exc}"
-            self.errors.append(f"llm: {exc}")
-            return None
-        except LLMError as exc:
-            self.errors.append(f"llm: {exc}")
-            return None
-        self.calls += 1
-        self.prompt_tokens += result.usage.prompt_tokens
-        self.completion_tokens += result.usage.completion_tokens
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
+        estimate = token_upper_bound(messages, self.max_tokens)
+        assert self._slots is not None
+        with self._slots:
+            if not self._reserve(estimate):
+                return None
+            result: ChatResult | None = None
+            try:
+                result = self.client.chat_for(
+                    messages, user_id=user_id, task_id=None, turn=None, purpose=purpose,
+                    temperature=0.0, max_tokens=self.max_tokens,
+                )
+            except (LLMAuthError, LLMUnavailableError, UnplannedModelCallError) as exc:
+                self._disable(f"model unavailable: {exc}")
+                self._error(f"llm: {exc}")
+                return None
+            except LLMError as exc:
+                self._error(f"llm: {exc}")
+                return None
+            finally:
+                self._settle(estimate, result)
         return result.content
 
     def ask_json(self, system: str, prompt: str, *, user_id: str, purpose: str) -> Any:
@@ -119,8 +226,20 @@ class LLMGate:
             return None
         value = parse_json(answer)
         if value is None:
-            self.errors.append("llm: the answer was not JSON; used the offline method")
+            self._error("llm: the answer was not JSON; used the offline method")
         return value
+
+    def ask_json_many(self, asks: Sequence[Ask]) -> list[Any]:
+        """:meth:`ask_json` for each question, at most ``concurrency`` at once; answers in
+        the order asked (None where the offline method must be used)."""
+        def one(a: Ask) -> Any:
+            return self.ask_json(a.system, a.prompt, user_id=a.user_id, purpose=a.purpose)
+
+        if self.concurrency == 1 or len(asks) <= 1:
+            return [one(a) for a in asks]
+        with ThreadPoolExecutor(max_workers=min(self.concurrency, len(asks)),
+                                thread_name_prefix="memstrata-llm") as pool:
+            return list(pool.map(one, asks))
 
 
 SUMMARY_SYSTEM = (

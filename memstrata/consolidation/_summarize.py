@@ -32,12 +32,12 @@ from sqlalchemy import Connection, delete, insert, select
 from memstrata.clock import from_epoch
 from memstrata.config import DEFAULT_SCOPE, SCOPE_PATTERN
 from memstrata.consolidation._job import Applied, JobContext, UserPlan, combine_methods
-from memstrata.consolidation._llm import LESSON_SYSTEM, SUMMARY_SYSTEM, LLMGate
+from memstrata.consolidation._llm import LESSON_SYSTEM, SUMMARY_SYSTEM, Ask
 from memstrata.consolidation._summary import Turn, lesson_line, one_line, session_summary
 from memstrata.consolidation._tables import sources
 from memstrata.consolidation.reports import Method, PlannedAction
-from memstrata.errors import ModelMismatchError
-from memstrata.memory import RecordTxn, WriteTxn, changed_columns, queries, superseded
+from memstrata.errors import MemstrataError, ModelMismatchError
+from memstrata.memory import Database, RecordTxn, WriteTxn, changed_columns, queries, superseded
 from memstrata.types import MemoryInput, MemoryType, Slot, Source, Status
 
 __all__ = ["SummarizeJob"]
@@ -67,6 +67,45 @@ class _Payload:
     empty: list[tuple[str, str, int, str]] = field(default_factory=list)
 
 
+@dataclass
+class _SessionTodo:
+    session_id: str
+    last: int
+    turns: list[Turn]
+    #: (last item, memory id) of the previous fold of this session
+    done: tuple[int, str | None] | None
+    ask: Ask | None
+
+
+@dataclass
+class _TaskTodo:
+    row: Any
+    steps: list[dict[str, Any]]
+    goal: dict[str, Any]
+    feedback: dict[str, Any] | None
+    done: tuple[int, str | None] | None
+    ask: Ask | None
+
+
+@dataclass
+class _Todo:
+    """What one user has to fold (read in one transaction; no connection kept)."""
+
+    user_id: str
+    sessions: list[_SessionTodo] = field(default_factory=list)
+    tasks: list[_TaskTodo] = field(default_factory=list)
+
+    def asks(self) -> list[Ask | None]:
+        """One entry per session then per task: the question, or None (not asked)."""
+        return [s.ask for s in self.sessions] + [t.ask for t in self.tasks]
+
+
+def _failed(user_id: str, exc: MemstrataError) -> UserPlan:
+    plan = UserPlan(user_id)
+    plan.errors.append(f"{type(exc).__name__}: {exc}")
+    return plan
+
+
 def _scope_of(metadata: Sequence[dict[str, Any]]) -> str:
     scopes = Counter(str(m.get("scope")) for m in metadata if m.get("scope"))
     for scope, _ in scopes.most_common():
@@ -85,92 +124,76 @@ class SummarizeJob:
         return queries.episode_users(conn, after, limit)
 
     # ------------------------------------------------------------ plan
+    #
+    # Planning a user is three steps: read what is to fold (:meth:`_gather`, SQL
+    # only), ask the model (no connection held), build the records and embed them
+    # (:meth:`_finish`). :meth:`plan` runs them for one user with the calls one
+    # after another; :meth:`plan_batch` gathers a whole batch, sends every
+    # question of the batch through the gate's bounded pool at once and finishes
+    # each user the same way, so both produce the same plans.
 
     def plan(self, conn: Connection, ctx: JobContext, user_id: str) -> UserPlan:
-        plan = UserPlan(user_id)
-        payload = _Payload()
+        todo = self._gather(conn, ctx, user_id)
+        gate = ctx.model()
+        answers = [None if a is None or gate is None else
+                   gate.ask_json(a.system, a.prompt, user_id=a.user_id, purpose=a.purpose)
+                   for a in todo.asks()]
+        return self._finish(ctx, todo, answers)
+
+    def plan_batch(self, db: Database, ctx: JobContext, users: Sequence[str]
+                   ) -> list[UserPlan]:
+        """Plans of a batch, its model calls concurrent (at most ``llm.concurrency``).
+
+        A user whose reads or embedding fail gets an empty plan with the error
+        (as the runner does for :meth:`plan`)."""
+        todos: list[_Todo | UserPlan] = []
+        for user in users:
+            try:
+                with db.read() as conn:
+                    todos.append(self._gather(conn, ctx, user))
+            except MemstrataError as exc:
+                todos.append(_failed(user, exc))
+        gate = ctx.model()
+        asks = [(i, n, a) for i, t in enumerate(todos) if isinstance(t, _Todo)
+                for n, a in enumerate(t.asks()) if a is not None]
+        answers: dict[tuple[int, int], Any] = {}
+        if gate is not None and asks:
+            got = gate.ask_json_many([a for _, _, a in asks])
+            answers = {(i, n): value for (i, n, _), value in zip(asks, got, strict=True)}
+        plans: list[UserPlan] = []
+        for i, t in enumerate(todos):
+            if not isinstance(t, _Todo):
+                plans.append(t)
+                continue
+            try:
+                plans.append(self._finish(ctx, t, [answers.get((i, n))
+                                                   for n in range(len(t.asks()))]))
+            except MemstrataError as exc:
+                plans.append(_failed(t.user_id, exc))
+        return plans
+
+    def _gather(self, conn: Connection, ctx: JobContext, user_id: str) -> _Todo:
+        """What the user has to fold, and the question for the model about each item."""
+        ask = ctx.model() is not None
+        todo = _Todo(user_id)
         folded = {
             (r.kind, r.source_id): (int(r.last_item), r.memory_id)
             for r in conn.execute(select(sources).where(sources.c.user_id == user_id))
         }
-        self._plan_sessions(conn, ctx, user_id, folded, payload, plan)
-        self._plan_tasks(conn, ctx, user_id, folded, payload, plan)
-        todo = [n for n in payload.new if n.vector is None]
-        if todo:
-            vectors = ctx.embedder.embed([queries.indexed_text(n.item) for n in todo])
-            for n, v in zip(todo, vectors, strict=True):
-                n.vector = v
-        plan.payload = payload
-        for n in payload.new:
-            plan.actions.append(PlannedAction(
-                user_id, None, n.action, n.reason, None,
-                {"content": n.item.content, "type": n.item.type.value, "scope": n.item.scope}))
-        return plan
-
-    def _plan_sessions(self, conn: Connection, ctx: JobContext, user_id: str,
-                       folded: dict[tuple[str, str], tuple[int, str | None]],
-                       payload: _Payload, plan: UserPlan) -> None:
         ended_before = ctx.now - ctx.settings.session_idle_seconds
-        sessions = queries.ended_sessions(conn, user_id, ended_before)
-        max_chars = ctx.settings.summary_max_chars
-        for s in sessions:
+        for s in queries.ended_sessions(conn, user_id, ended_before):
             done = folded.get(("session", s.session_id))
             if done is not None and done[0] >= int(s.last):
                 continue
             rows = queries.session_turns(conn, user_id, str(s.session_id), int(s.last))
             session_turns = [Turn(r.id, r.role, r.text, from_epoch(r.at), dict(r.metadata or {}))
                              for r in rows]
-            scope = _scope_of([dict(t.metadata) for t in session_turns])
-            source = ("session", str(s.session_id), int(s.last))
-            line, facts, method = self._session_line(ctx, user_id, session_turns, max_chars)
-            plan.method = combine_methods(plan.method, method)
-            if line is None:
-                payload.empty.append((*source, "nothing but small talk"))
-            else:
-                payload.new.append(_New(
-                    "summarize_session",
-                    MemoryInput(
-                        content=line, type=MemoryType.SUMMARY, scope=scope, confidence=0.8,
-                        importance=0.4, source=Source.CONSOLIDATION, session_id=s.session_id,
-                        metadata={"summary_of": "session",
-                                  "turns": [session_turns[0].id, session_turns[-1].id],
-                                  "method": method},
-                        at=session_turns[-1].at, valid_from=session_turns[0].at,
-                    ),
-                    source=source, replaces=None if done is None else done[1],
-                    reason=f"session {s.session_id} ended ({len(session_turns)} turns)",
-                ))
-            for fact in facts:
-                extracted = _fact(fact, scope, s.session_id, session_turns)
-                if extracted is None:
-                    plan.errors.append(f"session {s.session_id}: the model returned an "
-                                       f"unusable fact {str(fact)[:120]!r}")
-                else:
-                    payload.new.append(extracted)
-
-    def _session_line(self, ctx: JobContext, user_id: str, session_turns: list[Turn],
-                      max_chars: int
-                      ) -> tuple[str | None, list[dict[str, Any]], Method]:
-        gate = ctx.model()
-        if gate is not None:
-            answer = gate.ask_json(SUMMARY_SYSTEM, _transcript(session_turns),
-                                   user_id=user_id, purpose="summarize")
-            if isinstance(answer, dict) and isinstance(answer.get("summary"), str) \
-                    and answer["summary"].strip():
-                head = f"Session {session_turns[0].at:%Y-%m-%d}: "
-                facts = [f for f in answer.get("facts") or [] if isinstance(f, dict)]
-                return one_line(head + answer["summary"], max_chars), facts, "llm"
-        line = session_summary(session_turns, lambda texts: ctx.embedder.embed(texts),
-                               max_chars=max_chars)
-        return line, [], "offline"
-
-    def _plan_tasks(self, conn: Connection, ctx: JobContext, user_id: str,
-                    folded: dict[tuple[str, str], tuple[int, str | None]],
-                    payload: _Payload, plan: UserPlan) -> None:
+            todo.sessions.append(_SessionTodo(
+                str(s.session_id), int(s.last), session_turns, done,
+                Ask(SUMMARY_SYSTEM, _transcript(session_turns), user_id, "summarize")
+                if ask else None))
         settled_before = ctx.now - ctx.settings.session_idle_seconds
-        rows = queries.finished_tasks(conn, user_id)
-        max_chars = ctx.settings.summary_max_chars
-        for t in rows:
+        for t in queries.finished_tasks(conn, user_id):
             if t.status == "failed" and (t.finished_at or t.updated_at) > settled_before:
                 continue  # may still be retried
             done = folded.get(("task", t.task_id))
@@ -178,33 +201,105 @@ class SummarizeJob:
                 continue
             steps = queries.task_step_payloads(conn, user_id, str(t.task_id))
             goal, feedback = dict(t.goal or {}), (None if t.feedback is None else dict(t.feedback))
-            line, method = None, "offline"
-            gate: LLMGate | None = ctx.model()
-            if gate is not None and steps:
-                answer = gate.ask_json(LESSON_SYSTEM, _trajectory(goal, t.status, steps,
-                                                                  feedback),
-                                       user_id=user_id, purpose="lesson")
-                if isinstance(answer, dict) and isinstance(answer.get("lesson"), str) \
-                        and answer["lesson"].strip():
-                    line, method = one_line(answer["lesson"], max_chars), "llm"
-            if line is None:
-                line = lesson_line(goal, t.status, steps, feedback, max_chars=max_chars)
-            plan.method = combine_methods(plan.method, method)  # type: ignore[arg-type]
-            source = ("task", str(t.task_id), int(t.version))
-            finished = from_epoch(t.finished_at or t.updated_at)
+            todo.tasks.append(_TaskTodo(
+                t, steps, goal, feedback, done,
+                Ask(LESSON_SYSTEM, _trajectory(goal, t.status, steps, feedback), user_id,
+                    "lesson") if ask and steps else None))
+        return todo
+
+    def _finish(self, ctx: JobContext, todo: _Todo, answers: Sequence[Any]) -> UserPlan:
+        """The plan from what :meth:`_gather` read and the model's ``answers`` (one per
+        :meth:`_Todo.asks`, None where it was not asked or gave nothing usable)."""
+        user_id = todo.user_id
+        plan = UserPlan(user_id)
+        payload = _Payload()
+        n = len(todo.sessions)
+        for item, answer in zip(todo.sessions, answers[:n], strict=True):
+            self._plan_session(ctx, user_id, item, answer, payload, plan)
+        for task, answer in zip(todo.tasks, answers[n:], strict=True):
+            self._plan_task(ctx, task, answer, payload, plan)
+        pending = [x for x in payload.new if x.vector is None]
+        if pending:
+            vectors = ctx.embedder.embed([queries.indexed_text(x.item) for x in pending])
+            for x, v in zip(pending, vectors, strict=True):
+                x.vector = v
+        plan.payload = payload
+        for x in payload.new:
+            plan.actions.append(PlannedAction(
+                user_id, None, x.action, x.reason, None,
+                {"content": x.item.content, "type": x.item.type.value, "scope": x.item.scope}))
+        return plan
+
+    def _plan_session(self, ctx: JobContext, user_id: str, item: _SessionTodo, answer: Any,
+                      payload: _Payload, plan: UserPlan) -> None:
+        max_chars = ctx.settings.summary_max_chars
+        session_turns, done = item.turns, item.done
+        scope = _scope_of([dict(t.metadata) for t in session_turns])
+        source = ("session", item.session_id, item.last)
+        line, facts, method = self._session_line(ctx, session_turns, max_chars, answer)
+        plan.method = combine_methods(plan.method, method)
+        if line is None:
+            payload.empty.append((*source, "nothing but small talk"))
+        else:
             payload.new.append(_New(
-                "lesson",
+                "summarize_session",
                 MemoryInput(
-                    content=line, type=MemoryType.EXPERIENCE, scope=t.scope,
-                    confidence=0.9 if t.status == "done" else 0.8, importance=0.6,
-                    source=Source.CONSOLIDATION, task_id=t.task_id, verified=True,
-                    metadata={"lesson_of": "task", "task_status": t.status, "steps": len(steps),
+                    content=line, type=MemoryType.SUMMARY, scope=scope, confidence=0.8,
+                    importance=0.4, source=Source.CONSOLIDATION, session_id=item.session_id,
+                    metadata={"summary_of": "session",
+                              "turns": [session_turns[0].id, session_turns[-1].id],
                               "method": method},
-                    at=finished, valid_from=from_epoch(t.created_at),
+                    at=session_turns[-1].at, valid_from=session_turns[0].at,
                 ),
                 source=source, replaces=None if done is None else done[1],
-                reason=f"task {t.task_id} finished ({t.status}, {len(steps)} steps)",
+                reason=f"session {item.session_id} ended ({len(session_turns)} turns)",
             ))
+        for fact in facts:
+            extracted = _fact(fact, scope, item.session_id, session_turns)
+            if extracted is None:
+                plan.errors.append(f"session {item.session_id}: the model returned an "
+                                   f"unusable fact {str(fact)[:120]!r}")
+            else:
+                payload.new.append(extracted)
+
+    def _session_line(self, ctx: JobContext, session_turns: list[Turn], max_chars: int,
+                      answer: Any) -> tuple[str | None, list[dict[str, Any]], Method]:
+        if isinstance(answer, dict) and isinstance(answer.get("summary"), str) \
+                and answer["summary"].strip():
+            head = f"Session {session_turns[0].at:%Y-%m-%d}: "
+            facts = [f for f in answer.get("facts") or [] if isinstance(f, dict)]
+            return one_line(head + answer["summary"], max_chars), facts, "llm"
+        line = session_summary(session_turns, lambda texts: ctx.embedder.embed(texts),
+                               max_chars=max_chars)
+        return line, [], "offline"
+
+    def _plan_task(self, ctx: JobContext, task: _TaskTodo, answer: Any, payload: _Payload,
+                   plan: UserPlan) -> None:
+        max_chars = ctx.settings.summary_max_chars
+        t, steps, goal, feedback, done = task.row, task.steps, task.goal, task.feedback, \
+            task.done
+        line, method = None, "offline"
+        if isinstance(answer, dict) and isinstance(answer.get("lesson"), str) \
+                and answer["lesson"].strip():
+            line, method = one_line(answer["lesson"], max_chars), "llm"
+        if line is None:
+            line = lesson_line(goal, t.status, steps, feedback, max_chars=max_chars)
+        plan.method = combine_methods(plan.method, method)  # type: ignore[arg-type]
+        source = ("task", str(t.task_id), int(t.version))
+        finished = from_epoch(t.finished_at or t.updated_at)
+        payload.new.append(_New(
+            "lesson",
+            MemoryInput(
+                content=line, type=MemoryType.EXPERIENCE, scope=t.scope,
+                confidence=0.9 if t.status == "done" else 0.8, importance=0.6,
+                source=Source.CONSOLIDATION, task_id=t.task_id, verified=True,
+                metadata={"lesson_of": "task", "task_status": t.status, "steps": len(steps),
+                          "method": method},
+                at=finished, valid_from=from_epoch(t.created_at),
+            ),
+            source=source, replaces=None if done is None else done[1],
+            reason=f"task {t.task_id} finished ({t.status}, {len(steps)} steps)",
+        ))
 
     # ------------------------------------------------------------ apply
 

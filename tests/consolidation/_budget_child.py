@@ -1,0 +1,43 @@
+"""Child process of the shared-budget tests: one worker drawing on a run's token budget.
+
+Usage: python _budget_child.py DB_URL BASE_URL RUN_ID BUDGET CALLS CONCURRENCY TAG
+
+Opens the database (already migrated by the parent), builds the run's gate the
+way the runner does (:meth:`LLMGate.for_run`: the budget row in the database)
+and asks CALLS questions, CONCURRENCY at a time, through the loopback server.
+Prints one JSON line: the calls answered and the tokens they used.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from memstrata.clock import SystemClock
+from memstrata.consolidation._llm import Ask, LLMGate
+from memstrata.llm import OpenAIClient, Retry, set_model_requests_allowed
+from memstrata.memory import Database
+
+QUESTION = "Summarise this conversation about trains and timetables. " * 16
+
+
+def main() -> None:
+    url, base_url, run_id, budget, calls, concurrency, tag = sys.argv[1:8]
+    set_model_requests_allowed(True)
+    db = Database(url)
+    client = OpenAIClient(model="scripted", base_url=base_url, api_key="k",
+                          retry=Retry(max_attempts=1))
+    gate = LLMGate.for_run(client, db=db, clock=SystemClock(), run_id=run_id,
+                           budget=int(budget), spent=0, max_tokens=50,
+                           concurrency=int(concurrency))
+    asks = [Ask("You summarise.", f"{tag} {n}: {QUESTION}", f"user-{tag}-{n}", "summarize")
+            for n in range(int(calls))]
+    answers = gate.ask_json_many(asks)
+    print(json.dumps({"answered": sum(a is not None for a in answers), "calls": gate.calls,
+                      "tokens": gate.used, "disabled": gate.disabled}))
+    client.close()
+    db.dispose()
+
+
+if __name__ == "__main__":
+    main()

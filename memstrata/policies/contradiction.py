@@ -37,6 +37,7 @@ from functools import lru_cache
 from typing import Literal
 
 from memstrata._text import STOP_WORDS, has_negation, normalize, tokenize
+from memstrata.policies.conflict import negations, opposed, polarity_words
 from memstrata.policies.extraction import extract, is_correction_text
 from memstrata.types import Slot, normalize_slot_part
 
@@ -60,7 +61,7 @@ _NUMBER_WORDS = {
     "七": "7", "八": "8", "九": "9", "十": "10",
 }
 _ZH_NUMERAL = re.compile(
-    r"[零一两二三四五六七八九十](?=[个杯次天周年岁点只位份本张瓶块元斤公里小时分钟])"
+    r"[零一两二三四五六七八九十](?=[个杯次天周年岁点只位份本张瓶块元斤公里小时分钟口层楼辆套间台件双])"
 )
 _DIGITS = re.compile(
     r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])|(?<=[^\x00-\x7f])\d+(?:\.\d+)?|\d+(?=[^\x00-\x7f])"
@@ -88,7 +89,8 @@ _ZH_SYNONYMS = (
 #: frames in which one value excludes another ("I usually X" vs "I usually Y")
 _EXCLUSIVE = re.compile(
     r"\b(?:prefer|preferred|favou?rite|usually|always|normally|typically|generally|only|"
-    r"main|primary|default|budget|rather)\b|最喜欢|更喜欢|偏好|通常|一般|总是|一直|每次都|只|默认|预算",
+    r"main|primary|default|budget|rather)\b|最喜欢|更喜欢|偏好|通常|一般|总是|一直|每次都|"
+    r"(?<![一两二三四五六七八九十几\d])只|默认|预算",
     re.IGNORECASE,
 )
 _OVER = re.compile(r"\bprefer\s+(?P<a>.+?)\s+(?:over|to|rather than|than)\s+(?P<b>.+?)[.!]?$",
@@ -155,11 +157,13 @@ def replaced_value(text: str) -> str | None:
     return _reading(text)[1]
 
 
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\uff07": "'"})
 _NEGATING_CUES = re.compile(r"\b(?:no longer|not anymore|not any more)\b|不再", re.IGNORECASE)
 
 
 def _strip_cues(text: str) -> str:
     """The statement without its change markers; "no longer" / "不再" keep their negation."""
+    text = text.translate(_APOSTROPHES)  # "don’t" is "don't"
     text = _NEGATING_CUES.sub(lambda m: "不" if m.group(0) == "不再" else "not", text)
     return _LEAD_FILLER.sub("", _CUE_PHRASES.sub(" ", text)).strip()
 
@@ -206,7 +210,10 @@ def stems(text: str) -> frozenset[str]:
 def _negated(text: str) -> bool:
     """A negation or aversion word, or a "non-" prefix ("a non-smoking room")."""
     stripped = _strip_cues(text)
-    return has_negation(stripped) or _NON.search(stripped) is not None
+    if is_cjk(stripped):
+        return bool(negations(stripped)) or _ZH_AVERSION.search(stripped) is not None
+    return has_negation(stripped) or bool(negations(stripped)) or \
+        _NON.search(stripped) is not None
 
 
 _NON = re.compile(r"\bnon-?[a-z]", re.IGNORECASE)
@@ -217,8 +224,9 @@ _PERFECT = frozenset({"never", "not", "no", "already", "always", "just", "recent
 _AUXILIARIES = frozenset(
     """do does did don't doesn't didn't dont not n't never no longer still also just really
     always usually normally often sometimes am i'm im 'm is are was were be can can't cannot
-    could couldn't will won't would wouldn't should absolutely definitely truly currently
-    now actually""".split()
+    could couldn't will won't would wouldn't should shouldn't must mustn't might may need
+    needn't isn't aren't wasn't weren't didn't haven't hasn't hadn't absolutely definitely
+    truly currently now actually""".split()
 )
 #: verbs of liking and disliking: one of each is the same predicate with opposite sign
 _PREFERENCE_VERBS = frozenset(
@@ -342,20 +350,115 @@ def contradiction(older: Item, newer: Item) -> str | None:
     if nums_a and nums_b and nums_a != nums_b and overlap >= _MIN_OVERLAP:
         return f"same statement with different numbers ({', '.join(sorted(nums_a))} vs " \
                f"{', '.join(sorted(nums_b))})"
-    neg_a, neg_b = _negated(older.content), _negated(newer.content)
-    if neg_a != neg_b and overlap >= _MIN_OVERLAP and _same_predicate(older.content,
-                                                                       newer.content) \
-            and _same_object(older.content, newer.content):
+    if _negation_flip(older.content, newer.content):
         return "same statement with the negation flipped"
     if _reversed_preference(older.content, newer.content):
         return "the preference is reversed"
     cjk = is_cjk(older.content) or is_cjk(newer.content)
     swap = _swap(_tokens(older.content), _tokens(newer.content), cjk)
+    if (_PAST.search(older.content) is None) != (_PAST.search(newer.content) is None):
+        return None  # "I used to smoke" does not contradict "I don't smoke now"
+    if swap is not None and _antonyms(*swap):
+        return f"same statement with the opposite word ({swap[0]!r} vs {swap[1]!r})"
     if swap is not None:
         exclusive = _EXCLUSIVE.search(older.content) or _EXCLUSIVE.search(newer.content)
         if exclusive or newer.correction or is_correction_text(newer.content):
             return f"same statement with a different value ({swap[0]!r} vs {swap[1]!r})"
     return None
+
+
+#: clause boundaries: a negation in another clause does not negate the statement
+#: ("I take the train because I don't like driving" does not deny "I take the train")
+_EN_CLAUSES = re.compile(
+    r"\s*[,;:()\u2014]\s*|\s+-\s+|\s+(?:because|since|so that|so|but|though|although|unless|"
+    r"while|whereas|as long as|as|if|when|and then|which|who)\s+",
+    re.IGNORECASE,
+)
+_ZH_CLAUSES = re.compile(
+    r"[，,；;：:（）()]|因为|所以|不过|但是|但|而是|而且|因此|虽然|可是|如果|只要|这样"
+)
+#: a past habit is not the present one ("I used to smoke" / "I don't smoke")
+_PAST = re.compile(r"\b(?:used to|formerly|in the past|as a (?:kid|child|student)|years ago|"
+                   r"back then|once)\b|以前|过去|小时候|曾经|从前|当年", re.IGNORECASE)
+_ZH_NEGATION_CORE = re.compile(r"没有|从来不|从不|不再|已经|不|没|别|未|再|从")
+_ZH_AVERSION = re.compile(r"讨厌|厌恶|受不了")
+
+
+def _clauses(text: str) -> list[str]:
+    splitter = _ZH_CLAUSES if is_cjk(text) else _EN_CLAUSES
+    parts = [p.strip() for p in splitter.split(_strip_cues(text))]
+    return [p for p in parts if len(p) >= 2] or [text]
+
+
+def _clause_negated(clause: str) -> bool:
+    """Negative polarity: an odd count of negations and aversion verbs ("I shouldn't
+    avoid dairy" is positive), or a "non-" prefix."""
+    if is_cjk(clause):
+        return bool(negations(clause)) or _ZH_AVERSION.search(clause) is not None
+    return (polarity_words(clause) + (_NON.search(clause) is not None)) % 2 == 1
+
+
+def _cjk_same_but_negation(a: str, b: str) -> bool:
+    """The same characters once negations and fillers are removed (at most two extra:
+    "我养了一只狗" / "我没养狗")."""
+    ca = _ZH_NEGATION_CORE.sub("", "".join(_tokens(a)))
+    cb = _ZH_NEGATION_CORE.sub("", "".join(_tokens(b)))
+    short, long_ = (ca, cb) if len(ca) <= len(cb) else (cb, ca)
+    if len(short) < 2 or len(long_) - len(short) > 2:
+        return False
+    rest = iter(long_)
+    return all(c in rest for c in short)
+
+
+def _negation_flip(a: str, b: str) -> bool:
+    """Is one clause of ``a`` the same statement as one clause of ``b`` with the negation
+    flipped? Negations in other clauses (an incidental "not", a 不 in a reason clause)
+    do not count; nor does a past habit against the present."""
+    for ca in _clauses(a):
+        for cb in _clauses(b):
+            if _clause_negated(ca) == _clause_negated(cb):
+                continue
+            if (_PAST.search(ca) is None) != (_PAST.search(cb) is None):
+                continue
+            if is_cjk(ca) or is_cjk(cb):
+                if _cjk_same_but_negation(ca, cb):
+                    return True
+            elif _overlap(ca, cb) >= _MIN_OVERLAP and _same_predicate(ca, cb) \
+                    and _same_object(ca, cb):
+                return True
+    return False
+
+
+_ANTONYM_PAIRS = (
+    ("hot", "cold"), ("hot", "iced"), ("warm", "cold"), ("quiet", "noisy"), ("quiet", "loud"),
+    ("early", "late"), ("short", "long"), ("introvert", "extrovert"), ("front", "back"),
+    ("like", "hate"), ("like", "dislike"), ("enjoy", "avoid"), ("like", "avoid"),
+    ("cheap", "expensive"), ("always", "never"), ("often", "rarely"), ("big", "small"),
+    ("large", "small"), ("light", "heavy"), ("fast", "slow"), ("married", "single"),
+    ("allowed", "forbidden"), ("before", "after"), ("morning", "evening"),
+    ("morning", "night"), ("accept", "refuse"), ("agree", "disagree"), ("up", "down"),
+    ("more", "less"), ("sweet", "savoury"), ("easy", "hard"), ("easy", "difficult"),
+    ("safe", "dangerous"), ("healthy", "unhealthy"), ("happy", "unhappy"), ("near", "far"),
+    ("close", "far"), ("first", "last"), ("win", "lose"), ("old", "new"), ("old", "young"),
+    ("start", "stop"), ("open", "closed"), ("full", "empty"), ("strong", "weak"),
+    ("早", "晚"), ("冷", "热"), ("短", "长"), ("内", "外"), ("喜欢", "讨厌"), ("喜欢", "厌恶"),
+    ("总是", "从不"), ("贵", "便宜"), ("大", "小"), ("快", "慢"), ("安静", "吵"),
+    ("安静", "热闹"), ("前", "后"), ("多", "少"), ("胖", "瘦"), ("高", "矮"), ("轻", "重"),
+    ("支持", "反对"), ("同意", "反对"), ("近", "远"), ("新", "旧"), ("甜", "咸"),
+    ("早上", "晚上"), ("白天", "晚上"), ("上午", "下午"), ("容易", "难"),
+)
+_ANTONYMS = frozenset(_ANTONYM_PAIRS) | frozenset((b, a) for a, b in _ANTONYM_PAIRS)
+
+
+def _antonyms(removed: str, added: str) -> bool:
+    """Is the swapped word the opposite of the old one ("early" / "late", "早" / "晚")?"""
+    ra, aa = removed.strip().casefold(), added.strip().casefold()
+    if (ra, aa) in _ANTONYMS:
+        return True
+    if is_cjk(ra) or is_cjk(aa):
+        return False
+    sa, sb = " ".join(tokenize(ra)), " ".join(tokenize(aa))
+    return (sa, sb) in _ANTONYMS
 
 
 def _value_swap(removed: str, added: str, cjk: bool) -> bool:
@@ -416,7 +519,7 @@ def classify(older: Item, newer: Item, *, cosine: float,
     if swap is not None and _value_swap(*swap, cjk):
         # "I like red wine" / "I like white wine": the same frame holding another value
         return PairVerdict("compatible", f"another value ({swap[0]!r} vs {swap[1]!r})")
-    if older.type == newer.type:
+    if older.type == newer.type and opposed(older.content, newer.content) is None:
         if not cjk and cosine >= duplicate_similarity:
             return PairVerdict("duplicate", f"same meaning (cosine {cosine:.2f})")
         if _lexical_duplicate(older.content, newer.content):

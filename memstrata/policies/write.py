@@ -12,7 +12,10 @@ Pure: :func:`decide` sees one candidate plus what the store found about it
 5. a structured slot goes through the conflict policy (reinforce / supersede /
    conflict);
 6. an exact or near duplicate (cosine >= ``duplicate_similarity`` with nothing
-   contradicting) reinforces the existing record instead of adding a copy;
+   contradicting) reinforces the existing record instead of adding a copy - never
+   when the two differ in negation, numbers, a named entity or modality
+   (:func:`~memstrata.policies.conflict.opposed`: "I couldn't afford it" is not a
+   copy of "I could afford it");
 7. otherwise it is written.
 """
 
@@ -23,7 +26,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memstrata._text import content_words, normalize
-from memstrata.policies.conflict import ConflictPolicy, SlotMatch, slot_verdict, texts_contradict
+from memstrata.policies.conflict import (
+    ConflictPolicy,
+    SlotMatch,
+    opposed,
+    slot_verdict,
+    texts_contradict,
+)
 from memstrata.types import MemoryType, Slot, Source, WriteOutcome
 
 __all__ = ["Candidate", "Neighbour", "Verdict", "WritePolicy", "decide", "memorability", "screen"]
@@ -227,6 +236,8 @@ def decide(
         if neighbour.similarity < policy.duplicate_similarity:
             continue
         if texts_contradict(candidate.content, neighbour.content) is not None:
+            continue
+        if opposed(candidate.content, neighbour.content) is not None:
             continue
         if not _reads_the_same(candidate.content, neighbour.content):
             continue

@@ -1,0 +1,119 @@
+"""Contradictions that generalise and opposites that are never merged (issue 11, items 3
+and 6): negation in its clause, couldn't / don’t / 没有, numbers, antonyms, names and
+modality - through the pure policy, the write path and the ``conflicts`` job."""
+
+from __future__ import annotations
+
+import pytest
+
+from memstrata import MemoryManager, Status
+from memstrata.consolidation import ConsolidationSettings, Consolidator
+from memstrata.policies.conflict import negations, opposed
+from memstrata.policies.contradiction import Item, classify
+
+
+def relation(older: str, newer: str, cosine: float = 0.95) -> str:
+    return classify(Item(older, "preference"), Item(newer, "preference"), cosine=cosine,
+                    duplicate_similarity=0.86).relation
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("I couldn't afford to buy an electric car this year.",
+     "I could afford to buy an electric car this year."),
+    ("I don’t like jazz.", "I like jazz."),
+    ("I wouldn't fly with Ryanair again.", "I would fly with Ryanair again."),
+    ("I haven't been to Japan.", "I have been to Japan."),
+    ("I shouldn't eat dairy.", "I should eat dairy."),
+    ("我喜欢喝咖啡。", "我不喜欢喝咖啡。"),
+    ("我有驾照。", "我没有驾照。"),
+    ("我去过日本。", "我没去过日本。"),
+    ("I run 5 km every morning.", "I run 10 km every morning."),
+    ("我每天喝两杯咖啡。", "我每天喝四杯咖啡。"),
+    ("I fly with Lufthansa.", "I fly with KLM."),
+    ("I might sell my car.", "I will sell my car."),
+])
+def test_opposites_are_never_one_memory(a: str, b: str):
+    assert opposed(a, b) is not None
+    assert relation(a, b, cosine=0.99) != "duplicate"
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("I really like spicy food.", "I like spicy food."),
+    ("My budget is 2000 euros.", "My budget is 2000 EUR."),
+    ("我对花生过敏。", "我对花生过敏"),
+])
+def test_paraphrases_still_merge(a: str, b: str):
+    assert opposed(a, b) is None
+
+
+def test_negations_know_contractions_curly_apostrophes_and_chinese_fixed_phrases():
+    assert negations("I couldn’t, wouldn't and haven't") == ["couldn't", "wouldn't", "haven't"]
+    assert negations("这家店不错，不过有点贵") == []
+    assert negations("我没有车，别担心") == ["没有", "别"]
+
+
+@pytest.mark.parametrize(("older", "newer"), [
+    ("I like jazz.", "I don’t like jazz."),
+    ("I should avoid dairy.", "I shouldn't avoid dairy anymore, my doctor said it's fine."),
+    ("I prefer early flights.", "I prefer late flights."),
+    ("My apartment is quiet.", "My apartment is noisy."),
+    ("我喜欢早班机。", "我喜欢晚班机。"),
+    ("我喜欢冷天。", "我讨厌冷天。"),
+    ("我家有三口人。", "我家有五口人。"),
+])
+def test_contradictions_are_found(older: str, newer: str):
+    assert relation(older, newer) in ("contradiction", "update")
+
+
+@pytest.mark.parametrize(("older", "newer"), [
+    ("I take the train to work because I don't like driving in traffic.",
+     "I take the train to work."),
+    ("I like jazz, though not the free-form kind.", "I like jazz."),
+    ("I prefer the aisle seat so I don't have to climb over people.", "I prefer the aisle seat."),
+    ("我不喜欢开车，所以通常坐高铁。", "我通常坐高铁。"),
+    ("我喜欢喝咖啡，不过晚上不喝。", "我喜欢喝咖啡。"),
+    ("我妹妹不吃鱼，但我很喜欢吃寿司。", "我很喜欢吃寿司。"),
+    ("I used to smoke.", "I don't smoke."),
+    ("我以前抽烟。", "我现在不抽烟。"),
+    ("我养了一只猫。", "我养了一只狗。"),
+])
+def test_an_incidental_negation_or_a_past_habit_is_no_contradiction(older: str, newer: str):
+    assert relation(older, newer, cosine=0.5) not in ("contradiction", "update")
+
+
+def test_the_write_path_keeps_a_negated_statement_apart(sqlite_manager: MemoryManager, clock):
+    first = sqlite_manager.remember("u", "I couldn't afford to buy an electric car this year.")
+    clock.advance(days=1)
+    second = sqlite_manager.remember("u", "I could afford to buy an electric car this year.")
+    assert (first.outcome, second.outcome) == ("written", "written"), second.reason
+    assert len(sqlite_manager.memories("u")) == 2
+    # a paraphrase with nothing flipped still reinforces
+    again = sqlite_manager.remember("u", "I could afford to buy an electric car this year")
+    assert again.outcome == "reinforced" and again.record_id == second.record_id
+
+
+def test_the_conflicts_job_flags_a_curly_negation_instead_of_merging(
+        sqlite_manager: MemoryManager, clock):
+    a = sqlite_manager.remember("u", "I like jazz.", type="preference").record_id
+    clock.advance(days=2)
+    b = sqlite_manager.remember("u", "I don’t like jazz.", type="preference").record_id
+    assert a != b
+    jobs = Consolidator(sqlite_manager, settings=ConsolidationSettings.build(
+        schedule={"timezone": "UTC"}))
+    report = jobs.run("conflicts")
+    assert report.method == "offline"
+    assert "merge" not in report.counts and report.counts.get("flag_conflict") == 2
+    assert sqlite_manager.get("u", a).status is Status.PENDING_CONFIRMATION
+    assert sqlite_manager.get("u", b).status is Status.PENDING_CONFIRMATION
+
+
+def test_the_conflicts_job_leaves_an_incidental_negation_alone(
+        sqlite_manager: MemoryManager, clock):
+    sqlite_manager.remember("u", "我通常坐高铁。", type="preference")
+    clock.advance(days=2)
+    sqlite_manager.remember("u", "我不喜欢开车，所以通常坐高铁。", type="preference")
+    jobs = Consolidator(sqlite_manager, settings=ConsolidationSettings.build(
+        schedule={"timezone": "UTC"}))
+    report = jobs.run("conflicts")
+    assert "flag_conflict" not in report.counts and "supersede" not in report.counts
+    assert {r.status for r in sqlite_manager.memories("u")} == {Status.ACTIVE}

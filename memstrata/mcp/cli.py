@@ -14,7 +14,9 @@ module's ``commands``. Every option is checked before the database is opened or 
 from __future__ import annotations
 
 import logging
+import signal
 import sys
+import threading
 from pathlib import Path
 
 import click
@@ -33,6 +35,19 @@ def _warm_up(memory: object) -> None:
     assert isinstance(memory, MemoryManager)
     _ = memory.longterm
     memory.embedder.embed(["warm up"])
+
+
+def _stop(_signum: int, _frame: object) -> None:
+    raise SystemExit(0)
+
+
+def _stop_on_signals() -> None:
+    """SIGTERM and SIGINT stop the server cleanly: the HTTP server finishes its requests
+    (uvicorn re-raises the signal after its graceful shutdown), then the memory is closed
+    (index files saved) and the process exits 0 - a default SIGTERM would kill it before."""
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, _stop)
 
 
 @click.command("mcp")
@@ -82,6 +97,7 @@ def mcp(url: str | None, user_id: str | None, transport: str, host: str, port: i
         if not token_file.entries:
             raise click.UsageError(f"{tokens} lists no tokens; add one with "
                                    f"`memstrata mcp-token --tokens {tokens} --user ID`")
+    _stop_on_signals()
     with MemoryManager.open(url) as memory:
         _warm_up(memory)
         if token_file is None:

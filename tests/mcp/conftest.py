@@ -46,9 +46,13 @@ def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer
         yield HttpServer(f"http://127.0.0.1:{port}/mcp", db_url, tokens, alice, bob, log,
                          process)
     finally:
-        process.send_signal(signal.SIGINT)
+        process.send_signal(signal.SIGTERM)  # how a service manager stops it
         try:
             process.wait(timeout=60)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+    # a clean stop: the server closed the memory (index files saved), nothing crashed
+    assert process.returncode == 0, log.read_text()
+    assert "Traceback" not in log.read_text()
+    assert any((base / "memory.db.index").rglob("*.*")), "no index file was saved"

@@ -63,8 +63,8 @@ class HttpServer:
     process: subprocess.Popen[bytes]
 
     @asynccontextmanager
-    async def client(self, token: str) -> AsyncIterator[Client]:
-        headers = {"Authorization": f"Bearer {token}"}
+    async def client(self, token: str | None) -> AsyncIterator[Client]:
+        headers = {} if token is None else {"Authorization": f"Bearer {token}"}
         async with httpx2.AsyncClient(headers=headers, timeout=TIMEOUT) as http, \
                 Client(streamable_http_client(self.url, http_client=http)) as client:
             yield client

@@ -49,11 +49,11 @@ def test_a_request_without_a_valid_token_is_refused(http_server: HttpServer):
                        headers={**ACCEPT, "Authorization": f"Bearer {http_server.alice}"})
         assert ok.status_code == 200
 
-    async def with_sdk_client(token: str) -> None:
+    async def with_sdk_client(token: str | None) -> None:
         async with http_server.client(token) as client:
             await client.call_tool("remember", {"content": "I should never be stored"})
 
-    for token in ("", "wrong"):
+    for token in (None, "wrong"):
         # the SDK's client reports the refused initialize as an MCPError (in task groups)
         with pytest.raises(BaseException) as refused:
             anyio.run(with_sdk_client, token)
@@ -116,6 +116,36 @@ def test_a_second_user_sees_nothing_of_the_first(http_server: HttpServer):
             assert all(h["id"] != mine["id"] for h in found["hits"])
 
     anyio.run(scenario)
+
+
+def test_concurrent_users_never_cross(http_server: HttpServer):
+    """Both users at once, calls interleaved on one server: each request acts for its own
+    token's user (the identity is read per request, not per process or thread)."""
+    rounds = 4
+
+    async def user(token: str, name: str, seen: dict[str, list[str]]) -> None:
+        async with http_server.client(token) as client:
+            for n in range(rounds):
+                w = payload(await client.call_tool("remember", {
+                    "content": f"{name} keeps parcel {n} at locker {name}-{n}",
+                    "scope": "parcels"}))
+                assert w["outcome"] == "written", w
+                found = payload(await client.call_tool("recall", {
+                    "query": "parcel locker", "scope": "parcels", "k": 20}))
+                seen[name] += [h["content"] for h in found["hits"]]
+
+    async def both() -> dict[str, list[str]]:
+        seen: dict[str, list[str]] = {"alice": [], "bob": []}
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(user, http_server.alice, "alice", seen)
+            tg.start_soon(user, http_server.bob, "bob", seen)
+        return seen
+
+    seen = anyio.run(both)
+    for name, other in (("alice", "bob"), ("bob", "alice")):
+        assert seen[name], name
+        assert all(text.startswith(f"{name} keeps") for text in seen[name]), seen[name]
+        assert not any(other in text for text in seen[name])
 
 
 def test_a_session_belongs_to_the_token_that_opened_it(http_server: HttpServer):

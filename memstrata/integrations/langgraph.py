@@ -17,7 +17,10 @@ letters, digits, ``_ . -``), any further labels a path inside the scope. A
 namespace that does not map - one label, a malformed user id or scope, the
 ``langgraph`` root LangGraph reserves - raises :class:`NamespaceError`, which is
 both a :class:`memstrata.errors.InvalidInputError` and LangGraph's
-``InvalidNamespaceError``; nothing is written. ``search`` and ``list_namespaces``
+``InvalidNamespaceError``; nothing is written. (LangGraph's own label rules - no
+empty label, no ``.`` - are checked by its ``get``/``put``/``search``/... before the
+store runs and raise its plain ``InvalidNamespaceError``; ``batch`` raises
+:class:`NamespaceError` for them too.) ``search`` and ``list_namespaces``
 with a prefix take the user from its first label; ``search`` needs it.
 
 **Items are memories.** ``put(namespace, key, value)`` writes one long-term
@@ -90,6 +93,10 @@ _RESERVED_ROOT = "langgraph"
 
 class NamespaceError(InvalidInputError, InvalidNamespaceError):
     """A namespace that does not map to ``(user_id, scope, *path)``."""
+
+
+def _as_ours(exc: InvalidNamespaceError) -> NamespaceError:
+    return exc if isinstance(exc, NamespaceError) else NamespaceError(str(exc))
 
 
 def _digest(value: Any) -> str:
@@ -243,6 +250,8 @@ class MemstrataStore(BaseStore):
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """:meth:`batch` in a worker thread (the async manager's pool if any)."""
         todo = list(ops)
+        for op in todo:  # refused here, whatever the state of the manager
+            self._check(op)
         if self._async is not None:
             return await self._async.run(self.batch, todo)
         loop = asyncio.get_running_loop()
@@ -256,7 +265,7 @@ class MemstrataStore(BaseStore):
         try:
             validate_op_namespace(op)
         except InvalidNamespaceError as exc:
-            raise NamespaceError(str(exc)) from exc
+            raise _as_ours(exc) from exc
         if isinstance(op, GetOp | PutOp):
             _namespace(op.namespace)
             if not isinstance(op.key, str) or not op.key:

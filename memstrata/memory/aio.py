@@ -94,16 +94,20 @@ class AsyncMemoryManager:
     awaitable, safe to call from many tasks at once (see the module docstring for
     what runs where)."""
 
-    def __init__(self, manager: MemoryManager, *, max_threads: int = DEFAULT_MAX_THREADS
-                 ) -> None:
-        """Wrap an open manager; :meth:`aclose` closes it. ``max_threads`` bounds
-        the calls that run at once."""
+    def __init__(self, manager: MemoryManager, *, max_threads: int = DEFAULT_MAX_THREADS,
+                 close_manager: bool = True) -> None:
+        """Wrap an open manager. ``max_threads`` bounds the calls that run at once;
+        :meth:`aclose` closes the manager too unless ``close_manager=False`` (a
+        manager the sync side of the program keeps using)."""
         if not isinstance(manager, MemoryManager):
             raise InvalidInputError("AsyncMemoryManager wraps a MemoryManager")
         if isinstance(max_threads, bool) or not isinstance(max_threads, int) \
                 or not 1 <= max_threads <= _MAX_THREADS_LIMIT:
             raise InvalidInputError(f"max_threads must be an integer in 1..{_MAX_THREADS_LIMIT}")
+        if not isinstance(close_manager, bool):
+            raise InvalidInputError("close_manager is True or False")
         self._manager = manager
+        self._close_manager = close_manager
         self.max_threads = max_threads
         self._pool = ThreadPoolExecutor(max_workers=max_threads,
                                         thread_name_prefix="memstrata-aio")
@@ -167,8 +171,9 @@ class AsyncMemoryManager:
 
     async def aclose(self) -> None:
         """Refuse new calls, let the running and queued ones finish, then close the
-        manager (persist index state, release the database). Idempotent; raises
-        what :meth:`MemoryManager.close` raises."""
+        manager (persist index state, release the database) unless it was wrapped
+        with ``close_manager=False``. Idempotent; raises what
+        :meth:`MemoryManager.close` raises."""
         with self._lock:
             if self.state is ManagerState.CLOSED:
                 return
@@ -177,7 +182,8 @@ class AsyncMemoryManager:
 
         def close() -> None:
             self._pool.shutdown(wait=True)
-            self._manager.close()
+            if self._close_manager:
+                self._manager.close()
 
         await loop.run_in_executor(None, close)
 

@@ -55,7 +55,13 @@ job span's context along - see ``docs/telemetry.md``)::
     with telemetry.span("memstrata.consolidation.partition", job=job.name,
                         partition=index, partitions=count) as sp:
         ...
-        sp.set(users=n_users, actions=n_actions, outcome="ok")
+        sp.set(users=n_users, actions=n_actions, outcome="done")
+        # an error handled (reported, not raised): sp.record_error(exc)
+
+Work handed to other threads keeps its parent only if the context goes with it:
+``asyncio.to_thread`` copies it; a ``ThreadPoolExecutor`` does not - submit
+``contextvars.copy_context().run`` (one copy per task: a context cannot be
+entered by two threads at once), or the spans made there start new traces.
 """
 
 from __future__ import annotations
@@ -221,6 +227,19 @@ class SpanHandle:
         if self._span is not None and content_enabled():
             self._span.set_attributes(_clean(attributes, keywords))
 
+    def record_error(self, exc: BaseException) -> None:
+        """Mark the span failed by ``exc`` (status ``ERROR``, ``error.type``) without
+        raising it - for an error the code handles, like a consolidation bucket that
+        fails and is reported. The exception event only with content enabled."""
+        otel_span = self._span
+        if otel_span is None or not otel_span.is_recording():
+            return
+        kind = error_type(exc)
+        otel_span.set_attribute("error.type", kind)
+        otel_span.set_status(_trace_module.Status(_trace_module.StatusCode.ERROR, kind))
+        if content_enabled():
+            otel_span.record_exception(exc)
+
 
 _NOOP_HANDLE: Final = SpanHandle()
 
@@ -246,24 +265,19 @@ class _LiveSpan:
         self._name = name
         self._attributes = attributes
         self._cm: Any = None
-        self._span: Any = None
+        self._span = _NOOP_HANDLE
 
     def __enter__(self) -> SpanHandle:
         self._cm = _get_tracer().start_as_current_span(
             self._name, attributes=self._attributes,
             record_exception=False, set_status_on_exception=False)
-        self._span = self._cm.__enter__()
-        return SpanHandle(self._span)
+        self._span = SpanHandle(self._cm.__enter__())
+        return self._span
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> bool | None:
-        if exc is not None and self._span.is_recording():
-            trace = _otel()
-            kind = error_type(exc)
-            self._span.set_attribute("error.type", kind)
-            self._span.set_status(trace.Status(trace.StatusCode.ERROR, kind))
-            if content_enabled():
-                self._span.record_exception(exc)
+        if exc is not None:
+            self._span.record_error(exc)
         result: bool | None = self._cm.__exit__(exc_type, exc, tb)
         return result
 

@@ -359,6 +359,44 @@ def test_a_dry_run_is_a_job_span_too(mm: MemoryManager, spans: InMemorySpanExpor
     assert a["memstrata.outcome"] == report.status
 
 
+def test_partitions_of_a_run_are_spans_naming_the_run(
+        mm: MemoryManager, clock: ManualClock, spans: InMemorySpanExporter) -> None:
+    from memstrata.consolidation.worker import Worker
+
+    for user in ("u1", "u2", "u3", "u4", "u5"):
+        mm.remember(user, "I like jazz.", type="preference")
+    clock.advance(days=200)
+    jobs = Consolidator(mm, settings=ConsolidationSettings.build(
+        batch_users=2, partitions=2, schedule={"timezone": "UTC"}))
+    run_id = jobs.create_run("expire").run_id
+    spans.clear()
+    Worker(jobs).run_until_idle()
+    parts = named(spans, "memstrata.consolidation.partition")
+    assert sorted(attrs(p)["memstrata.partition"] for p in parts) == [0, 1]
+    for part in parts:
+        a = attrs(part)
+        assert (a["memstrata.run_id"], a["memstrata.job"], a["memstrata.partitions"],
+                a["memstrata.outcome"]) == (run_id, "expire", 2, "done")
+        assert part.status.status_code is not StatusCode.ERROR
+    assert_no_content(spans.get_finished_spans(), "jazz", "u1")
+
+
+def test_record_error_marks_a_handled_failure(spans: InMemorySpanExporter) -> None:
+    with telemetry.span("memstrata.test") as sp:
+        try:
+            raise LLMError(f"the model quoted {PROMPT}")
+        except LLMError as exc:
+            sp.record_error(exc)
+    (span,) = spans.get_finished_spans()
+    assert span.status.status_code is StatusCode.ERROR
+    assert attrs(span) == {"error.type": "memstrata.errors.LLMError"}
+    assert not span.events
+    telemetry.enable_content()
+    with telemetry.span("memstrata.test") as sp:
+        sp.record_error(LLMError(PROMPT))
+    assert [e.name for e in spans.get_finished_spans()[-1].events] == ["exception"]
+
+
 # ------------------------------------------------------------------ other processes
 
 

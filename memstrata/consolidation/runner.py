@@ -378,7 +378,7 @@ class Consolidator:
         outcome = "done"
         errors: list[str] = []
         with telemetry.span("memstrata.consolidation.partition", job=claimed.job,
-                            partition=part, partitions=count) as sp, \
+                            run_id=run_id, partition=part, partitions=count) as sp, \
                 _Heartbeat(db, run_id, part, holder, ttl) as beat:
             try:
                 while True:
@@ -395,6 +395,7 @@ class Consolidator:
             except MemstrataError as exc:
                 outcome = "failed"
                 errors.append(f"{type(exc).__name__}: {exc}")
+                sp.record_error(exc)
             sp.set(outcome=outcome)
         if gate is not None and gate.disabled is not None:
             errors.append(f"llm: {gate.disabled}; the rest ran offline")

@@ -5,7 +5,8 @@ Usage: python _budget_child.py DB_URL BASE_URL RUN_ID BUDGET CALLS CONCURRENCY T
 Opens the database (already migrated by the parent), builds the run's gate the
 way the runner does (:meth:`LLMGate.for_run`: the budget row in the database)
 and asks CALLS questions, CONCURRENCY at a time, through the loopback server.
-Prints one JSON line: the calls answered and the tokens they used.
+Prints ``ready``, waits for a line on stdin (so the workers start together), then
+prints one JSON line: the calls answered and the tokens they used.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ def main() -> None:
     gate = LLMGate.for_run(client, db=db, clock=SystemClock(), run_id=run_id,
                            budget=int(budget), spent=0, max_tokens=50,
                            concurrency=int(concurrency))
+    print("ready", flush=True)
+    sys.stdin.readline()  # the parent starts every worker at once
     asks = [Ask("You summarise.", f"{tag} {n}: {QUESTION}", f"user-{tag}-{n}", "summarize")
             for n in range(int(calls))]
     answers = gate.ask_json_many(asks)

@@ -52,6 +52,7 @@ from memstrata.errors import (
     EmbeddingError,
     IndexBackendError,
     InvalidInputError,
+    InvalidSettingError,
     MemstrataError,
     NotFoundError,
     NotInConflictError,
@@ -184,6 +185,10 @@ def build_server(
     if (user_id is None) == (tokens is None):
         raise InvalidInputError("give exactly one of user_id (one user per server) or tokens "
                                 "(a user per bearer token)")
+    try:
+        issuer = AnyHttpUrl(public_url)
+    except ValueError as exc:
+        raise InvalidSettingError(f"public_url {public_url!r} is not an http(s) URL") from exc
     version = importlib.metadata.version("memstrata")
     if user_id is not None:
         current_user = _fixed_user(check_user(user_id))
@@ -195,7 +200,7 @@ def build_server(
         server = MCPServer(
             name, instructions=SERVER_INSTRUCTIONS, version=version, log_level=log_level,
             token_verifier=TokenFileVerifier(tokens),
-            auth=AuthSettings(issuer_url=AnyHttpUrl(public_url), resource_server_url=None),
+            auth=AuthSettings(issuer_url=issuer, resource_server_url=None),
         )
 
     async def run(fn: Callable[[str], T]) -> T:
@@ -235,7 +240,7 @@ def build_server(
         correction: Annotated[bool, Field(description=(
             "true when the user explicitly corrects something said before: the new value "
             "wins at once and the old one is kept as history"))] = False,
-        confidence: Annotated[float | None, Field(ge=0.0, le=1.0, description=(
+        confidence: Annotated[float | None, Field(ge=0.0, le=1.0, allow_inf_nan=False, description=(
             "how sure you are it is true (default 1.0 for what the user said); below the "
             "policy's threshold it is dropped"))] = None,
         pinned: Annotated[bool, Field(description=(

@@ -248,8 +248,13 @@ SUMMARY_SYSTEM = (
     "what the user wanted and what was decided>\", \"facts\": [{\"content\": \"<a durable "
     "fact or preference of the user, in their language>\", \"type\": \"preference|profile|"
     "knowledge\", \"attribute\": \"<single-valued attribute or null>\", \"value\": \"<value "
-    "or null>\", \"confidence\": 0.0-1.0}]}. Only facts that stay true beyond this "
-    "conversation; no small talk, moods or task details. Use [] when there are none."
+    "or null>\", \"confidence\": 0.0-1.0, \"change\": true|false}]}. Only facts that stay "
+    "true beyond this conversation; no small talk, moods or task details. Use [] when there "
+    "are none. Name the attribute city, employer, occupation, diet, name (what the user wants "
+    "to be called) or age when it is one of these. Set change to true when the user gives a "
+    "new value that replaces an earlier one (moved, new job, new diet, a birthday), even "
+    "without words like 'actually'; a plan, a wish or someone else's change is not a fact "
+    "of the user."
 )
 
 LESSON_SYSTEM = (

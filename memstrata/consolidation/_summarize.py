@@ -38,6 +38,7 @@ from memstrata.consolidation._tables import sources
 from memstrata.consolidation.reports import Method, PlannedAction
 from memstrata.errors import MemstrataError, ModelMismatchError
 from memstrata.memory import Database, RecordTxn, WriteTxn, changed_columns, queries, superseded
+from memstrata.policies.extraction import canonical_attribute
 from memstrata.types import MemoryInput, MemoryType, Slot, Source, Status
 
 __all__ = ["SummarizeJob"]
@@ -414,17 +415,22 @@ def _fact(fact: dict[str, Any], scope: str, session_id: str, session_turns: list
     slot = None
     if isinstance(attribute, str) and attribute.strip() and isinstance(value, str) \
             and value.strip():
-        slot = Slot("user", attribute.strip(), value.strip())
+        # the fast extractor's attribute names, so both paths fill (and supersede) one slot
+        slot = Slot("user", canonical_attribute(attribute), value.strip())
     content = str(fact.get("content", "")).strip()[:1000]
     if not content:
         return None
+    # a value the model read as replacing an earlier one supersedes it (history kept)
+    change = fact.get("change") is True and slot is not None
+    metadata: dict[str, Any] = {"extracted_by": "llm",
+                                "turns": [session_turns[0].id, session_turns[-1].id]}
+    if change:
+        metadata["correction"] = True
     try:
         item = MemoryInput(
             content=content, type=kind, scope=scope, slot=slot, confidence=max(0.0, confidence),
-            source=Source.INFERRED, session_id=session_id,
-            metadata={"extracted_by": "llm",
-                      "turns": [session_turns[0].id, session_turns[-1].id]},
-            at=session_turns[-1].at,
+            source=Source.INFERRED, session_id=session_id, correction=change,
+            metadata=metadata, at=session_turns[-1].at,
         )
     except ValueError:
         return None

@@ -35,7 +35,7 @@ from typing import Literal
 
 from memstrata.types import USER_SUBJECT, MemoryType, Slot
 
-__all__ = ["USER_SUBJECT", "Extracted", "extract", "is_correction_text"]
+__all__ = ["USER_SUBJECT", "Extracted", "canonical_attribute", "extract", "is_correction_text"]
 
 #: subject of every slot read from the user's own words
 
@@ -114,6 +114,25 @@ _CHANGE_WORDS = re.compile(
     r"其实|以后|今后|从现在开始|现在|不再|改成|改为|换成|搬到|不是.+而是|更正",
     re.IGNORECASE,
 )
+
+
+#: attribute names other readers (the LLM in ``summarize``) use for the fast extractor's slots
+_ATTRIBUTE_SYNONYMS = {
+    "location": "city", "home city": "city", "current city": "city", "residence": "city",
+    "city of residence": "city", "居住城市": "city", "城市": "city",
+    "company": "employer", "workplace": "employer", "current employer": "employer",
+    "公司": "employer", "雇主": "employer", "job": "occupation", "job title": "occupation",
+    "profession": "occupation", "role": "occupation", "career": "occupation",
+    "职业": "occupation", "工作": "occupation", "dietary preference": "diet",
+    "diet type": "diet", "饮食": "diet", "preferred name": "name", "nickname": "name",
+    "称呼": "name", "名字": "name", "年龄": "age",
+}
+
+
+def canonical_attribute(attribute: str) -> str:
+    """The fast extractor's name for an attribute ("location" -> "city", "公司" -> "employer")."""
+    key = " ".join(attribute.strip().casefold().split())
+    return _ATTRIBUTE_SYNONYMS.get(key, attribute.strip())
 
 
 def is_correction_text(text: str) -> bool:

@@ -395,12 +395,16 @@ def _ranking_workload(manager: MemoryManager, clock: ManualClock) -> None:
 def test_recall_hit_parts_multiply_to_the_score_and_rank_as_before(
     manager: MemoryManager, clock: ManualClock
 ):
+    from dataclasses import replace
+
     from memstrata.clock import to_epoch
 
     _ranking_workload(manager, clock)
-    policy = manager.settings.retrieval
+    # the per-record formula; comparing candidates with each other (an older statement
+    # outdated by a newer one about the same thing) is tested in test_recall_current.py
+    policy = replace(manager.settings.retrieval, outdated_weight=1.0)
     hits = manager.recall("u", "when is the standup meeting?", min_relevance=0.0, k=10,
-                          record_use=False)
+                          record_use=False, policy=policy)
     assert len(hits) == 5
     assert any(h.status_weight < 1.0 for h in hits) and any(h.decay < 1.0 for h in hits)
     now = to_epoch(clock.now())

@@ -21,6 +21,7 @@ from memstrata.memory.briefing import (
     DEFAULT_LESSONS_K,
     DEFAULT_PROFILE_K,
     Briefing,
+    dated,
 )
 from memstrata.memory.embedder import Embedder
 from memstrata.memory.episodic import EpisodicMemory
@@ -127,6 +128,6 @@ def brief(memory: MemoryView, user_id: str, scope: str, query: str,
     for rec, score in [(r, 1.0) for r in b.profile] + [(h.record, h.score) for h in hits]:
         if rec.id not in seen and len(memories) < settings.memories_k:
             seen.add(rec.id)
-            memories.append(MemoryLine(rec.id, rec.content, round(score, 3)))
+            memories.append(MemoryLine(rec.id, dated(rec), round(score, 3)))
     return MemoryContext([c.question for c in b.confirmations], memories,
                          [MemoryLine(r.id, r.content) for r in b.lessons])

@@ -25,6 +25,7 @@ from memstrata.memory._store import IndexRow, SeqCounter, UserState, encode_vect
 from memstrata.memory.embedder import Vectors
 from memstrata.policies.conflict import ConflictPolicy, SlotMatch
 from memstrata.policies.retention import RetentionPolicy
+from memstrata.policies.temporal import resolve_date, slot_change
 from memstrata.policies.write import Candidate, Neighbour, Verdict, WritePolicy, decide
 from memstrata.types import RETRIEVABLE, MemoryInput, MemoryType, Status, WriteDecision
 
@@ -195,7 +196,30 @@ class WriteTxn:
             policy=self.write_policy,
             conflicts=self.conflict_policy,
         )
+        if verdict.outcome == "conflict" and item.slot is not None:
+            verdict = self._implicit_update(prepared, verdict, slot_matches)
         return self._carry_out(prepared, verdict, chash, key, slot_matches)
+
+    def _implicit_update(self, prepared: PreparedWrite, verdict: Verdict,
+                         slot_matches: Sequence[SlotMatch]) -> Verdict:
+        """A different slot value without "actually": a change of state supersedes
+        the current value(s) with history; a contradiction of a stable fact stays a
+        conflict for the user to confirm (:func:`~memstrata.policies.temporal.slot_change`)."""
+        item = prepared.item
+        assert item.slot is not None
+        stated = item.valid_from or item.at
+        said = self.now if stated is None else to_epoch(stated)
+        rows = [self._row(m.record_id) for m in slot_matches]
+        latest = max((float(r["valid_from"]) for r in rows if r is not None), default=said)
+        if latest > said:  # an older statement arriving late does not replace a newer one
+            return verdict
+        if any(r is not None and r["status"] == Status.PENDING_CONFIRMATION.value
+               for r in rows):
+            return verdict  # an open conflict stays open until the user settles it
+        why = slot_change(item.content, item.slot.attribute, gap_seconds=said - latest)
+        if why is None:
+            return verdict
+        return Verdict("corrected", why, tuple(m.record_id for m in slot_matches))
 
     def _carry_out(
         self,
@@ -235,6 +259,12 @@ class WriteTxn:
         valid_from = to_epoch(item.valid_from) if item.valid_from is not None else at
         expires = self.retention.expires_at(item.type, from_epoch(at), override=item.ttl)
         slot = item.slot
+        metadata = dict(item.metadata)
+        if "event_date" not in metadata:
+            # "yesterday" means the day before it was said, not before it is read
+            when = resolve_date(item.content, from_epoch(at))
+            if when is not None:
+                metadata["event_date"] = when.to_json()
         return {
             "id": _store.new_id(),
             "user_id": self.user_id,
@@ -265,7 +295,7 @@ class WriteTxn:
             "supersedes": None,
             "superseded_by": None,
             "conflict_group": None,
-            "metadata": dict(item.metadata),
+            "metadata": metadata,
             "seq": 0,
         }
 

@@ -28,12 +28,13 @@ from typing import TYPE_CHECKING, Literal
 from memstrata.config import DEFAULT_SCOPE
 from memstrata.errors import InvalidInputError
 from memstrata.memory._validate import check_flag, check_number
+from memstrata.policies.temporal import DateRange
 from memstrata.types import MemoryRecord, MemoryType, Status
 
 if TYPE_CHECKING:
     from memstrata.memory.manager import MemoryManager
 
-__all__ = ["Briefing", "Confirmation", "build_briefing"]
+__all__ = ["Briefing", "Confirmation", "build_briefing", "dated"]
 
 DEFAULT_LESSONS_K = 3
 DEFAULT_PROFILE_K = 10
@@ -77,8 +78,21 @@ class Briefing:
         """Short prompt lines: ``ask: ...``, ``lesson: ...``, ``profile: ...``."""
         out = [f"ask: {c.question}" for c in self.confirmations]
         out += [f"lesson: {r.content}" for r in self.lessons]
-        out += [f"profile: {r.content}" for r in self.profile]
+        out += [f"profile: {dated(r)}" for r in self.profile]
         return out
+
+
+def dated(record: MemoryRecord) -> str:
+    """A memory's text for the planner, with the date it is about when one was
+    resolved at write time ("Yesterday I went to the dentist." said on 8 May ->
+    "... (on 2023-05-07)"): the planner reads "yesterday" long after it was said.
+    """
+    raw = record.metadata.get("event_date") if isinstance(record.metadata, dict) else None
+    when = DateRange.from_json(raw)
+    if when is None:
+        return record.content
+    label = when.label().replace("..", " to ")
+    return f"{record.content} ({'on' if when.start == when.end else 'from'} {label})"
 
 
 def _question(records: list[MemoryRecord]) -> str:

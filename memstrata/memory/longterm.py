@@ -16,9 +16,11 @@ Indexes that are not loaded yet are synced before the search.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from datetime import date
 from typing import Any
 
 import numpy as np
@@ -56,10 +58,12 @@ from memstrata.memory._validate import (
     check_user,
 )
 from memstrata.memory._writer import PreparedWrite, WriteTxn, candidate_of
-from memstrata.memory.embedder import CachingEmbedder, Embedder
+from memstrata.memory.embedder import CachingEmbedder, Embedder, embed_queries
 from memstrata.memory.rerank import Reranker, apply_reranker
 from memstrata.memory.vector import SearchFilter, VectorIndex, Watermark
-from memstrata.policies.retrieval import MAX_TOP_K, RetrievalPolicy
+from memstrata.policies import language
+from memstrata.policies.retrieval import MAX_TOP_K, RetrievalPolicy, about_the_user
+from memstrata.policies.temporal import DateRange, TemporalQuery, read_query, reads_as_change
 from memstrata.policies.write import screen
 from memstrata.types import (
     RETRIEVABLE,
@@ -83,6 +87,10 @@ _STATUS = {s.value: s for s in RETRIEVABLE}
 _TYPE = {t.value: t for t in MemoryType}
 #: lookup subjects that name the speaker, whose facts are stored with subject "user"
 _SELF_SUBJECTS = frozenset({USER_SUBJECT, "me", "i"})
+#: profile slots (subject "user") whose value is the user's own name
+NAME_ATTRIBUTES = ("name", "preferred name")
+#: a question naming a date range also admits records dated this close to it
+_RANGE_SLACK_DAYS = 1
 
 
 class PartialWriteError(StorageError):
@@ -112,6 +120,8 @@ class LongTermMemory:
         self._sync = sync
         self._settings = settings
         self._clock = clock
+        #: user id -> (the watermark it was read at, the user's own names)
+        self._names: dict[str, tuple[Watermark, tuple[str, ...]]] = {}
 
     # ------------------------------------------------------------ write
 
@@ -251,6 +261,7 @@ class LongTermMemory:
         policy: RetrievalPolicy | None = None,
         record_use: bool = True,
         reranker: Reranker | None = None,
+        display_name: str | None = None,
     ) -> list[RecallHit]:
         """The few memories most worth showing for ``query``, best first.
 
@@ -260,9 +271,19 @@ class LongTermMemory:
         questions cannot change the answers. A ``reranker`` gets the best
         ``policy.candidates`` hits and its answer is cut to ``top_k``
         (:mod:`memstrata.memory.rerank`); only what it returns counts as used.
+
+        A question that names the user - ``display_name`` (the application's name
+        for the user) or the value of the user's ``name`` profile slot - is read as
+        a question about the user (:func:`~memstrata.policies.retrieval.about_the_user`).
+        A temporal or aggregate question is gated at the policy's
+        ``temporal_min_relevance`` (unless ``min_relevance`` is passed) and a date
+        range it names ranks with time (:mod:`memstrata.policies.temporal`).
+        Superseded values are not recalled; :meth:`history` shows them.
         """
         user_id = check_user(user_id)
         check_text(query, "the recall query")
+        if display_name is not None:
+            check_text(display_name, "display_name", max_len=SLOT_PART_WIDTH)
         scopes = check_scopes(scope, self._settings.scopes)
         kinds = check_types(types)
         check_flag(record_use, "record_use")
@@ -278,6 +299,7 @@ class LongTermMemory:
         if min_relevance is not None:
             min_relevance = check_number(min_relevance, "min_relevance", 0.0, 1.0)
             policy = replace(policy, min_relevance=min_relevance)
+        policy = self._fit_language(policy, query)
         seen = self._index_watermark(user_id)
         if seen is None:  # indexes not loaded (or not agreeing): sync before searching
             state = self._synced(user_id)
@@ -286,8 +308,16 @@ class LongTermMemory:
             seen = Watermark(state.generation, state.seq)
         # a reranker chooses among more than top_k
         cut = policy.top_k if reranker is None else max(policy.candidates, policy.top_k)
-        qvec = self._checked(self._embedder.embed([query]), 1)[0]
-        hits, state = self._rank(user_id, query, qvec, scopes, kinds, policy, cut)
+        names = self._user_names(user_id, seen)
+        if display_name is not None:
+            names = (*names, display_name)
+        if names:
+            query = about_the_user(query, names)
+        when = read_query(query, self._clock.now())
+        if when.keeps_evidence and min_relevance is None:
+            policy = replace(policy, min_relevance=policy.gate_for(keeps_evidence=True))
+        qvec = self._checked(embed_queries(self._embedder, [query]), 1)[0]
+        hits, state = self._rank(user_id, query, qvec, scopes, kinds, policy, cut, when)
         if state is None:
             return []
         self._check_model(user_id, state)
@@ -295,12 +325,39 @@ class LongTermMemory:
             # SQL moved on since the indexes were synced (another process wrote):
             # catch up and rank again against the current state
             self._sync.ensure(user_id, state)
-            hits, _ = self._rank(user_id, query, qvec, scopes, kinds, policy, cut)
+            hits, _ = self._rank(user_id, query, qvec, scopes, kinds, policy, cut, when)
         if reranker is not None and hits:
             hits = apply_reranker(reranker, query, hits, policy.top_k)
         if record_use and hits:
             hits = self._record_use(user_id, hits)
         return hits
+
+    def _user_names(self, user_id: str, seen: Watermark) -> tuple[str, ...]:
+        """The values of the user's name profile slots (read once per change of SQL)."""
+        cache = self._names
+        found = cache.get(user_id)
+        if found is not None and found[0] == seen:
+            return found[1]
+        statuses = [Status.ACTIVE.value, Status.PENDING_CONFIRMATION.value]
+        with self._db.read() as conn:
+            rows = [row for attribute in NAME_ATTRIBUTES
+                    for row in _store.list_rows(conn, user_id, scopes=None, types=None,
+                                                statuses=statuses, limit=5,
+                                                subject=USER_SUBJECT, attribute=attribute)]
+        names = tuple(dict.fromkeys(str(r.value) for r in rows if r.value))
+        if len(cache) > 4096:
+            cache.clear()
+        cache[user_id] = (seen, names)
+        return names
+
+    def _fit_language(self, policy: RetrievalPolicy, query: str) -> RetrievalPolicy:
+        """The dense weight for the scripts of ``query`` that the model covers
+        (:mod:`memstrata.policies.language`)."""
+        scripts = language.model_scripts(self._embedder.name, getattr(self._embedder, "scripts",
+                                                                      None),
+                                         says=hasattr(self._embedder, "scripts"))
+        weight = language.dense_weight_for(policy.dense_weight, query, scripts)
+        return policy if weight == policy.dense_weight else replace(policy, dense_weight=weight)
 
     def _index_watermark(self, user_id: str) -> Watermark | None:
         """The SQL state both derived indexes reflect, if they agree (no SQL read)."""
@@ -350,6 +407,7 @@ class LongTermMemory:
         kinds: frozenset[MemoryType] | None,
         policy: RetrievalPolicy,
         cut: int,
+        when: TemporalQuery | None = None,
     ) -> tuple[list[RecallHit], UserState | None]:
         """Rank the candidates; returns the best ``cut`` hits and the user's SQL
         state they were read with (recall compares it with what the indexes had
@@ -368,8 +426,12 @@ class LongTermMemory:
         now = self._clock.now()
         now_epoch = to_epoch(now)
         retention = self._settings.retention
-        score = policy.score
+        # every candidate is scored without the gate: a newer statement that updates
+        # an admitted one may rank even when the gate alone would not admit it
+        score = replace(policy, min_relevance=0.0).score
+        admits = policy.admits
         scored: list[tuple[ScoreParts, Any]] = []
+        admitted: list[bool] = []
         with self._db.read() as conn:
             state = _store.user_state(conn, user_id)
             rows = _store.rank_rows(conn, user_id, ids) if ids and state is not None else []
@@ -389,9 +451,10 @@ class LongTermMemory:
             if dense_score is None:
                 blob = row.vector
                 dense_score = 0.0 if blob is None else float(np.dot(decode_vector(blob), qvec))
+            bm25 = keyword.get(row.id, 0.0)
             parts = score(
                 dense=dense_score,
-                bm25=keyword.get(row.id, 0.0),
+                bm25=bm25,
                 kind=_TYPE[row.type],
                 age_seconds=now_epoch - max(row.created_at, row.last_accessed_at or 0.0),
                 pinned=bool(row.pinned),
@@ -401,6 +464,12 @@ class LongTermMemory:
             )
             if parts is not None:
                 scored.append((parts, row))
+                admitted.append(admits(dense_score, bm25))
+        scored, keep = _newest_first(scored, admitted, policy, cut)
+        if when is not None and when.range is not None and policy.range_boost > 1.0:
+            scored = _in_range(scored, keep, when.range, policy)
+        else:
+            scored = [s for s, ok in zip(scored, keep, strict=True) if ok]
         scored.sort(key=lambda s: (-s[0].score, s[1].id))
         hits = [
             RecallHit(record=_store.ranked_record(row), score=parts.score, parts=parts)
@@ -676,6 +745,71 @@ class LongTermMemory:
                 _store.new_generation(conn, user_id)
         records = self._sync.rebuild(user_id)
         return {"reembedded": len(new_vectors), "indexed": records}
+
+
+def _event_range(row: Any) -> DateRange:
+    """The days a record is about: its resolved event date, else the day it was said."""
+    raw = row.metadata
+    meta = json.loads(raw) if isinstance(raw, str | bytes) else raw
+    found = DateRange.from_json(meta.get("event_date")) if isinstance(meta, dict) else None
+    if found is not None:
+        return found
+    day: date = from_epoch(float(row.valid_from)).date()
+    return DateRange(day, day)
+
+
+def _in_range(
+    scored: list[tuple[ScoreParts, Any]], keep: list[bool], wanted: DateRange,
+    policy: RetrievalPolicy,
+) -> list[tuple[ScoreParts, Any]]:
+    """A question naming a date range: the candidates dated inside it are boosted
+    and kept even below the gate (the date is what the question asks for); the
+    others are dropped when at least one is inside (the range never filters the
+    answer away)."""
+    inside = [wanted.overlaps(_event_range(row), slack_days=_RANGE_SLACK_DAYS)
+              for _, row in scored]
+    if not any(inside):
+        return [s for s, ok in zip(scored, keep, strict=True) if ok]
+    return [(policy.adjusted(parts, policy.range_boost), row)
+            for (parts, row), ok in zip(scored, inside, strict=True) if ok]
+
+
+def _newest_first(
+    scored: list[tuple[ScoreParts, Any]], admitted: list[bool], policy: RetrievalPolicy,
+    cut: int,
+) -> tuple[list[tuple[ScoreParts, Any]], list[bool]]:
+    """The candidates (best first) and which to keep: the admitted ones, with the
+    older statements that a newer candidate about the same thing updates weighed
+    down, and the updating ones kept and ranked just above them
+    (:meth:`RetrievalPolicy.current_first`)."""
+    if len(scored) < 2 or policy.outdated_weight >= 1.0 or not any(admitted):
+        return scored, admitted
+    order = sorted(range(len(scored)), key=lambda i: -scored[i][0].score)
+    scored = [scored[i] for i in order]
+    admitted = [admitted[i] for i in order]
+    similarity = None
+    if policy.dense_weight > 0 and all(row.vector is not None for _, row in scored):
+        matrix = np.vstack([decode_vector(row.vector) for _, row in scored])
+        similarity = (matrix.astype(np.float32) @ matrix.T.astype(np.float32)).tolist()
+    outdated, promote = policy.current_first(
+        relevance=[parts.relevance for parts, _ in scored],
+        said_at=[float(row.valid_from) for _, row in scored],
+        slots=[row.slot_key for _, row in scored],
+        similarity=similarity,
+        changes=[reads_as_change(row.content) for _, row in scored],
+        admitted=admitted,
+        top=cut,
+    )
+    out: list[tuple[ScoreParts, Any]] = []
+    for i, (parts, row) in enumerate(scored):
+        if outdated[i]:
+            parts = policy.adjusted(parts, policy.outdated_weight)
+        if i in promote:
+            above = scored[promote[i]][0].score
+            if parts.score < above and parts.score > 0:
+                parts = policy.adjusted(parts, above / parts.score * (1.0 + 1e-6))
+        out.append((parts, row))
+    return out, [ok or i in promote for i, ok in enumerate(admitted)]
 
 
 def _indexed(item: MemoryInput) -> str:

@@ -33,19 +33,41 @@ BM25 score of 10 - a strong match on two rare words - is worth half the keyword
 signal. Decay keeps recency as a preference, not a veto: with a floor of 0.5 a
 year-old exact match lost to a fresh lukewarm one, and recall@1 dropped by 0.04;
 a floor of 0.8 keeps the ordering among equals and loses nothing measurable.
+
+Recency among statements about the same thing (:meth:`RetrievalPolicy.current_first`):
+global decay cannot tell "I work at the bank" (March) from "I started at the
+school" (May) - both are weeks old and 0.8 <= decay <= 1. So recall compares the
+candidates with each other: an older candidate about the same thing as a newer,
+comparably relevant one (same slot, or embeddings at least
+``same_thing_similarity`` apart) is *outdated* and its ``status_weight`` is
+multiplied by ``outdated_weight``; a newer candidate that reads as a change ("sold
+the Civic and got a Tesla") and is close to an older hit (``change_similarity``)
+is ranked just above it, even when its own relevance is below the gate - the
+question found the old value, the change is its current one. The older one stays
+in the list (it is history, not deleted) unless the write path superseded it.
+
+Time (:mod:`memstrata.policies.temporal`): a temporal or aggregate question
+("when did I ...", "how many times ...") is gated at ``temporal_min_relevance``
+instead of ``min_relevance`` - its evidence often shares neither words nor much
+meaning with the question. A question naming a date range ("last month", "in
+March") boosts candidates dated inside it (the event date resolved at write time,
+or the day it was said) by ``range_boost`` and drops the ones outside when at
+least one is inside. Both adjustments go into ``status_weight``, so the product
+of the parts is still the score.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from types import MappingProxyType
 
 from memstrata.types import MemoryType, ScoreParts, Status
 
-__all__ = ["DEFAULT_HALF_LIFE", "RetrievalPolicy"]
+__all__ = ["DEFAULT_HALF_LIFE", "RetrievalPolicy", "about_the_user"]
 
 DEFAULT_HALF_LIFE: Mapping[MemoryType, timedelta | None] = MappingProxyType(
     {
@@ -71,6 +93,14 @@ DEFAULT_DENSE_WEIGHT = 0.4
 DEFAULT_KEYWORD_SATURATION = 10.0
 DEFAULT_CANDIDATES = 20
 DEFAULT_DECAY_FLOOR = 0.8
+DEFAULT_TEMPORAL_MIN_RELEVANCE = 0.1
+DEFAULT_RANGE_BOOST = 1.3
+DEFAULT_SAME_THING_SIMILARITY = 0.6
+DEFAULT_OUTDATED_WEIGHT = 0.7
+DEFAULT_NEWER_RELEVANCE_RATIO = 0.6
+DEFAULT_CHANGE_SIMILARITY = 0.35
+#: statements less than a day apart are one statement, not an update
+DEFAULT_UPDATE_GAP_SECONDS = 86_400.0
 MAX_TOP_K = 100
 
 
@@ -92,6 +122,22 @@ class RetrievalPolicy:
     )
     decay_floor: float = DEFAULT_DECAY_FLOOR
     status_weight: Mapping[Status, float] = field(default_factory=lambda: DEFAULT_STATUS_WEIGHT)
+    #: the gate for temporal and aggregate questions (``min_relevance`` when higher)
+    temporal_min_relevance: float = DEFAULT_TEMPORAL_MIN_RELEVANCE
+    #: multiplier of a candidate dated inside the range a question names (1.0: no
+    #: time ranking at all - no boost, no filter)
+    range_boost: float = DEFAULT_RANGE_BOOST
+    #: cosine at which two candidates are statements about the same thing (> 1: off)
+    same_thing_similarity: float = DEFAULT_SAME_THING_SIMILARITY
+    #: multiplier of an older candidate about the same thing as a newer one (1.0: off)
+    outdated_weight: float = DEFAULT_OUTDATED_WEIGHT
+    #: the newer candidate outdates the older only if its relevance is at least this
+    #: share of the older one's (a stray newer mention does not bury the answer)
+    newer_relevance_ratio: float = DEFAULT_NEWER_RELEVANCE_RATIO
+    #: cosine at which a newer statement that reads as a change updates an older one
+    change_similarity: float = DEFAULT_CHANGE_SIMILARITY
+    #: how much later (seconds) the newer statement must be said
+    update_gap_seconds: float = DEFAULT_UPDATE_GAP_SECONDS
 
     def __post_init__(self) -> None:
         if not 1 <= self.top_k <= MAX_TOP_K:
@@ -106,6 +152,20 @@ class RetrievalPolicy:
             raise ValueError("candidates must be positive")
         if not 0.0 <= self.decay_floor <= 1.0:
             raise ValueError("decay_floor must be in [0, 1]")
+        if not 0.0 <= self.temporal_min_relevance <= 1.0:
+            raise ValueError("temporal_min_relevance must be in [0, 1]")
+        if not 1.0 <= self.range_boost <= 10.0:
+            raise ValueError("range_boost must be in [1, 10]")
+        if not 0.0 <= self.same_thing_similarity <= 2.0:
+            raise ValueError("same_thing_similarity must be in [0, 2]")
+        if not 0.0 <= self.outdated_weight <= 1.0:
+            raise ValueError("outdated_weight must be in [0, 1]")
+        if not 0.0 <= self.change_similarity <= 2.0:
+            raise ValueError("change_similarity must be in [0, 2]")
+        if not 0.0 <= self.newer_relevance_ratio <= 10.0:
+            raise ValueError("newer_relevance_ratio must be in [0, 10]")
+        if not 0.0 <= self.update_gap_seconds < math.inf:
+            raise ValueError("update_gap_seconds must be a non-negative number")
         half_life = dict(DEFAULT_HALF_LIFE)
         half_life.update(self.half_life)
         weights = dict(DEFAULT_STATUS_WEIGHT)
@@ -135,7 +195,9 @@ class RetrievalPolicy:
         ``relevance * decay * confidence * status_weight == score`` exactly.
         """
         keyword = self.keyword_signal(bm25)
-        if not max(dense, keyword) >= self.min_relevance:
+        # a dense weight of 0 (keyword only, or a query the model does not read) admits
+        # nothing on the cosine alone
+        if not max(dense if self.dense_weight > 0 else 0.0, keyword) >= self.min_relevance:
             return None
         relevance = self.dense_weight * max(0.0, dense) + (1.0 - self.dense_weight) * keyword
         decay = self.decay_after(kind, age_seconds, pinned=pinned)
@@ -157,6 +219,7 @@ class RetrievalPolicy:
 
     def admits(self, dense: float, bm25: float) -> bool:
         """Is either retriever convinced? ``max(cosine, keyword signal) >= min_relevance``."""
+        dense = dense if self.dense_weight > 0 else 0.0
         return max(dense, self.keyword_signal(bm25)) >= self.min_relevance
 
     def relevance(self, dense: float, bm25: float) -> float:
@@ -187,3 +250,112 @@ class RetrievalPolicy:
         if expired:
             weight = min(weight, self.status_weight.get(Status.DEMOTED, 0.0))
         return weight
+
+    def gate_for(self, *, keeps_evidence: bool) -> float:
+        """The relevance gate of one question: lower for temporal/aggregate ones."""
+        if keeps_evidence:
+            return min(self.min_relevance, self.temporal_min_relevance)
+        return self.min_relevance
+
+    def current_first(
+        self,
+        *,
+        relevance: Sequence[float],
+        said_at: Sequence[float],
+        slots: Sequence[str | None],
+        similarity: Sequence[Sequence[float]] | None,
+        changes: Sequence[bool],
+        admitted: Sequence[bool],
+        top: int,
+    ) -> tuple[list[bool], dict[int, int]]:
+        """Which candidates a newer one about the same thing outdates, and which
+        newer ones to rank just above the statement they update.
+
+        ``said_at`` are epoch seconds (world time), ``slots`` the slot keys (or
+        ``None``), ``similarity`` the pairwise cosine of the candidates (``None``
+        when the embedding does not read the query's language), ``changes``
+        whether each candidate reads as a change of state, ``admitted`` whether it
+        passed the gate. Only the ``top`` best admitted candidates (in the order
+        given) are checked against the others. Admitted candidate ``i`` is
+        outdated by a candidate ``j`` said at least ``update_gap_seconds`` later
+        when
+
+        * both hold the same slot, or
+        * their cosine reaches ``same_thing_similarity`` and ``j`` is comparably
+          relevant (at least ``newer_relevance_ratio`` of ``i``'s relevance), or
+        * ``j`` reads as a change ("I moved to ...", "sold the Civic and got ...")
+          and their cosine reaches ``change_similarity`` - ``j`` then ranks just
+          above ``i`` even if the gate alone would not admit it: it is the current
+          value of what the question found.
+
+        Returns the outdated flags and ``{j: i}`` for the candidates to promote.
+        """
+        n = len(relevance)
+        out = [False] * n
+        promote: dict[int, int] = {}
+        if self.outdated_weight >= 1.0:
+            return out, promote
+        checked = [i for i in range(n) if admitted[i]][:top]
+        for i in checked:
+            for j in range(n):
+                if i == j or said_at[j] - said_at[i] < self.update_gap_seconds:
+                    continue
+                same = slots[i] is not None and slots[i] == slots[j]
+                if not same and similarity is not None:
+                    sim = similarity[i][j]
+                    same = (sim >= self.same_thing_similarity
+                            and relevance[j] >= self.newer_relevance_ratio * relevance[i]) \
+                        or (changes[j] and sim >= self.change_similarity)
+                if not same:
+                    continue
+                out[i] = True
+                if j not in promote:
+                    promote[j] = i
+        return out, promote
+
+    def adjusted(self, parts: ScoreParts, factor: float) -> ScoreParts:
+        """``parts`` with ``status_weight`` multiplied by ``factor`` (and the score
+        recomputed in the documented order)."""
+        weight = parts.status_weight * factor
+        return replace(parts, status_weight=weight,
+                       score=parts.relevance * parts.decay * parts.confidence * weight)
+
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def about_the_user(query: str, names: Sequence[str]) -> str:
+    """``query`` with the user's own name read as the user.
+
+    A question that names the user ("which seat should I book for Alice?") is a
+    question about the user: the name is not a topic to match (it would find "My
+    name is Alice" ahead of Alice's seat preference). "for/to/with Alice" and a
+    bare "Alice" are dropped, "Alice's" becomes "my"; a Chinese name becomes 我.
+    A query that would be left empty is returned unchanged.
+
+    >>> about_the_user("Which seat should I book for Alice?", ["Alice"])
+    'Which seat should I book?'
+    >>> about_the_user("What is Alice's favourite food?", ["Alice Smith"])
+    'What is my favourite food?'
+    >>> about_the_user("给小明订哪个座位？", ["小明"])
+    '给我订哪个座位？'
+    """
+    text = query
+    parts: set[str] = set()
+    for name in names:
+        name = " ".join(name.split())
+        if len(name) < 2:
+            continue
+        parts.add(name)
+        if not _CJK.search(name):
+            parts.update(p for p in name.split() if len(p) >= 2)
+    for name in sorted(parts, key=len, reverse=True):
+        if _CJK.search(name):
+            text = text.replace(name, "我")
+            continue
+        word = re.escape(name)
+        text = re.sub(rf"\b{word}(?:'s|\u2019s)(?!\w)", "my", text, flags=re.IGNORECASE)
+        text = re.sub(rf"\b(?:for|to|with|about|of)\s+{word}\b", "", text, flags=re.IGNORECASE)
+        text = re.sub(rf"\b{word}\b,?", "", text, flags=re.IGNORECASE)
+    text = re.sub(r"\s+([?.!,;:])", r"\1", re.sub(r"\s{2,}", " ", text)).strip(" ,")
+    return text if re.search(r"\w", text) else query

@@ -1,0 +1,262 @@
+"""Knowledge-update probes: does recall put the current value first?
+
+LongMemEval's knowledge-update category is the public model: a value is stated
+in one session and changed in a later one, weeks apart, without an "actually"
+cue ("I work as a nurse at St. Mary's" ... five weeks later "I started teaching
+biology at Lincoln High this month"). The cases are in
+``benchmarks/data/knowledge_update.json`` (46, English and Chinese, split by a
+hash of the case id: 34 tuning, 12 held-out). Every case is one user with filler
+turns in three sessions; the clock stands 100 days after the first session.
+
+Two ways in, both through the public API on real SQLite with the packaged MiniLM:
+
+* ``remember`` - every turn is a memory (``remember_many`` with the turn's time
+  as ``at``), as the recall lab ingests LoCoMo: free text, no slots, so only
+  recall's ranking can put the new value first;
+* ``observe`` - every turn goes through ``observe`` (the fast extractor forms
+  what it recognises; a slot with a new value supersedes the old one at write
+  time when it reads as a change).
+
+Per case: the rank of the new and of the old statement in ``recall(k=5)``;
+*newest first* = the new one is returned and ranked above the old one (or the
+old one is not returned). Variants: ``default`` (the library) and ``before``
+(the same policy with the issue-11 ranking switched off: no outdating of older
+statements about the same thing, no time range, the plain gate).
+
+The user's own name (issue 11 item 5) is probed here too: questions asked with
+and without the user's name ("which seat should I book for Alice?") must give
+the same top-3, and the record "My name is Alice" must never come first.
+
+Run: ``flock /tmp/memstrata-bench.lock python benchmarks/bench_knowledge_update.py
+[--heldout]`` -> ``benchmarks/results/knowledge_update.json``; the first run with
+``--heldout`` also writes ``knowledge_update_first_look.json`` (never overwritten).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import tempfile
+import time
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from _common import RESULTS, write_result
+
+from memstrata import ManualClock, MemoryInput, MemoryManager
+from memstrata.policies.retrieval import RetrievalPolicy
+
+DATA = Path(__file__).parent / "data" / "knowledge_update.json"
+FIRST_LOOK = RESULTS / "knowledge_update_first_look.json"
+START = datetime(2026, 1, 5, 19, 0, tzinfo=UTC)
+ASK_AT = START + timedelta(days=100)
+TARGET = 0.85
+#: the ranking of the issue-11 recall side switched off (what recall did before)
+BEFORE = replace(RetrievalPolicy(), outdated_weight=1.0, range_boost=1.0,
+                 temporal_min_relevance=RetrievalPolicy().min_relevance)
+VARIANTS = {"default": None, "before": BEFORE}
+
+#: own-name probes: (name, lang, memories, question with the name, the same without)
+NAME_CASES: list[tuple[str, list[str], str, str]] = [
+    ("Alice", ["I prefer a window seat on flights.", "I'm allergic to peanuts.",
+               "I like quiet hotels away from the centre."],
+     "Which seat should I book for Alice?", "Which seat should I book?"),
+    ("Bob", ["I always want an aisle seat.", "I like Italian food.", "I work as a nurse."],
+     "Which seat should I book for Bob?", "Which seat should I book?"),
+    ("Carmen", ["My favourite cuisine is Japanese.", "I run every morning.",
+                "I'm saving for a new bike."],
+     "What cuisine does Carmen like?", "What cuisine do I like?"),
+    ("David", ["I'm allergic to shellfish.", "I drive a blue Volvo.",
+               "My daughter is seven."],
+     "Is David allergic to anything?", "Am I allergic to anything?"),
+    ("Emma", ["My gym is open until 10pm.", "I have a meeting every Monday at 9.",
+              "I prefer tea to coffee."],
+     "What does Emma drink in the morning, tea or coffee?",
+     "What do I drink in the morning, tea or coffee?"),
+    ("Farid", ["My passport expires in June.", "I usually fly with Lufthansa.",
+               "I like hiking in the Alps."],
+     "When does Farid's passport expire?", "When does my passport expire?"),
+    ("Grace", ["I'm vegetarian.", "My sister lives in Lisbon.", "I play chess online."],
+     "Book a dinner table for Grace, any dietary needs?",
+     "Book a dinner table, any dietary needs?"),
+    ("Hiro", ["My shoe size is 43.", "I like minimalist design.",
+              "I'm learning to surf."],
+     "What shoe size should I order for Hiro?", "What shoe size should I order?"),
+    ("小明", ["我喜欢靠窗的座位。", "我对花生过敏。", "我住在上海。"],
+     "给小明订哪个座位？", "订哪个座位？"),
+    ("李华", ["我每天早上喝绿茶。", "我在学德语。", "我的生日是五月三日。"],
+     "李华早上喝什么？", "我早上喝什么？"),
+]
+
+
+def _day_offset(case_id: str) -> int:
+    """Days between the old and the new statement: 21-56, fixed per case."""
+    return 21 + int(hashlib.sha256(case_id.encode()).hexdigest(), 16) % 36
+
+
+def _turns(case: dict[str, Any], filler: list[str]) -> list[tuple[str, datetime, str]]:
+    """(session id, time, text) in date order: old in session 1, new in session 3."""
+    seed = int(hashlib.sha256(case["id"].encode()).hexdigest(), 16)
+    pool = [filler[(seed + i * 7) % len(filler)] for i in range(9)]
+    new_day = _day_offset(case["id"])
+    sessions = [
+        ("s1", START, [pool[0], case["old"], pool[1], pool[2]]),
+        ("s2", START + timedelta(days=new_day // 2), [pool[3], pool[4], pool[5]]),
+        ("s3", START + timedelta(days=new_day), [pool[6], case["new"], pool[7], pool[8]]),
+    ]
+    out = []
+    for sid, at, texts in sessions:
+        for i, text in enumerate(dict.fromkeys(texts)):
+            out.append((sid, at + timedelta(minutes=i), text))
+    return out
+
+
+def _rank_of(hits: list[Any], text: str) -> int | None:
+    for i, hit in enumerate(hits):
+        if hit.record.content == text:
+            return i
+    return None
+
+
+def _score(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    n = len(rows)
+    if not n:
+        return {"n": 0}
+    newest_first = sum(r["newest_first"] for r in rows)
+    return {
+        "n": n,
+        "newest_first": round(newest_first / n, 4),
+        "current_at_1": round(sum(r["new_rank"] == 0 for r in rows) / n, 4),
+        "new_returned": round(sum(r["new_rank"] is not None for r in rows) / n, 4),
+        "old_returned": round(sum(r["old_rank"] is not None for r in rows) / n, 4),
+        "old_superseded": round(sum(r["old_status"] == "superseded" for r in rows) / n, 4),
+    }
+
+
+def _run_cases(mm: MemoryManager, clock: ManualClock, cases: list[dict[str, Any]],
+               filler: dict[str, list[str]], mode: str) -> dict[str, list[dict[str, Any]]]:
+    for case in cases:
+        user = f"{mode}-{case['id']}"
+        turns = _turns(case, filler[case["lang"]])
+        if mode == "remember":
+            mm.remember_many(user, [MemoryInput(content=t, at=at, session_id=sid)
+                                    for sid, at, t in turns])
+        else:
+            for sid, at, text in turns:
+                clock.set(at)
+                mm.observe(user, sid, "user", text, at=at)
+    clock.set(ASK_AT)
+    out: dict[str, list[dict[str, Any]]] = {name: [] for name in VARIANTS}
+    for case in cases:
+        user = f"{mode}-{case['id']}"
+        statuses = {r.content: r.status.value for r in mm.memories(
+            user, statuses=["active", "pending_confirmation", "superseded", "demoted"],
+            limit=100)}
+        for name, policy in VARIANTS.items():
+            hits = mm.recall(user, case["question"], record_use=False, policy=policy)
+            new_rank, old_rank = _rank_of(hits, case["new"]), _rank_of(hits, case["old"])
+            out[name].append({
+                "id": case["id"], "lang": case["lang"], "split": case["split"],
+                "new_rank": new_rank, "old_rank": old_rank,
+                "newest_first": new_rank is not None
+                and (old_rank is None or new_rank < old_rank),
+                "old_status": statuses.get(case["old"]), "new_status": statuses.get(case["new"]),
+            })
+    return out
+
+
+def _names(mm: MemoryManager) -> dict[str, Any]:
+    """Same questions with and without the user's name: same top-3?"""
+    rows: dict[str, list[dict[str, Any]]] = {"profile_slot": [], "display_name": [],
+                                              "name_unknown": []}
+    for name, memories, with_name, without in NAME_CASES:
+        for how in rows:
+            user = f"name-{how}-{name}"
+            if how == "profile_slot":
+                mm.observe(user, "s1", "user", f"My name is {name}." if name.isascii()
+                           else f"我叫{name}。")
+            else:
+                mm.remember(user, f"My name is {name}." if name.isascii() else f"我叫{name}。")
+            mm.remember_many(user, memories)
+            display = name if how == "display_name" else None
+            a = [h.record.content for h in mm.recall(user, with_name, k=3, record_use=False,
+                                                      display_name=display)]
+            b = [h.record.content for h in mm.recall(user, without, k=3, record_use=False,
+                                                      display_name=display)]
+            rows[how].append({
+                "name": name, "with_name": a, "without_name": b, "same_top3": a == b,
+                "name_record_first": bool(a) and (a[0].startswith("我叫")
+                                                  or "my name" in a[0].casefold()),
+            })
+    summary = {
+        how: {"n": len(r), "same_top3": round(sum(x["same_top3"] for x in r) / len(r), 4),
+              "name_record_first": sum(x["name_record_first"] for x in r)}
+        for how, r in rows.items()
+    }
+    return {"summary": summary, "cases": rows}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--heldout", action="store_true",
+                        help="also evaluate the held-out split (writes the first look once)")
+    args = parser.parse_args()
+    data = json.loads(DATA.read_text())
+    splits = ["tuning", "heldout"] if args.heldout else ["tuning"]
+    cases = [c for c in data["cases"] if c["split"] in splits]
+    started = time.perf_counter()
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        clock = ManualClock(START)
+        with MemoryManager.open(f"sqlite:///{tmp}/ku.db", clock=clock, home=tmp) as mm:
+            for mode in ("remember", "observe"):
+                clock.set(START)
+                per_variant = _run_cases(mm, clock, cases, data["filler"], mode)
+                results[mode] = {
+                    name: {
+                        split: {
+                            "all": _score([r for r in rows if r["split"] == split]),
+                            **{lang: _score([r for r in rows if r["split"] == split
+                                             and r["lang"] == lang]) for lang in ("en", "zh")},
+                        }
+                        for split in splits
+                    }
+                    for name, rows in per_variant.items()
+                }
+                results[mode]["cases"] = per_variant["default"]
+            names = _names(mm)
+    payload = {
+        "description": __doc__.split("\n\n")[0],
+        "data": str(DATA.relative_to(Path(__file__).parent)),
+        "cases": {s: sum(c["split"] == s for c in cases) for s in splits},
+        "target": {"newest_first": TARGET},
+        "k": RetrievalPolicy().top_k,
+        "results": results,
+        "own_name": names,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    if args.heldout and not FIRST_LOOK.exists():
+        first = {"benchmark": "knowledge_update_first_look",
+                 "note": "the first evaluation on the held-out split, written before any "
+                         "further tuning; never overwritten",
+                 "when": datetime.now(UTC).isoformat(timespec="seconds"),
+                 "heldout": {mode: {name: results[mode][name]["heldout"] for name in VARIANTS}
+                             for mode in ("remember", "observe")}}
+        FIRST_LOOK.write_text(json.dumps(first, indent=2, ensure_ascii=False) + "\n")
+        print(f"wrote {FIRST_LOOK}")
+    write_result("knowledge_update", payload)
+    for mode in ("remember", "observe"):
+        for name in VARIANTS:
+            for split in splits:
+                print(mode, name, split, results[mode][name][split]["all"])
+    print("own name", names["summary"])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,150 @@
+"""Facts that change: the newer value supersedes with history (slots) or ranks first
+(free text); a contradiction of a stable fact is flagged; superseded values are shown
+only on request (history).
+
+Real SQLite and PostgreSQL, the real embedding model.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from memstrata import ManualClock, MemoryInput, MemoryManager
+from memstrata.policies.retrieval import RetrievalPolicy
+from memstrata.policies.temporal import slot_change
+from memstrata.types import Slot, Status
+
+DAY0 = datetime(2026, 1, 5, 19, 0, tzinfo=UTC)
+OFF = RetrievalPolicy(outdated_weight=1.0)  # the recency-among-equals ranking switched off
+
+
+def _write(mm: MemoryManager, user: str, items: list[tuple[int, str]]) -> list[str]:
+    ids = []
+    for day, text in items:
+        d = mm.remember(user, MemoryInput(content=text, at=DAY0 + timedelta(days=day),
+                                          session_id=f"s{day}"))
+        assert d.record_id, d
+        ids.append(d.record_id)
+    return ids
+
+
+def test_the_newer_free_text_value_ranks_first(manager: MemoryManager,
+                                               clock: ManualClock) -> None:
+    ids = _write(manager, "u1", [
+        (0, "I drive a red 2012 Honda Civic."),
+        (0, "I watched a documentary about octopuses."),
+        (20, "I cleaned out the garage."),
+        (40, "Sold the Civic and got a Tesla Model 3."),
+        (40, "I tried a new recipe for banana bread."),
+    ])
+    old, new = ids[0], ids[3]
+    clock.set(DAY0 + timedelta(days=100))
+    now = [h.id for h in manager.recall("u1", "What car do I drive?", record_use=False)]
+    assert now[0] == new
+    # without the ranking the old value wins: the lexical match is on the old statement
+    before = [h.id for h in manager.recall("u1", "What car do I drive?", record_use=False,
+                                           policy=OFF)]
+    assert before[0] == old
+    # nothing is deleted: both records are still active
+    assert {manager.get("u1", i).status for i in (old, new)} == {Status.ACTIVE}
+
+
+def test_a_newer_change_below_the_gate_ranks_above_the_value_it_updates(
+        manager: MemoryManager, clock: ManualClock) -> None:
+    ids = _write(manager, "u1", [
+        (0, "I work as a nurse at St. Mary's hospital."),
+        (0, "I visited the art museum downtown."),
+        (35, "I started teaching biology at Lincoln High this month."),
+    ])
+    clock.set(DAY0 + timedelta(days=100))
+    hits = manager.recall("u1", "Where do I work?", record_use=False)
+    assert [h.id for h in hits][:2] == [ids[2], ids[0]]
+    # its own signals are below the gate: it is there because it updates the hit
+    assert max(hits[0].parts.dense, hits[0].parts.keyword) < RetrievalPolicy().min_relevance
+    # the outdated one carries the weight, the promoted one the lift, in status_weight
+    assert hits[1].parts.status_weight == RetrievalPolicy().outdated_weight
+    for h in hits:
+        p = h.parts
+        assert p.relevance * p.decay * p.confidence * p.status_weight == p.score
+
+
+def test_same_day_paraphrases_are_not_updates(manager: MemoryManager,
+                                              clock: ManualClock) -> None:
+    ids = _write(manager, "u1", [(0, "I love hiking in the Alps."),
+                                 (0, "Hiking in the mountains is my favourite thing.")])
+    clock.set(DAY0 + timedelta(days=10))
+    hits = manager.recall("u1", "What do I like to do outdoors?", record_use=False)
+    assert {h.id for h in hits} == set(ids)
+    assert all(h.parts.status_weight == 1.0 for h in hits)
+
+
+def test_a_slot_change_supersedes_with_history(manager: MemoryManager,
+                                               clock: ManualClock) -> None:
+    first = manager.remember("u1", MemoryInput(content="I live in Berlin.", at=DAY0,
+                                               slot=Slot("user", "city", "Berlin")))
+    clock.set(DAY0 + timedelta(days=3))
+    moved = manager.remember("u1", MemoryInput(
+        content="We moved to Munich.", at=DAY0 + timedelta(days=3),
+        slot=Slot("user", "city", "Munich")))
+    assert moved.outcome == "corrected", moved
+    assert "change of state" in moved.reason
+    assert first.record_id in moved.related_ids
+    old = manager.get("u1", first.record_id or "")
+    assert old.status == Status.SUPERSEDED
+    assert old.superseded_by == moved.record_id
+    # recall shows the current value only; history on request
+    hits = manager.recall("u1", "Which city do I live in?", record_use=False)
+    assert [h.id for h in hits if h.record.slot is not None] == [moved.record_id]
+    chain = manager.history("u1", moved.record_id or "")
+    assert [r.id for r in chain] == [first.record_id, moved.record_id]
+
+
+def test_a_different_value_weeks_later_is_an_update(manager: MemoryManager) -> None:
+    manager.remember("u1", MemoryInput(content="I work at the bank.", at=DAY0,
+                                       slot=Slot("user", "employer", "the bank")))
+    later = manager.remember("u1", MemoryInput(
+        content="I work at the school.", at=DAY0 + timedelta(days=40),
+        slot=Slot("user", "employer", "the school")))
+    assert later.outcome == "corrected"
+    assert "40 days later" in later.reason
+
+
+def test_the_same_day_without_a_cue_is_a_conflict(manager: MemoryManager) -> None:
+    a = manager.remember("u1", MemoryInput(content="I live in Berlin.", at=DAY0,
+                                           slot=Slot("user", "city", "Berlin")))
+    b = manager.remember("u1", MemoryInput(content="I live in Munich.",
+                                           at=DAY0 + timedelta(hours=2),
+                                           slot=Slot("user", "city", "Munich")))
+    assert b.outcome == "conflict"
+    assert {manager.get("u1", i or "").status for i in (a.record_id, b.record_id)} == \
+        {Status.PENDING_CONFIRMATION}
+
+
+def test_a_stable_fact_is_flagged_not_replaced(manager: MemoryManager) -> None:
+    a = manager.remember("u1", MemoryInput(content="My birthday is on 3 May.", at=DAY0,
+                                           slot=Slot("user", "birthday", "3 May")))
+    b = manager.remember("u1", MemoryInput(
+        content="My birthday is now on 4 May.", at=DAY0 + timedelta(days=60),
+        slot=Slot("user", "birthday", "4 May")))
+    assert b.outcome == "conflict", b
+    assert manager.get("u1", a.record_id or "").status == Status.PENDING_CONFIRMATION
+    assert len(manager.conflicts("u1")) == 1
+
+
+def test_an_older_statement_arriving_late_does_not_replace_the_newer(
+        manager: MemoryManager) -> None:
+    new = manager.remember("u1", MemoryInput(content="I moved to Munich.",
+                                             at=DAY0 + timedelta(days=30),
+                                             slot=Slot("user", "city", "Munich")))
+    late = manager.remember("u1", MemoryInput(content="I moved to Berlin.", at=DAY0,
+                                              slot=Slot("user", "city", "Berlin")))
+    assert late.outcome == "conflict"
+    assert manager.get("u1", new.record_id or "").status == Status.PENDING_CONFIRMATION
+
+
+def test_slot_change_policy() -> None:
+    assert slot_change("I moved to Munich.", "city", gap_seconds=10.0) is not None
+    assert slot_change("I live in Munich.", "city", gap_seconds=10.0) is None
+    assert slot_change("I live in Munich.", "city", gap_seconds=8 * 86_400.0) is not None
+    assert slot_change("I was born in Munich.", "Place of  Birth",
+                       gap_seconds=1e8) is None

@@ -5,6 +5,7 @@ re-run separately - ``llm`` belongs to the LLM-bound benchmark)::
 
     python benchmarks/consolidation_workers.py --section cpu   [--users 200 --per-user 1000]
     python benchmarks/consolidation_workers.py --section crash [--users 100 --per-user 1000]
+    python benchmarks/consolidation_workers.py --section llm   [--users 10000]
 
 * ``cpu`` - ``expire`` and ``conflicts`` on PostgreSQL (a throwaway cluster,
   fsync off) with 1 and 2 worker *processes*, plus today's single-process
@@ -13,6 +14,20 @@ re-run separately - ``llm`` belongs to the LLM-bound benchmark)::
   bulk-inserted with synthetic vectors by ``consolidation_scale.generate``
   (the data set of ``consolidation_scale.json``) into a template database;
   every run gets a fresh copy (``CREATE DATABASE … TEMPLATE``).
+* ``llm`` - ``summarize`` of 10,000 users (one ended session of 4 turns each)
+  through the loopback OpenAI-format server, which answers every request after
+  a fixed 200 ms: users/s with 1, 2 and 4 worker processes x 1, 8 and 32 model
+  calls in flight per worker, against today's single sequential worker (an
+  in-process ``Consolidator.run``, one call at a time). Slow cells run on fewer
+  users (recorded); the token budget row and the call log are checked: tokens
+  within the budget, one call per user, zero duplicate applications.
+* ``memory`` - what one application process holds: resident memory after
+  import, after opening the database, after the first recall of a small user
+  (the embedding model loaded) and after the first recall of a user with
+  ``--per-user`` (default 100,000) memories (that user's vector and keyword
+  shards loaded); the first time in a fresh process with no shard files (the
+  shards are built from SQL), then again in a fresh process that loads the
+  files the first one saved (a cold load).
 * ``crash`` - ``conflicts`` with 2 workers, one of them killed with SIGKILL
   every few seconds and restarted, against an uninterrupted run on a copy of
   the same data: the end states (every memory row, conflict groups compared by
@@ -60,6 +75,59 @@ ISSUE_RECORDS = 1_000_000
 
 def _settings(partitions: int | None = None) -> ConsolidationSettings:
     return ConsolidationSettings.build(partitions=partitions, partition_lease_seconds=3.0)
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return round(int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20, 1)
+
+
+def _probe_main(url: str, index_dir: str, small: str, big: str) -> None:
+    """An application process: resident memory and first-recall times (JSON on stdout)."""
+    out: dict[str, Any] = {"rss_mb_memstrata_imported": _rss_mb()}
+    with MemoryManager.open(url, index_dir=Path(index_dir)) as mm:
+        out["rss_mb_after_open"] = _rss_mb()
+        started = time.perf_counter()
+        mm.recall(small, "quiet hotels", record_use=False)
+        out["first_recall_small_user_s"] = round(time.perf_counter() - started, 3)
+        out["rss_mb_after_model"] = _rss_mb()
+        started = time.perf_counter()
+        mm.recall(big, "quiet hotels", record_use=False)
+        out["first_recall_big_user_s"] = round(time.perf_counter() - started, 3)
+        out["rss_mb_after_big_user"] = _rss_mb()
+        started = time.perf_counter()
+        mm.recall(big, "cheap flights", record_use=False)
+        out["second_recall_big_user_s"] = round(time.perf_counter() - started, 4)
+    print(json.dumps(out), flush=True)
+
+
+def memory(pg: PostgresServer, tmp: Path, per_user: int, seed: int) -> dict[str, Any]:
+    url = pg.create_database("memory_probe")
+    index_dir = tmp / "probe-index"
+    with MemoryManager.open(url, clock=ManualClock(NOW), index_dir=index_dir) as mm:
+        print(f"generating 1 user x {per_user:,} records ...", flush=True)
+        generate(mm, 1, per_user, seed)  # user00000
+        generate_small = mm.remember("small-user", "I like quiet hotels", type="preference")
+        assert generate_small.record_id is not None
+    runs_out = {}
+    for label in ("no_shard_files_build_from_sql", "cold_load_from_shard_files"):
+        done = subprocess.run(
+            [sys.executable, __file__, "--as-probe", url, str(index_dir), "small-user",
+             "user00000"], capture_output=True, text=True, check=True)
+        runs_out[label] = json.loads(done.stdout.strip().splitlines()[-1])
+        print(label, runs_out[label], flush=True)
+    files = {p.name: round(p.stat().st_size / 2**20, 1)
+             for p in index_dir.rglob("*") if p.is_file() and p.stat().st_size > 2**20}
+    cold = runs_out["cold_load_from_shard_files"]
+    return {
+        **_meta({"users": 2, "records": per_user + 1, "per_user": per_user}),
+        "runs": runs_out,
+        "shard_files_over_1_mb": files,
+        "resident_mb_for_the_big_user": round(
+            cold["rss_mb_after_big_user"] - cold["rss_mb_after_model"], 1),
+        "resident_mb_for_the_model_and_first_recall": round(
+            cold["rss_mb_after_model"] - cold["rss_mb_after_open"], 1),
+    }
 
 
 def _worker_main(url: str, index_dir: str) -> None:
@@ -254,11 +322,20 @@ def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--as-worker":
         _worker_main(sys.argv[2], sys.argv[3])
         return
+    if len(sys.argv) > 1 and sys.argv[1] == "--as-probe":
+        _probe_main(*sys.argv[2:6])
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "--as-llm-worker":
+        from _llm_workers import llm_worker_main
+
+        llm_worker_main(sys.argv[2:])
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--section", choices=["cpu", "crash"], required=True)
+    parser.add_argument("--section", choices=["cpu", "crash", "memory", "llm"], required=True)
     parser.add_argument("--users", type=int, default=None,
                         help="users (default: 200 for cpu, 100 for crash)")
-    parser.add_argument("--per-user", type=int, default=1000)
+    parser.add_argument("--per-user", type=int, default=None,
+                        help="records per user (default: 1000; memory: 100,000)")
     parser.add_argument("--partitions", type=int, default=8)
     parser.add_argument("--kill-every", type=float, default=6.0,
                         help="seconds between kills (a worker process takes ~3-5 s to start)")
@@ -266,22 +343,42 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     users = args.users or (200 if args.section == "cpu" else 100)
+    if args.section == "llm":
+        from _llm_workers import llm_section
+
+        with PostgresServer() as pg:
+            result = llm_section(pg, Path(__file__), args.users or 10_000, args.seed)
+        _save(args.out, "llm", result)
+        return
+    per_user = args.per_user or (100_000 if args.section == "memory" else 1000)
+    if args.section == "memory":
+        with PostgresServer() as pg:
+            result = memory(pg, pg.root, per_user, args.seed)
+        _save(args.out, "memory", result)
+        return
     with PostgresServer() as pg:
         bench = Bench(pg, pg.root)
-        template, data = _prepare(pg, pg.root, users, args.per_user, args.seed)
+        template, data = _prepare(pg, pg.root, users, per_user, args.seed)
         if args.section == "cpu":
             result = cpu(bench, template, data, args.partitions)
         else:
             result = crash(bench, template, data, args.partitions, args.kill_every)
-    existing = json.loads(args.out.read_text()) if args.out.exists() else {}
+    _save(args.out, args.section, result)
+
+
+def _save(out: Path, section: str, result: dict[str, Any]) -> None:
+    """Write ``result`` under its section's key, keeping the other sections."""
+    existing = json.loads(out.read_text()) if out.exists() else {}
     existing.setdefault("benchmark", "consolidation with partitioned runs and workers")
     existing.setdefault("sections", {
         "cpu": "benchmarks/consolidation_workers.py --section cpu",
         "crash": "benchmarks/consolidation_workers.py --section crash",
-        "llm": "the LLM-bound section (summarize through the loopback server)"})
-    existing[args.section] = result
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(existing, indent=2) + "\n")
+        "llm": "benchmarks/consolidation_workers.py --section llm"})
+    existing["sections"]["llm"] = "benchmarks/consolidation_workers.py --section llm"
+    existing["sections"]["memory"] = "benchmarks/consolidation_workers.py --section memory"
+    existing[section] = result
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(existing, indent=2) + "\n")
     print(json.dumps(result, indent=2))
 
 

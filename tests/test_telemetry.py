@@ -351,6 +351,28 @@ def test_a_consolidation_job_span_parents_its_model_calls(
     assert_no_content(spans.get_finished_spans(), USER, "Porto", "summer trip")
 
 
+def test_concurrent_model_calls_of_a_job_stay_in_its_trace(
+        mm: MemoryManager, clock: ManualClock, spans: InMemorySpanExporter) -> None:
+    def summarizer(request: dict[str, Any]) -> Reply:
+        return Reply.text(json.dumps({"summary": "Talked about trains.", "facts": []}))
+
+    for n in range(4):
+        mm.observe(f"u{n}", "s1", "user", f"I need a train to city {n}.", scope="travel")
+    clock.advance(hours=1)
+    with OpenAICompatServer(on_chat=summarizer) as srv:
+        settings = ConsolidationSettings.build(
+            batch_users=4, schedule={"timezone": "UTC"},
+            llm={"model": "scripted", "base_url": srv.base_url, "api_key": "k",
+                 "retries": 0, "concurrency": 4})
+        spans.clear()
+        report = Consolidator(mm, settings=settings).run("summarize")
+    assert report.llm_calls == 4
+    job = one(spans, "memstrata.consolidation.job")
+    chats = named(spans, "chat scripted")
+    assert len(chats) == 4
+    assert {parent_id(c) for c in chats} == {span_id(job)}
+
+
 def test_a_dry_run_is_a_job_span_too(mm: MemoryManager, spans: InMemorySpanExporter) -> None:
     report = Consolidator(mm, settings=ConsolidationSettings.build(
         batch_users=2, schedule={"timezone": "UTC"})).run("expire", dry_run=True)

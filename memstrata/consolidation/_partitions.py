@@ -162,8 +162,12 @@ def renew(conn: Connection, run_id: str, part: int, holder: str, *, now: float,
 
 
 def checkpoint(conn: Connection, run_id: str, part: int, *, cursor: str, users: int,
-               counts: dict[str, int], errors: Sequence[str], method: Method) -> None:
-    """Add one committed batch to the bucket's row (we hold its lock since :func:`renew`)."""
+               counts: dict[str, int], errors: Sequence[str], method: Method,
+               lease_until: float) -> None:
+    """Add one committed batch to the bucket's row (we hold its lock since :func:`renew`)
+    and extend the lease from the commit: a batch longer than the lease would otherwise
+    commit an expired lease, claimable before the heartbeat (blocked on the row's lock
+    during the batch) renews it."""
     row = conn.execute(
         select(partitions.c.counts, partitions.c.errors, partitions.c.method)
         .where(partitions.c.run_id == run_id, partitions.c.part == part)
@@ -175,6 +179,7 @@ def checkpoint(conn: Connection, run_id: str, part: int, *, cursor: str, users: 
         "cursor": cursor, "users_done": partitions.c.users_done + users,
         "batches": partitions.c.batches + 1, "counts": merged,
         "method": combine_methods(row.method, method),
+        "lease_until": lease_until,
     }
     if errors:
         values["errors"] = [*list(row.errors or []), *errors][:MAX_ERRORS_KEPT]

@@ -89,12 +89,12 @@ class ConsolidationEraser:
         counts["consolidation_runs"] = n
         n = conn.execute(update(partitions).where(partitions.c.cursor == user_id)
                          .values(cursor=previous)).rowcount
-        for row in conn.execute(select(partitions.c.run_id, partitions.c.part,
-                                       partitions.c.errors)).all():
-            if contains(row.errors, (user_id,)):
-                conn.execute(update(partitions).where(partitions.c.run_id == row.run_id,
-                                                      partitions.c.part == row.part)
-                             .values(errors=scrub(row.errors, (user_id,), tombstone)))
+        for bucket in conn.execute(select(partitions.c.run_id, partitions.c.part,
+                                          partitions.c.errors)).all():
+            if contains(bucket.errors, (user_id,)):
+                conn.execute(update(partitions).where(partitions.c.run_id == bucket.run_id,
+                                                      partitions.c.part == bucket.part)
+                             .values(errors=scrub(bucket.errors, (user_id,), tombstone)))
                 n += 1
         counts["consolidation_partitions"] = n
         return counts

@@ -371,7 +371,8 @@ class Consolidator:
         def record(conn: Connection, batch: _Batch) -> None:
             _partitions.checkpoint(conn, run_id, part, cursor=batch.users[-1],
                                    users=len(batch.users), counts=batch.counts(),
-                                   errors=batch.errors, method=batch.method)
+                                   errors=batch.errors, method=batch.method,
+                                   lease_until=time.time() + ttl)
             _partitions.add_llm(conn, run_id, batch.llm)
 
         cursor = claimed.cursor

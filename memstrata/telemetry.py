@@ -109,6 +109,8 @@ _UNSET: Final = object()
 _trace_module: Any = _UNSET
 _tracer: Any = None
 _inert: tuple[type, ...] | None = None
+#: a recording provider was seen (OpenTelemetry sets the global provider at most once)
+_configured: bool = False
 _enabled: bool = True
 #: explicit switch from enable_content(); None = follow the environment variable
 _content: bool | None = None
@@ -289,9 +291,14 @@ def span(name: str, attributes: Mapping[str, AttributeValue] | None = None, /,
     Keyword attributes become ``memstrata.<keyword>``; ``attributes`` keys are
     used as given. Never pass memory content here - use ``set_content``.
     """
-    if not _enabled or (inert := _inert_providers()) is None \
-            or isinstance(_trace_module.get_tracer_provider(), inert):
+    global _configured
+    if not _enabled:
         return _NOOP_SPAN
+    if not _configured:  # a provider, once set, stays: stop asking after the first one
+        inert = _inert_providers()
+        if inert is None or isinstance(_trace_module.get_tracer_provider(), inert):
+            return _NOOP_SPAN
+        _configured = True
     return _LiveSpan(name, _clean(attributes, keywords))
 
 

@@ -75,10 +75,10 @@ class Settings(BaseModel):
     bm25_k1: float = Field(default=1.2, ge=0)
     bm25_b: float = Field(default=0.5, ge=0, le=1)
     keyword_memory_budget_bytes: int = Field(default=512 * 1024**2, gt=0)
-    #: the packaged embedder, by its name in the entry-point group ``memstrata.embedders``:
+    #: the embedder, by its name in the entry-point group ``memstrata.embedders``:
     #: ``"minilm"`` (all-MiniLM-L6-v2, English) or ``"e5-small"`` (multilingual-e5-small,
     #: ``memstrata[multilingual]``); changing it on a store with vectors is a ``reindex``
-    embedder: str = DEFAULT_EMBEDDER
+    embedder_name: str = DEFAULT_EMBEDDER
     #: path of a sentence-transformers model folder (default: the packaged MiniLM)
     embedding_model: Path | None = None
     echo_sql: bool = False

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from memstrata.eval._metrics import Estimate
+from memstrata.policies.language import LANGUAGE_LABELS
 
 if TYPE_CHECKING:
     from memstrata.eval._data import Dataset
@@ -94,6 +95,16 @@ def render_markdown(result: EvalResult, figures: dict[str, str]) -> str:
         cells = [_ci(result.summary(n).by_category[cat][f"recall@{main_k}"]) for n in names]
         n_q = first.by_category[cat][f"recall@{main_k}"].n
         out.append(_row([result.category_label(cat), str(n_q), *cells]))
+    if len(first.by_language) > 1:  # a data set that mixes languages
+        out += ["", f"## recall@{main_k} / hit@{main_k} by language of the question", "",
+                _row(["language", "n", *(f"`{n}`" for n in names)]),
+                _row(["---"] * (len(names) + 2))]
+        for lang, block in first.by_language.items():
+            cells = [f"{_ci(result.summary(n).by_language[lang][f'recall@{main_k}'])} / "
+                     f"{result.summary(n).by_language[lang][f'hit@{main_k}'].mean:.3f}"
+                     for n in names]
+            label = LANGUAGE_LABELS.get(lang, lang)
+            out.append(_row([label, str(block[f"recall@{main_k}"].n), *cells]))
     out += ["", f"## recall@{main_k} by conversation", "",
             _row(["conversation", "n", *(f"`{n}`" for n in names)]),
             _row(["---"] * (len(names) + 2))]

@@ -29,6 +29,7 @@ from memstrata.eval._metrics import (
     recall_at,
 )
 from memstrata.eval._retrievers import Ranked
+from memstrata.policies.language import language_of
 
 __all__ = [
     "DEFAULT_TOKEN_BUDGETS",
@@ -193,6 +194,8 @@ class RetrieverSummary:
     #: share of questions whose evidence was all reached within the depth
     all_reached: float
     token_curve: dict[int, float]
+    #: per language of the question (script detection, :func:`language_of`)
+    by_language: dict[str, dict[str, Estimate]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         def block(d: dict[str, Estimate]) -> dict[str, Any]:
@@ -204,6 +207,7 @@ class RetrieverSummary:
             "overall": block(self.overall),
             "by_category": {c: block(m) for c, m in self.by_category.items()},
             "by_conversation": {c: block(m) for c, m in self.by_conversation.items()},
+            "by_language": {c: block(m) for c, m in self.by_language.items()},
             "latency": self.latency,
             "tokens_to_all_median": self.tokens_to_all_median,
             "all_reached": self.all_reached,
@@ -266,9 +270,11 @@ class EvalResult:
             qs = run.questions
             cats: dict[str, list[QuestionResult]] = {}
             convs: dict[str, list[QuestionResult]] = {}
+            langs: dict[str, list[QuestionResult]] = {}
             for q in qs:
                 cats.setdefault(q.category or "(none)", []).append(q)
                 convs.setdefault(q.user, []).append(q)
+                langs.setdefault(language_of(q.question), []).append(q)
             reached = [q.tokens_to_all for q in qs if q.tokens_to_all is not None]
             out[run.name] = RetrieverSummary(
                 name=run.name,
@@ -276,6 +282,7 @@ class EvalResult:
                 overall=self._estimates(run, qs),
                 by_category={c: self._estimates(run, v) for c, v in sorted(cats.items())},
                 by_conversation={u: self._estimates(run, v) for u, v in convs.items()},
+                by_language={g: self._estimates(run, v) for g, v in sorted(langs.items())},
                 latency=run.latency(),
                 tokens_to_all_median=float(np.median(reached)) if reached else None,
                 all_reached=len(reached) / len(qs) if qs else math.nan,

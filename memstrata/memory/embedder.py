@@ -8,7 +8,7 @@
 * :class:`~memstrata.memory._openai_embedder.OpenAIEmbedder` - any
   OpenAI-compatible ``/embeddings`` endpoint.
 
-The packaged models are chosen by name (``MemoryManager.open(embedder="e5-small")``)
+The packaged models are chosen by name (``MemoryManager.open(url, embedder_name="e5-small")``)
 from the entry-point group ``memstrata.embedders`` - the hook a third-party
 embedder registers with too. A model trained with separate query and document
 prefixes also has ``embed_queries`` (:class:`QueryEmbedder`); recall calls
@@ -38,7 +38,7 @@ from memstrata.errors import InvalidSettingError
 __all__ = ["EMBEDDER_GROUP", "Embedder", "QueryEmbedder", "Vectors", "available_embedders",
            "embed_queries", "load_embedder", "normalize_rows"]
 
-#: entry-point group of the embedders chosen by name (``Settings.embedder``)
+#: entry-point group of the embedders chosen by name (``Settings.embedder_name``)
 EMBEDDER_GROUP = "memstrata.embedders"
 
 Vectors = npt.NDArray[np.float32]

@@ -234,7 +234,7 @@ class MemoryManager:
     def embedder(self) -> Embedder:
         if self._embedder is None:
             path = self.settings.embedding_model
-            self._embedder = _shared_embedder(self.settings.embedder,
+            self._embedder = _shared_embedder(self.settings.embedder_name,
                                               None if path is None else Path(path).resolve())
         return self._embedder
 

@@ -34,9 +34,11 @@ __all__ = [
     "ALL_SCRIPTS",
     "CJK_SCRIPTS",
     "KNOWN_COVERAGE",
+    "LANGUAGE_LABELS",
     "LATIN",
     "covered_share",
     "dense_weight_for",
+    "language_of",
     "model_scripts",
     "script_counts",
 ]
@@ -115,3 +117,26 @@ def model_scripts(model_name: str, declared: Iterable[str] | None = None, *,
     if says:
         return None if declared is None else frozenset(declared)
     return KNOWN_COVERAGE.get(model_name.rsplit(":", 1)[0])
+
+
+#: the labels :func:`language_of` gives (script-level: "latin" is not only English)
+LANGUAGE_LABELS: Mapping[str, str] = MappingProxyType({
+    "zh": "Chinese (Han)", "ja": "Japanese (kana)", "ko": "Korean (Hangul)",
+    "latin": "Latin script", "other": "other scripts", "none": "no letters",
+})
+
+
+def language_of(text: str) -> str:
+    """The text's main script as a language label: ``"zh"`` (Han without kana),
+    ``"ja"`` (any kana), ``"ko"``, ``"latin"``, ``"other"`` or ``"none"``.
+
+    The label with the most words wins (a CJK character is half a word), so
+    "我想学Python编程" is ``"zh"`` and "What does 你好 mean?" is ``"latin"``.
+    """
+    counts = script_counts(text)
+    if not counts:
+        return "none"
+    if counts.get(KANA):  # Japanese writes Han too; kana tells it apart
+        counts[KANA] = counts.pop(KANA) + counts.pop(HAN, 0.0)
+    best = max(sorted(counts), key=lambda k: counts[k])
+    return {HAN: "zh", KANA: "ja", HANGUL: "ko"}.get(best, best)

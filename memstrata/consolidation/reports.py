@@ -15,8 +15,9 @@ from typing import Any, Literal
 __all__ = ["ActionRecord", "Method", "PlannedAction", "RunReport", "RunStatus",
            "describe_change", "snippet"]
 
-RunStatus = Literal["running", "finished", "failed", "interrupted", "abandoned", "skipped",
-                    "dry_run"]
+#: ``queued``: a partitioned run no worker has claimed a bucket of yet
+RunStatus = Literal["queued", "running", "finished", "failed", "interrupted", "abandoned",
+                    "skipped", "dry_run"]
 #: which method did the thinking: an LLM, the deterministic offline rules, or both
 #: (the LLM until its token budget ran out, or for some items only)
 Method = Literal["offline", "llm", "llm+offline", "none"]

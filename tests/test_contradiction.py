@@ -41,6 +41,7 @@ def test_opposites_are_never_one_memory(a: str, b: str):
     ("I really like spicy food.", "I like spicy food."),
     ("My budget is 2000 euros.", "My budget is 2000 EUR."),
     ("我对花生过敏。", "我对花生过敏"),
+    ("I need good wifi in hotels.", "Good wifi in hotels is a must for me."),
 ])
 def test_paraphrases_still_merge(a: str, b: str):
     assert opposed(a, b) is None
@@ -60,6 +61,9 @@ def test_negations_know_contractions_curly_apostrophes_and_chinese_fixed_phrases
     ("我喜欢早班机。", "我喜欢晚班机。"),
     ("我喜欢冷天。", "我讨厌冷天。"),
     ("我家有三口人。", "我家有五口人。"),
+    ("I enjoy spicy food.", "I can't stand spicy food."),
+    ("我对海鲜过敏", "我对海鲜不过敏"),
+    ("我有一辆车", "我没有车"),
 ])
 def test_contradictions_are_found(older: str, newer: str):
     assert relation(older, newer) in ("contradiction", "update")

@@ -165,15 +165,16 @@ _EN_NEGATION = re.compile(
 )
 #: Chinese fixed phrases whose 不 / 没 negate nothing ("不错" is "good", "不过" is "but")
 _ZH_NOT_NEGATION = re.compile(
-    r"不过|不错|不但|不仅|不管|不论|不久|差不多|对不起|了不起|不好意思|没关系|没事|不得不|"
+    r"不过(?![敏期])|不错|不但|不仅|不管|不论|不久|差不多|对不起|了不起|不好意思|没关系|没事|不得不|"
     r"要不然|要不|不如|忍不住|不断|毫不|不少|无论|无聊|并且"
 )
 _ZH_NEGATION = re.compile(r"没有|不|没|别|未|勿|莫|无|非")
 #: verbs of aversion count as a negation of the liking verb ("I hate jazz" / "I like jazz")
-_AVERSION = re.compile(r"\b(?:hate|hates|dislike|dislikes|detest|detests|avoid|avoids|"
-                       r"can't stand)\b|讨厌|厌恶|受不了", re.IGNORECASE)
+_AVERSION = re.compile(r"\b(?:hate|hates|dislike|dislikes|detest|detests|avoid|avoids)\b|"
+                       r"讨厌|厌恶|受不了", re.IGNORECASE)
 _MODALS = re.compile(
-    r"\b(?:can|could|may|might|must|should|would|will|shall|ought|need to|have to|has to|"
+    r"\b(?:can|could|may|might|(?<!\ba )must|should|would|will|shall|ought|need to|have to|"
+    r"has to|"
     r"had to|going to|want to|wants to|plan to|plans to|maybe|perhaps|probably)\b|"
     r"(?:ca|wo|could|would|should|must|might)(?=n't)|可能|也许|大概|应该|必须|得要|"
     r"打算|想要|或许|能够|可以",

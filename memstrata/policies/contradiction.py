@@ -375,12 +375,14 @@ _EN_CLAUSES = re.compile(
     re.IGNORECASE,
 )
 _ZH_CLAUSES = re.compile(
-    r"[，,；;：:（）()]|因为|所以|不过|但是|但|而是|而且|因此|虽然|可是|如果|只要|这样"
+    r"[，,；;：:（）()]|因为|所以|不过(?![敏期])|但是|但|而是|而且|因此|虽然|可是|如果|只要|这样"
 )
 #: a past habit is not the present one ("I used to smoke" / "I don't smoke")
 _PAST = re.compile(r"\b(?:used to|formerly|in the past|as a (?:kid|child|student)|years ago|"
                    r"back then|once)\b|以前|过去|小时候|曾经|从前|当年", re.IGNORECASE)
-_ZH_NEGATION_CORE = re.compile(r"没有|从来不|从不|不再|已经|不|没|别|未|再|从")
+_ZH_NEGATION_CORE = re.compile(
+    r"没有|从来不|从不|不再|已经|不|没|别|未|再|从|有|[一两二三四五六七八九十几]?[个只辆台本张件位条双]"
+)
 _ZH_AVERSION = re.compile(r"讨厌|厌恶|受不了")
 
 

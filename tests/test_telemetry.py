@@ -210,6 +210,26 @@ def test_an_application_span_parents_memstrata_spans(
         assert child.context.trace_id == root.context.trace_id
 
 
+def test_async_calls_are_children_of_the_awaiting_span(
+        mm: MemoryManager, spans: InMemorySpanExporter) -> None:
+    import asyncio
+
+    from memstrata.memory import AsyncMemoryManager
+
+    async def handle() -> None:
+        async with AsyncMemoryManager(mm, max_threads=4, close_manager=False) as memory:
+            with trace.get_tracer("my-app").start_as_current_span("async-request"):
+                await asyncio.gather(memory.remember(USER, TEXTS[0]),
+                                     memory.remember(USER, TEXTS[1]),
+                                     memory.recall(USER, QUERY))
+
+    asyncio.run(handle())
+    root = one(spans, "async-request")
+    children = named(spans, "memstrata.remember") + named(spans, "memstrata.recall")
+    assert len(children) == 3
+    assert {parent_id(c) for c in children} == {span_id(root)}
+
+
 def test_content_is_recorded_only_when_enabled(mm: MemoryManager,
                                                spans: InMemorySpanExporter) -> None:
     telemetry.enable_content()
@@ -503,3 +523,14 @@ def test_spans_start_recording_when_the_application_configures_a_provider_later(
     """
     assert _child(code) == {"shared_before": True, "recording": True,
                             "names": ["memstrata.seen"]}
+
+
+def test_all_lists_exactly_the_public_names() -> None:
+    import inspect
+
+    exported = set(telemetry.__all__)
+    assert all(hasattr(telemetry, n) for n in exported)
+    public = {n for n, obj in vars(telemetry).items()
+              if not n.startswith("_") and (inspect.isclass(obj) or inspect.isfunction(obj))
+              and getattr(obj, "__module__", "") == "memstrata.telemetry"}
+    assert public == exported - {"CONTENT_ENV", "SCOPE", "AttributeValue"}

@@ -25,6 +25,7 @@ from typing import Any
 
 from sqlalchemy import select
 
+from memstrata import telemetry
 from memstrata._progress import Progress
 from memstrata.clock import Clock, SystemClock, to_epoch
 from memstrata.config import DEFAULT_EMBEDDER, DEFAULT_SCOPE, Settings
@@ -382,7 +383,14 @@ class MemoryManager:
             "at": at, "valid_from": valid_from, "ttl": ttl,
         }
         fields = {k: v for k, v in passed.items() if v is not None}
-        return self.longterm.remember(user_id, item, **fields)
+        with telemetry.span("memstrata.remember") as sp:
+            sp.set_content(user_id=user_id, text=item if isinstance(item, str) else None)
+            decision = self.longterm.remember(user_id, item, **fields)
+            sp.set(outcome=decision.outcome, memory_id=decision.record_id,
+                   related=len(decision.related_ids),  # the type was validated by now
+                   memory_type=None if type is None else str(getattr(type, "value", type)))
+            sp.set_content(reason=decision.reason)
+            return decision
 
     def remember_many(
         self, user_id: str, items: Iterable[MemoryInput | str | dict[str, Any]], *,
@@ -390,7 +398,11 @@ class MemoryManager:
     ) -> list[WriteDecision]:
         """Offer a batch (validated whole before anything is written); one decision
         per item, in order."""
-        return self.longterm.remember_many(user_id, items, progress=progress)
+        with telemetry.span("memstrata.remember_many") as sp:
+            sp.set_content(user_id=user_id)
+            decisions = self.longterm.remember_many(user_id, items, progress=progress)
+            sp.set(_outcome_counts(decisions), items=len(decisions))
+            return decisions
 
     def recall(
         self,
@@ -404,16 +416,28 @@ class MemoryManager:
         policy: RetrievalPolicy | None = None,
         record_use: bool = True,
         reranker: Reranker | None = None,
+        display_name: str | None = None,
     ) -> list[RecallHit]:
         """The few memories most worth showing for ``query``, best first (nothing below
         the minimum relevance). ``scope=None`` searches every scope; ``types`` filters;
         ``k`` and ``min_relevance`` override the retrieval policy for this call;
         ``record_use=False`` is a read-only look (no access count, no expiry
         extension); ``reranker`` reorders or drops the best ``policy.candidates``
-        hits before the cut to ``k`` (see :mod:`memstrata.memory.rerank`)."""
-        return self.longterm.recall(user_id, query, scope=scope, types=types, k=k,
-                                    min_relevance=min_relevance, policy=policy,
-                                    record_use=record_use, reranker=reranker)
+        hits before the cut to ``k`` (see :mod:`memstrata.memory.rerank`);
+        ``display_name`` is the application's name for the user: a question naming
+        it (or the user's ``name`` profile slot) is read as being about the user."""
+        with telemetry.span("memstrata.recall", k=k, record_use=record_use,
+                            scoped=scope is not None, typed=types is not None,
+                            reranked=reranker is not None,
+                            query_chars=len(query) if isinstance(query, str) else None) as sp:
+            sp.set_content(user_id=user_id, query=query)
+            hits = self.longterm.recall(user_id, query, scope=scope, types=types, k=k,
+                                        min_relevance=min_relevance, policy=policy,
+                                        record_use=record_use, reranker=reranker,
+                                        display_name=display_name)
+            sp.set(hits=len(hits), memory_ids=[h.record.id for h in hits],
+                   top_score=hits[0].score if hits else None)
+            return hits
 
     def get(self, user_id: str, memory_id: str) -> MemoryRecord:
         """One record of the user by id (:class:`MemoryNotFoundError` otherwise).
@@ -542,8 +566,17 @@ class MemoryManager:
         extractor reads preferences, corrections and profile facts, the write policy
         decides. ``extract_memories`` defaults to true for the user's own turns."""
         self._check_open()
-        return observe(self, user_id, session_id, role, text, scope=scope, at=at,
-                       metadata=metadata, extract_memories=extract_memories)
+        with telemetry.span("memstrata.observe",
+                            text_chars=len(text) if isinstance(text, str) else None,
+                            role=role if isinstance(role, str) and role in _ROLES else "other",
+                            ) as sp:
+            sp.set_content(user_id=user_id, session_id=session_id, text=text)
+            seen = observe(self, user_id, session_id, role, text, scope=scope, at=at,
+                           metadata=metadata, extract_memories=extract_memories)
+            sp.set(_outcome_counts(seen.decisions), turn_id=seen.turn_id,
+                   candidates=len(seen.candidates), superseded=len(seen.superseded),
+                   memory_ids=list(seen.written))
+            return seen
 
     def briefing(
         self,
@@ -673,3 +706,14 @@ class MemoryManager:
             "index_dir": None if self.index_dir is None else str(self.index_dir),
         }
 
+
+#: turn roles put on spans as they are; any other role is an application's word ("other")
+_ROLES = frozenset({"user", "assistant", "system", "tool", "human", "ai"})
+
+
+def _outcome_counts(decisions: Iterable[WriteDecision]) -> dict[str, int]:
+    """``memstrata.<outcome>``: how many decisions had each write outcome."""
+    counts: dict[str, int] = {}
+    for d in decisions:
+        counts[f"memstrata.{d.outcome}"] = counts.get(f"memstrata.{d.outcome}", 0) + 1
+    return counts

@@ -22,6 +22,7 @@ too, with its error.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import re
 import threading
@@ -237,9 +238,11 @@ class LLMGate:
 
         if self.concurrency == 1 or len(asks) <= 1:
             return [one(a) for a in asks]
+        # each call runs in a copy of the caller's context, so its span stays in the trace
+        caller = contextvars.copy_context()
         with ThreadPoolExecutor(max_workers=min(self.concurrency, len(asks)),
                                 thread_name_prefix="memstrata-llm") as pool:
-            return list(pool.map(one, asks))
+            return list(pool.map(lambda a: caller.copy().run(one, a), asks))
 
 
 SUMMARY_SYSTEM = (

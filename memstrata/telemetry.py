@@ -33,6 +33,9 @@ cannot be joined across processes anyway. Above all ``forget_user`` can erase
 memstrata's own tables but not a tracing backend, so nothing that identifies a
 user goes there unless the application asked for content.
 
+The switches here (:func:`set_enabled`, :func:`enable_content`) are
+process-wide, as OpenTelemetry's global tracer provider is.
+
 **Errors.** A span left by an exception gets status ``ERROR`` with the
 exception's type as description and the attribute ``error.type`` (its
 qualified class name). The exception itself (its message can quote content) is
@@ -131,8 +134,8 @@ def _otel() -> Any:
 def _inert_providers() -> tuple[type, ...] | None:
     """The API's providers that record nothing (None without the extra).
 
-    While the global provider is one of these (no SDK configured, or
-    ``OTEL_SDK_DISABLED``), a span would only be a non-recording placeholder that
+    While the global provider is one of these (no SDK configured yet, or a
+    ``NoOpTracerProvider`` set on purpose), a span would only be a non-recording placeholder that
     keeps the current context as it is - what not opening one does, for less
     (``benchmarks/bench_telemetry.py``).
     """

@@ -487,7 +487,17 @@ _NOT_NAMES = frozenset(
 )
 
 
+#: when to phone the user ("call me in the evening"; not "call me back tomorrow")
+_CALL_TIME = re.compile(
+    r"^(?:please\s+)?(?:only\s+|always\s+)?call me\s+(?:only\s+)?(?:in the|at|on|before|after|"
+    r"between|around|during)\b(?!.*\b(?:today|tonight|tomorrow)\b)",
+    re.IGNORECASE,
+)
+
+
 def _en_preference(s: str) -> Extracted | None:
+    if _CALL_TIME.search(s):
+        return Extracted(s, MemoryType.PREFERENCE, 0.8, "call_time")
     m = _DISLIKE.search(s)
     if m:
         obj = m["v"] or m["v2"] or ""

@@ -299,8 +299,10 @@ class MemstrataStore(BaseStore):
     def _current(self, namespace: tuple[str, ...], key: str) -> MemoryRecord | None:
         user, scope, path = _namespace(namespace)
         subject, attribute = _slot_parts(path, key)
+        # newest first; pending too: two first puts of a key racing each other can
+        # leave a conflict, and the newest value is still the item's value
         for record in self._memory.lookup(user, subject=subject, attribute=attribute,
-                                          scope=scope, include_pending=False, limit=10):
+                                          scope=scope, include_pending=True, limit=10):
             meta = record.metadata.get(META_KEY)
             if isinstance(meta, dict) and tuple(meta.get("namespace", ())) == namespace \
                     and meta.get("key") == key:
@@ -339,7 +341,9 @@ class MemstrataStore(BaseStore):
         decision = self._memory.remember(
             user, text, type=self._type, scope=scope, slot=(subject, attribute, digest),
             source=Source.TOOL_RESULT, metadata={META_KEY: meta}, pinned=True,
-            correction=current is not None and not same,
+            # any new value is a correction (newest wins), also when a concurrent
+            # first put of the key got in first; an unchanged value reinforces
+            correction=not same,
         )
         if decision.outcome not in ("written", "reinforced", "corrected"):
             # the write policy's settings refuse it (a raised min_confidence, say)

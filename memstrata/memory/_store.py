@@ -368,8 +368,12 @@ def touch(
     updates: Iterable[tuple[str, float | None]],
     now: float,
 ) -> None:
-    """Record a use: last access, access count, and the (extended) expiry."""
-    for memory_id, expires in updates:
+    """Record a use: last access, access count, and the (extended) expiry.
+
+    Rows are updated in id order: two recalls of one user touching the same rows
+    lock them in the same order, so they queue instead of deadlocking (PostgreSQL
+    aborted one of them under 100 concurrent recalls)."""
+    for memory_id, expires in sorted(updates):
         conn.execute(
             update(memories)
             .where(memories.c.user_id == user_id, memories.c.id == memory_id)

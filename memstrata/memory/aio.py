@@ -40,7 +40,7 @@ import contextvars
 import functools
 import logging
 import threading
-from collections.abc import Callable, Generator, Iterable, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Any, ParamSpec, TypeVar
@@ -260,7 +260,9 @@ class AsyncMemoryManager:
     ) -> list[WriteDecision]:
         """See :meth:`MemoryManager.remember_many` (``items`` is read before the call
         leaves the event loop)."""
-        batch = list(items) if isinstance(items, Iterable) else items
+        # a generator is drained here; anything else goes as it is, so the sync
+        # validation sees (and refuses) exactly what it would see
+        batch = list(items) if isinstance(items, Iterator) else items
         return await self._call(self._manager.remember_many, user_id, batch, progress=progress)
 
     async def recall(
@@ -275,12 +277,13 @@ class AsyncMemoryManager:
         policy: RetrievalPolicy | None = None,
         record_use: bool = True,
         reranker: Reranker | None = None,
+        display_name: str | None = None,
     ) -> list[RecallHit]:
         """See :meth:`MemoryManager.recall`."""
         return await self._call(
             self._manager.recall, user_id, query, scope=scope, types=types, k=k,
             min_relevance=min_relevance, policy=policy, record_use=record_use,
-            reranker=reranker)
+            reranker=reranker, display_name=display_name)
 
     async def get(self, user_id: str, memory_id: str) -> MemoryRecord:
         """See :meth:`MemoryManager.get`."""

@@ -334,3 +334,22 @@ def test_the_async_methods(memory: MemoryManager) -> None:
                 await store.aput(("carol",), "x", {"fact": "x"})
 
     asyncio.run(scenario())
+
+
+def test_concurrent_puts_of_one_key_leave_one_current_value(memory: MemoryManager) -> None:
+    async def scenario() -> None:
+        async with AsyncMemoryManager(memory, max_threads=4, close_manager=False) as amemory:
+            store = MemstrataStore(amemory)
+            await asyncio.gather(*(store.aput(NS, "mood", {"fact": f"Version {i} of my plan"})
+                                   for i in range(10)))
+            item = await store.aget(NS, "mood")
+            assert item is not None
+            assert item.value["fact"] in {f"Version {i} of my plan" for i in range(10)}
+            current = await amemory.memories("alice", scope="memories")
+            assert [r.content for r in current] == [f"fact: {item.value['fact']}"]
+            # every put is a version of the one item: nothing stays pending or lost
+            versions = await amemory.history("alice", current[0].id)
+            assert len(versions) == 10
+            assert {v.status.value for v in versions} == {"active", "superseded"}
+
+    asyncio.run(scenario())

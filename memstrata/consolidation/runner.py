@@ -383,7 +383,10 @@ class Consolidator:
                 _Heartbeat(db, run_id, part, holder, ttl) as beat:
             try:
                 while True:
-                    if self._stopped(stop) or beat.lost:
+                    if beat.lost:
+                        outcome = "lost"
+                        break
+                    if self._stopped(stop):
                         outcome = "stopped"
                         break
                     users = page(cursor)
@@ -402,15 +405,18 @@ class Consolidator:
             errors.append(f"llm: {gate.disabled}; the rest ran offline")
         if outcome == "lost":
             return False
-        with db.write() as conn:
-            if outcome == "stopped":
-                _partitions.release(conn, run_id, part, holder)
-                return False
-            closing = _partitions.finish(conn, run_id, part, holder,
-                                         status="done" if outcome == "done" else "failed",
-                                         now=time.time(), errors=errors)
-            if closing is not None:
-                self._close_partitioned(conn, job, run_id, closing)
+        try:
+            with db.write() as conn:
+                if outcome == "stopped":
+                    _partitions.release(conn, run_id, part, holder)
+                    return False
+                closing = _partitions.finish(conn, run_id, part, holder,
+                                             status="done" if outcome == "done" else "failed",
+                                             now=time.time(), errors=errors)
+                if closing is not None:
+                    self._close_partitioned(conn, job, run_id, closing)
+        except _lease.LeaseLostError:  # taken over after our last batch: the taker closes it
+            return False
         return outcome == "done"
 
     def _close_partitioned(self, conn: Connection, job: Job, run_id: str, status: str

@@ -24,7 +24,9 @@ from memstrata.consolidation import (
     ConsolidationSettings,
     Consolidator,
     Worker,
+    _partitions,
 )
+from memstrata.consolidation._lease import LeaseLostError
 from memstrata.consolidation._partitions import bucket, default_count
 from memstrata.consolidation._tables import actions, partitions
 from memstrata.errors import LeaseHeldError
@@ -252,3 +254,54 @@ def test_forget_user_rewrites_partition_cursors_and_errors(
         cursor = conn.execute(select(partitions.c.cursor)
                               .where(partitions.c.run_id == run_id)).scalar_one()
     assert cursor == "user00"  # resuming after user00 skips nothing
+
+
+def test_an_expired_claim_is_taken_over_and_the_old_holder_can_change_nothing(
+        manager: MemoryManager, clock: ManualClock):
+    _populate(manager, clock, USERS[:2])
+    jobs = Consolidator(manager, settings=_settings(partitions=1))
+    run_id = jobs.create_run("expire").run_id
+    with manager.db.write() as conn:
+        first = _partitions.claim(conn, "host:1:a", now=time.time(), ttl=30)
+    assert first is not None and first.took_over is None
+    with manager.db.write() as conn:  # held: nobody else gets it
+        assert _partitions.claim(conn, "host:2:b", now=time.time(), ttl=30) is None
+    with manager.db.write() as conn:  # the holder stalls: its last renewal was 60 s ago
+        _partitions.renew(conn, run_id, 0, "host:1:a", now=time.time() - 60, ttl=30)
+    with manager.db.write() as conn:
+        second = _partitions.claim(conn, "host:2:b", now=time.time(), ttl=30)
+    assert second is not None and second.took_over == "host:1:a"
+    for stale in (lambda c: _partitions.renew(c, run_id, 0, "host:1:a", now=time.time(),
+                                              ttl=30),
+                  lambda c: _partitions.finish(c, run_id, 0, "host:1:a", status="done",
+                                               now=time.time())):
+        with pytest.raises(LeaseLostError), manager.db.write() as conn:
+            stale(conn)
+    (part,) = jobs.partitions(run_id)  # type: ignore[arg-type]
+    assert part.holder == "host:2:b" and part.claims == 2 and part.status == "running"
+
+
+@pytest.mark.postgres
+def test_a_bucket_locked_by_a_batch_is_skipped_even_when_its_lease_ran_out(
+        pg_url: str, embedder: Any, clock: ManualClock, tmp_path: Path):
+    with MemoryManager.open(pg_url, embedder=embedder, clock=clock,
+                            index_dir=tmp_path / "index") as manager:
+        _populate(manager, clock, USERS[:4])
+        jobs = Consolidator(manager, settings=_settings(partitions=2))
+        run_id = jobs.create_run("expire").run_id
+        assert run_id is not None
+        with manager.db.write() as conn:
+            mine = _partitions.claim(conn, "host:1:a", now=time.time(), ttl=30)
+        assert mine is not None
+        with manager.db.write() as batch:  # a batch in flight holds the row's lock
+            # ... and has outlived its lease (renewed 60 s ago for 30 s)
+            _partitions.renew(batch, run_id, mine.part, "host:1:a", now=time.time() - 60,
+                              ttl=30)
+            with manager.db.write() as conn:
+                other = _partitions.claim(conn, "host:2:b", now=time.time(), ttl=30)
+            assert other is not None and other.part != mine.part  # skipped, not waited on
+            with manager.db.write() as conn:
+                assert _partitions.claim(conn, "host:3:c", now=time.time(), ttl=30) is None
+        with manager.db.write() as conn:  # committed: now it is claimable
+            late = _partitions.claim(conn, "host:3:c", now=time.time(), ttl=30)
+        assert late is not None and late.part == mine.part and late.took_over == "host:1:a"

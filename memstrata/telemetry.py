@@ -71,6 +71,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from functools import wraps
 from types import TracebackType
 from typing import Any, Final, ParamSpec, TypeVar
@@ -288,7 +289,7 @@ class _LiveSpan:
 
 
 def span(name: str, attributes: Mapping[str, AttributeValue] | None = None, /,
-         **keywords: AttributeValue) -> _NoopSpan | _LiveSpan:
+         **keywords: AttributeValue) -> AbstractContextManager[SpanHandle]:
     """A context manager opening a span named ``name`` as the current span.
 
     Keyword attributes become ``memstrata.<keyword>``; ``attributes`` keys are

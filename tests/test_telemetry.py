@@ -196,6 +196,22 @@ def test_embedding_cache_hits_are_counted(embedder: Embedder,
     assert_no_content(spans.get_finished_spans(), text)
 
 
+def test_the_multilingual_embedder_makes_embedding_spans(
+        spans: InMemorySpanExporter) -> None:
+    from memstrata.memory.embedder import embed_queries, load_embedder
+
+    model = load_embedder("e5-small")
+    model.embed(["Ich mag Fensterplätze", "J'aime les sièges côté hublot"])
+    embed_queries(model, ["Welcher Platz?"])
+    passages, queries = spans.get_finished_spans()
+    assert passages.name == queries.name == "embeddings multilingual-e5-small-q4"
+    assert (attrs(passages)["memstrata.texts"], attrs(passages)["memstrata.query"]) == (2, False)
+    assert (attrs(queries)["memstrata.texts"], attrs(queries)["memstrata.query"]) == (1, True)
+    assert attrs(passages)["memstrata.encoded"] == 2
+    assert attrs(queries)["gen_ai.embeddings.dimension.count"] == model.dim
+    assert_no_content(spans.get_finished_spans(), "Fenster", "hublot", "Platz")
+
+
 def test_an_application_span_parents_memstrata_spans(
         mm: MemoryManager, spans: InMemorySpanExporter) -> None:
     tracer = trace.get_tracer("my-app")

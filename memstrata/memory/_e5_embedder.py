@@ -36,11 +36,13 @@ import glob
 import os
 import threading
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from memstrata import telemetry
 from memstrata.errors import EmbeddingError, MissingDependencyError
 from memstrata.memory.embedder import EmbeddingCache, Vectors, normalize_rows
 
@@ -120,11 +122,13 @@ class E5Embedder:
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Stored texts: ``"passage: "`` prefix."""
-        return self._embed(texts, query=False)
+        with _span(texts, query=False):
+            return self._embed(texts, query=False)
 
     def embed_queries(self, texts: Sequence[str]) -> Vectors:
         """Recall queries: ``"query: "`` prefix."""
-        return self._embed(texts, query=True)
+        with _span(texts, query=True):
+            return self._embed(texts, query=True)
 
     def forget_cached(self, texts: Sequence[str] | None) -> None:
         if texts is None:
@@ -162,7 +166,17 @@ class E5Embedder:
             self._cache.put_many(todo, list(vectors))
             for key, row in zip(todo, vectors, strict=True):
                 out[missing[key]] = row
+        telemetry.set_attributes(encoded=len(missing))  # on the span of embed()
         return out
+
+
+def _span(texts: Sequence[str], *, query: bool) -> AbstractContextManager[telemetry.SpanHandle]:
+    return telemetry.span(f"embeddings {E5_MODEL_NAME}",
+                          {"gen_ai.operation.name": "embeddings",
+                           "gen_ai.request.model": E5_MODEL_NAME,
+                           "gen_ai.embeddings.dimension.count": 384},
+                          texts=len(texts) if not isinstance(texts, str) else None,
+                          query=query)
 
 
 def _libgomp(package_dir: Path) -> Any:

@@ -108,14 +108,15 @@ class TokenLedger:
                              .values(refused=budgets.c.refused + 1))
         return done == 1
 
-    def settle(self, reserved: int, spent: int, *, answered: bool) -> None:
-        """A reserved call finished: release its reservation, add what it really spent."""
+    def settle(self, reserved: int, spent: int, *, answered: int) -> None:
+        """Reserved calls finished: release their reservation, add what they really
+        spent (``answered``: how many of them got an answer)."""
         with self._db.write() as conn:
             conn.execute(
                 update(budgets).where(budgets.c.run_id == self.run_id).values(
                     reserved=budgets.c.reserved - reserved,
                     spent=budgets.c.spent + spent,
-                    calls=budgets.c.calls + (1 if answered else 0),
+                    calls=budgets.c.calls + answered,
                     updated_at=self._now())
             )
 

@@ -74,6 +74,37 @@ def parse_json(text: str | None) -> Any:
     return None
 
 
+@dataclass
+class _Prepaid:
+    """A batch's reservation, drawn on by its calls and settled once at the end.
+
+    A call whose real usage exceeds its upper bound (an endpoint that counts
+    more tokens than prompt bytes) *breaks* it: what the finished calls spent
+    and the part no call has taken are settled at once, the calls still in
+    flight settle one by one, and the calls not started reserve their own - so
+    the database always knows what was really spent before anything else is
+    reserved.
+    """
+
+    reserved: int
+    spent: int = 0
+    answered: int = 0
+    #: upper bounds of the calls started on it and not finished
+    in_flight: int = 0
+    #: upper bounds of the calls started on it
+    taken: int = 0
+    broken: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def take(self, estimate: int) -> bool:
+        with self.lock:
+            if self.broken or self.taken + estimate > self.reserved:
+                return False
+            self.taken += estimate
+            self.in_flight += estimate
+            return True
+
+
 @dataclass(frozen=True, slots=True)
 class Ask:
     """One question for :meth:`LLMGate.ask_many`: a system prompt, a prompt, whose and why."""
@@ -176,13 +207,59 @@ class LLMGate:
             time.sleep(pause)
             pause = min(0.2, pause * 2)
 
-    def _settle(self, reserved: int, result: ChatResult | None) -> None:
-        spent = 0 if result is None else result.usage.total_tokens
+    def _prepay(self, tokens: int) -> _Prepaid | None:
+        """Reserve a whole batch's upper bounds at once (one statement instead of a
+        reserve and a settle per call); None when the budget cannot cover them all
+        right now (the calls then reserve one by one)."""
+        if self.disabled is not None:
+            return None
         if self.ledger is not None:
-            self.ledger.settle(reserved, spent, answered=result is not None)
+            return _Prepaid(tokens) if self.ledger.reserve(tokens) else None
         with self._lock:
-            if self.ledger is None:
+            if self.used + self._reserved + tokens > self.budget:
+                return None
+            self._reserved += tokens
+        return _Prepaid(tokens)
+
+    def _release(self, reserved: int, spent: int, answered: int) -> None:
+        """Give back ``reserved`` and record ``spent`` (the ledger's settle; without one
+        the spending is already in this gate's counters)."""
+        if self.ledger is not None:
+            self.ledger.settle(reserved, spent, answered=answered)
+        else:
+            with self._lock:
                 self._reserved -= reserved
+
+    def _settle_prepaid(self, prepaid: _Prepaid) -> None:
+        with prepaid.lock:
+            reserved, spent, answered = prepaid.reserved, prepaid.spent, prepaid.answered
+            prepaid.reserved = prepaid.spent = prepaid.answered = 0
+        if reserved or spent:
+            self._release(reserved, spent, answered)
+
+    def _settle(self, reserved: int, result: ChatResult | None,
+                prepaid: _Prepaid | None = None) -> None:
+        spent = 0 if result is None else result.usage.total_tokens
+        if prepaid is None:
+            self._release(reserved, spent, int(result is not None))
+        else:
+            flush: tuple[int, int, int] | None = None
+            with prepaid.lock:
+                prepaid.in_flight -= reserved
+                if prepaid.broken:  # settle this call on its own
+                    prepaid.reserved -= reserved
+                    flush = (reserved, spent, int(result is not None))
+                else:
+                    prepaid.spent += spent
+                    prepaid.answered += int(result is not None)
+                    if spent > reserved:  # the bound did not hold: settle what is known
+                        prepaid.broken = True
+                        keep = prepaid.in_flight
+                        flush = (prepaid.reserved - keep, prepaid.spent, prepaid.answered)
+                        prepaid.reserved, prepaid.spent, prepaid.answered = keep, 0, 0
+            if flush is not None:
+                self._release(*flush)
+        with self._lock:
             if result is not None:
                 self.calls += 1
                 self.prompt_tokens += result.usage.prompt_tokens
@@ -195,13 +272,19 @@ class LLMGate:
         characters: ``"summarize"``, ``"lesson"``, ``"conflicts"``) says what
         for. Both go to the call log.
         """
+        return self._ask(system, prompt, user_id=user_id, purpose=purpose, prepaid=None)
+
+    def _ask(self, system: str, prompt: str, *, user_id: str, purpose: str,
+             prepaid: _Prepaid | None) -> str | None:
         if self.disabled is not None:
             return None
         messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
         estimate = token_upper_bound(messages, self.max_tokens)
         assert self._slots is not None
         with self._slots:
-            if not self._reserve(estimate):
+            if prepaid is not None and not prepaid.take(estimate):
+                prepaid = None  # it broke: this call reserves its own
+            if prepaid is None and not self._reserve(estimate):
                 return None
             result: ChatResult | None = None
             try:
@@ -217,12 +300,16 @@ class LLMGate:
                 self._error(f"llm: {exc}")
                 return None
             finally:
-                self._settle(estimate, result)
+                self._settle(estimate, result, prepaid)
         return result.content
 
     def ask_json(self, system: str, prompt: str, *, user_id: str, purpose: str) -> Any:
         """Like :meth:`ask`, parsed as JSON; a malformed answer counts as no answer."""
-        answer = self.ask(system, prompt, user_id=user_id, purpose=purpose)
+        return self._ask_json(system, prompt, user_id=user_id, purpose=purpose, prepaid=None)
+
+    def _ask_json(self, system: str, prompt: str, *, user_id: str, purpose: str,
+                  prepaid: _Prepaid | None) -> Any:
+        answer = self._ask(system, prompt, user_id=user_id, purpose=purpose, prepaid=prepaid)
         if answer is None:
             return None
         value = parse_json(answer)
@@ -232,17 +319,34 @@ class LLMGate:
 
     def ask_json_many(self, asks: Sequence[Ask]) -> list[Any]:
         """:meth:`ask_json` for each question, at most ``concurrency`` at once; answers in
-        the order asked (None where the offline method must be used)."""
-        def one(a: Ask) -> Any:
-            return self.ask_json(a.system, a.prompt, user_id=a.user_id, purpose=a.purpose)
+        the order asked (None where the offline method must be used).
 
-        if self.concurrency == 1 or len(asks) <= 1:
-            return [one(a) for a in asks]
-        # each call runs in a copy of the caller's context, so its span stays in the trace
-        caller = contextvars.copy_context()
-        with ThreadPoolExecutor(max_workers=min(self.concurrency, len(asks)),
-                                thread_name_prefix="memstrata-llm") as pool:
-            return list(pool.map(lambda a: caller.copy().run(one, a), asks))
+        The upper bounds of all the questions are reserved in one statement when
+        the budget covers them, and settled in one after the last answer (a crash
+        in between leaves them counted as spent); otherwise each call reserves
+        its own."""
+        if not asks:
+            return []
+        prepaid = self._prepay(sum(
+            token_upper_bound([{"role": "system", "content": a.system},
+                               {"role": "user", "content": a.prompt}], self.max_tokens)
+            for a in asks)) if len(asks) > 1 else None
+
+        def one(a: Ask) -> Any:
+            return self._ask_json(a.system, a.prompt, user_id=a.user_id, purpose=a.purpose,
+                                  prepaid=prepaid)
+
+        try:
+            if self.concurrency == 1 or len(asks) <= 1:
+                return [one(a) for a in asks]
+            # each call runs in a copy of the caller's context, so its span stays in the trace
+            caller = contextvars.copy_context()
+            with ThreadPoolExecutor(max_workers=min(self.concurrency, len(asks)),
+                                    thread_name_prefix="memstrata-llm") as pool:
+                return list(pool.map(lambda a: caller.copy().run(one, a), asks))
+        finally:
+            if prepaid is not None:
+                self._settle_prepaid(prepaid)
 
 
 SUMMARY_SYSTEM = (

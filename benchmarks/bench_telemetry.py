@@ -16,9 +16,11 @@ Modes of :mod:`memstrata.telemetry`:
 
 Part 1 times one span with the attributes a recall sets (open, set, close), a
 million times. Part 2 times ``recall(k=5)`` on 2,000 real LoCoMo sentences in
-a real SQLite file, the modes interleaved round after round so the machine's
-drift hits them alike. The queries are embedded once beforehand, so a recall
-here is its cheapest (no model call) and the spans' share is the largest it gets.
+a real SQLite file, each query recalled in a mode and with telemetry disabled
+back to back (the order alternating), so the machine's drift hits both alike;
+the mean of the two orders' median differences is the recall's overhead. The queries are
+embedded once beforehand, so a recall here is its cheapest (no model call) and
+the spans' share is the largest it gets.
 
 Run: ``python benchmarks/bench_telemetry.py [--quick]`` ->
 ``benchmarks/results/telemetry.json``. Other processes share the CPUs: compare
@@ -98,8 +100,13 @@ def main() -> None:
     provider.add_span_processor(SpanProcessor())  # the base class: keeps nothing
     texts = corpus(n_records)
     queries = corpus(n_records + per_round)[n_records:]
-    modes = ["disabled", "api_no_provider"]
-    samples: dict[str, list[float]] = {m: [] for m in [*modes, "sdk_recording"]}
+    samples: dict[str, list[float]] = {"disabled": [], "api_no_provider": [],
+                                       "sdk_recording": []}
+    #: per query, this mode's recall time minus the disabled one's, measured back to back
+    #: with this mode first / second (a repeated query is faster the second time: the
+    #: mean of the two medians cancels that)
+    first: dict[str, list[float]] = {"api_no_provider": [], "sdk_recording": []}
+    second: dict[str, list[float]] = {"api_no_provider": [], "sdk_recording": []}
 
     with tempfile.TemporaryDirectory() as tmp, \
             MemoryManager.open(f"sqlite:///{Path(tmp) / 'memory.db'}",
@@ -107,40 +114,58 @@ def main() -> None:
         mm.remember_many("bench-user", texts)
         mm.embedder.embed(queries)  # cached: recalls below make no model call
 
-        def measure(mode: str) -> None:
+        def one(mode: str, q: str) -> float:
             telemetry.set_enabled(mode != "disabled")
-            for q in queries:
-                start = time.perf_counter()
-                mm.recall("bench-user", q, k=5, record_use=False)
-                samples[mode].append(time.perf_counter() - start)
+            start = time.perf_counter()
+            mm.recall("bench-user", q, k=5, record_use=False)
+            took = time.perf_counter() - start
+            samples[mode].append(took)
+            return took
+
+        def measure(mode: str) -> None:
+            for n, q in enumerate(queries):  # back to back, the order alternating
+                if n % 2:
+                    first[mode].append(one(mode, q) - one("disabled", q))
+                else:
+                    base = one("disabled", q)
+                    second[mode].append(one(mode, q) - base)
 
         for q in queries[:10]:
             mm.recall("bench-user", q, k=5, record_use=False)
-        for _ in range(rounds):  # interleaved: disabled, then the API's proxy
-            for mode in modes:
-                measure(mode)
-        trace.set_tracer_provider(provider)
+        for _ in range(rounds):
+            measure("api_no_provider")
+        trace.set_tracer_provider(provider)  # once per process: the SDK rounds come last
+        telemetry.set_enabled(True)
         span_ns["sdk_recording"] = min(per_span_ns(n_spans // 10) for _ in range(3))
-        for _ in range(rounds):  # interleaved: disabled, then the SDK recording
-            for mode in ("disabled", "sdk_recording"):
-                measure(mode)
+        for _ in range(rounds):
+            measure("sdk_recording")
         telemetry.set_enabled(True)
 
     recall = {m: percentiles(s) for m, s in samples.items()}
     base = statistics.fmean(samples["disabled"]) * 1e9
+    median_recall = statistics.median(samples["disabled"])
+    recall_delta = {}
+    for m in first:
+        delta = (statistics.median(first[m]) + statistics.median(second[m])) / 2
+        recall_delta[m] = {"us": round(delta * 1e6, 1),
+                           "pct_of_median_recall": round(100 * delta / median_recall, 3),
+                           "pairs": len(first[m]) + len(second[m])}
     write_result("telemetry", {
         "what": "cost of one memstrata span (open, 4 attributes, close) and of recall(k=5) "
                 f"on {n_records} LoCoMo sentences, SQLite, query embeddings cached",
         "span_ns": {k: round(v, 1) for k, v in span_ns.items()},
         "recall": recall,
+        "recall_paired_delta_vs_disabled": recall_delta,
         "spans_per_recall": 2,
         "overhead_of_recall_pct": {
             m: round(100 * 2 * span_ns[m] / base, 4)
             for m in ("missing_extra", "disabled", "api_no_provider", "sdk_recording")},
         "note": "overhead_of_recall_pct = 2 spans (recall + its embedding call) x span_ns / "
-                "mean recall time with telemetry disabled; the recall rows are interleaved "
-                "rounds of one process and carry the machine's noise (ms), far above the "
-                "span cost (ns)",
+                "mean recall time with telemetry disabled. recall_paired_delta_vs_disabled: "
+                "each query recalled with the mode and with telemetry disabled back to back "
+                "(order alternating), the mean of the medians of the differences with the mode "
+                "first and second; the recall rows carry "
+                "the machine's noise (ms), far above the span cost (us)",
     })
 
 

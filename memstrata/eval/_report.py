@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from memstrata.eval._data import Dataset
     from memstrata.eval._result import EvalResult, QuestionResult
 
-__all__ = ["explain", "render_markdown", "summary_table"]
+__all__ = ["explain", "language_table", "render_markdown", "summary_table"]
 
 
 def _ci(e: Estimate) -> str:
@@ -43,6 +43,24 @@ def summary_table(result: EvalResult) -> str:
             f"{s.latency['p50_ms']:.2f}",
             f"{tokens} ({s.all_reached:.0%} reached)",
         ]))
+    return "\n".join(lines)
+
+
+def language_table(result: EvalResult, k: int = 5) -> str | None:
+    """recall@k (with its interval) / hit@k of every retriever per language of the
+    question (its script, :func:`~memstrata.policies.language.language_of`);
+    ``None`` when the questions are all in one language."""
+    names = [r.name for r in result.runs]
+    first = result.summary(names[0])
+    if len(first.by_language) < 2:
+        return None
+    lines = [_row(["language", "n", *(f"`{n}`" for n in names)]),
+             _row(["---"] * (len(names) + 2))]
+    for lang, block in first.by_language.items():
+        cells = [f"{_ci(result.summary(n).by_language[lang][f'recall@{k}'])} / "
+                 f"{result.summary(n).by_language[lang][f'hit@{k}'].mean:.3f}" for n in names]
+        lines.append(_row([LANGUAGE_LABELS.get(lang, lang), str(block[f"recall@{k}"].n),
+                           *cells]))
     return "\n".join(lines)
 
 
@@ -95,16 +113,10 @@ def render_markdown(result: EvalResult, figures: dict[str, str]) -> str:
         cells = [_ci(result.summary(n).by_category[cat][f"recall@{main_k}"]) for n in names]
         n_q = first.by_category[cat][f"recall@{main_k}"].n
         out.append(_row([result.category_label(cat), str(n_q), *cells]))
-    if len(first.by_language) > 1:  # a data set that mixes languages
+    languages = language_table(result, main_k)
+    if languages is not None:
         out += ["", f"## recall@{main_k} / hit@{main_k} by language of the question", "",
-                _row(["language", "n", *(f"`{n}`" for n in names)]),
-                _row(["---"] * (len(names) + 2))]
-        for lang, block in first.by_language.items():
-            cells = [f"{_ci(result.summary(n).by_language[lang][f'recall@{main_k}'])} / "
-                     f"{result.summary(n).by_language[lang][f'hit@{main_k}'].mean:.3f}"
-                     for n in names]
-            label = LANGUAGE_LABELS.get(lang, lang)
-            out.append(_row([label, str(block[f"recall@{main_k}"].n), *cells]))
+                languages]
     out += ["", f"## recall@{main_k} by conversation", "",
             _row(["conversation", "n", *(f"`{n}`" for n in names)]),
             _row(["---"] * (len(names) + 2))]

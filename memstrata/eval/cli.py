@@ -65,7 +65,7 @@ def eval_command(data: Path, ks: tuple[int, ...] | None, config_path: Path | Non
     if not quiet:  # before the imports below: the first line comes at once
         click.echo(f"loading {data}", err=True)
     from memstrata.eval import EvalConfig, evaluate, load_dataset
-    from memstrata.eval._report import summary_table
+    from memstrata.eval._report import language_table, summary_table
 
     overrides: dict[str, Any] = {}
     if ks is not None:
@@ -90,6 +90,12 @@ def eval_command(data: Path, ks: tuple[int, ...] | None, config_path: Path | Non
     paths = result.save(out_dir, plots=not no_plots)
     click.echo(summary_table(result))
     click.echo("")
+    k = 5 if 5 in result.ks else result.ks[len(result.ks) // 2]
+    languages = language_table(result, k)
+    if languages is not None:  # the data mixes languages
+        click.echo(f"recall@{k} / hit@{k} by language of the question:")
+        click.echo(languages)
+        click.echo("")
     for name, path in sorted(paths.items()):
         click.echo(f"{name}: {path}")
 

@@ -4,6 +4,18 @@ Pure functions: normalisation, content hashing, tokenisation for BM25
 (English via the Snowball stemmer in PyStemmer, Chinese/Japanese/Korean as
 character unigrams + bigrams), and the small signals the conflict checks use
 (numbers, negation).
+
+Why unigrams + bigrams and not word segmentation: measured against jieba
+(``lcut`` and ``lcut_for_search``) on the Chinese recall-lab set
+(``benchmarks/bench_multilingual.py``, BM25 top-5 hit rate over the turns),
+unigrams + bigrams found the answer for 0.75 / 0.73 of the questions (tuning /
+held-out) against 0.62 / 0.66 for jieba's search mode and 0.57 / 0.64 for its
+default mode: a question rarely uses the same words as the statement it asks
+about ("妻子" for "老婆", "上司" for "领导"), and a shared character is often
+all there is. The cost is about three times the postings (20k against 6k for
+1,000 turns), while tokenising is three times faster (no dictionary). Mixed
+text works on both sides: Latin runs are stemmed English words, CJK runs are
+split, whatever their order ("我在学Python编程" -> python, 编, 程, 编程, ...).
 """
 
 from __future__ import annotations

@@ -1,14 +1,18 @@
 """OpenTelemetry spans, read back through the SDK's real in-memory exporter.
 
 OpenTelemetry lets a process set the global tracer provider once, so the
-``exporter`` fixture (session scope) installs one SDK ``TracerProvider`` - or, if
-another test module already installed one, adds its processor to that provider -
-and each test clears the exporter. Whether content is recorded is a process-wide
-switch too: the ``spans`` fixture turns it off explicitly (so an exported
-``MEMSTRATA_OTEL_CONTENT`` cannot change the outcome) and back to the environment
-afterwards. The environment variable itself and the missing-extra case run in
-child processes, where the variable is set before Python starts and the
-``opentelemetry`` package is made unimportable.
+``exporter`` fixture installs one SDK ``TracerProvider`` - or, if another test
+module already installed one, adds its processor to that provider - and each
+test clears the exporter. When the module is done the exporter stops keeping
+spans and, if this module installed the provider, memstrata's spans are switched
+off again (``telemetry.set_enabled(False)``): the rest of the suite runs as it
+would without a provider, instead of paying for spans nobody reads.
+
+Whether content is recorded is a process-wide switch too: the ``spans`` fixture
+turns it off explicitly (so an exported ``MEMSTRATA_OTEL_CONTENT`` cannot change
+the outcome) and back to the environment afterwards. The environment variable
+itself and the missing-extra case run in child processes, where the variable is
+set before Python starts and the ``opentelemetry`` package is made unimportable.
 """
 
 from __future__ import annotations
@@ -43,20 +47,28 @@ TURN = "I'm allergic to peanuts, please remember that"
 PROMPT = "Summarise the trip to Lisbon for me"
 
 
-@pytest.fixture(scope="session")
-def exporter() -> InMemorySpanExporter:
+@pytest.fixture(scope="module")
+def exporter() -> Iterator[InMemorySpanExporter]:
     exp = InMemorySpanExporter()
-    if not isinstance(trace.get_tracer_provider(), TracerProvider):
+    configured = isinstance(trace.get_tracer_provider(), TracerProvider)
+    if not configured:
         trace.set_tracer_provider(TracerProvider())
     provider = trace.get_tracer_provider()  # ours, or the one another module set first
     assert isinstance(provider, TracerProvider), "the global provider is not the SDK's"
     provider.add_span_processor(SimpleSpanProcessor(exp))
-    return exp
+    yield exp
+    # the provider stays for the rest of the session: keep no more spans, and make none
+    # if there was no provider before (what the modules after this one would have seen)
+    exp.clear()
+    exp.shutdown()
+    if not configured:
+        telemetry.set_enabled(False)
 
 
 @pytest.fixture
 def spans(exporter: InMemorySpanExporter) -> Iterator[InMemorySpanExporter]:
     exporter.clear()
+    telemetry.set_enabled(True)
     telemetry.enable_content(False)
     try:
         yield exporter

@@ -28,8 +28,9 @@ re-run separately - ``llm`` belongs to the LLM-bound benchmark)::
   shards loaded); the first time in a fresh process with no shard files (the
   shards are built from SQL), then again in a fresh process that loads the
   files the first one saved (a cold load).
-* ``crash`` - ``conflicts`` with 2 workers, one of them killed with SIGKILL
-  every few seconds and restarted, against an uninterrupted run on a copy of
+* ``crash`` - ``conflicts`` with 2 workers, one *holding a bucket* killed with
+  SIGKILL every few seconds and restarted (batches of 2 users, so kills land
+  both mid-batch and after checkpoints), against an uninterrupted run on a copy of
   the same data: the end states (every memory row, conflict groups compared by
   their members) must be equal, and every record acted on once.
 
@@ -73,8 +74,9 @@ RESULTS = Path(__file__).parent / "results" / "consolidation_workers.json"
 ISSUE_RECORDS = 1_000_000
 
 
-def _settings(partitions: int | None = None) -> ConsolidationSettings:
-    return ConsolidationSettings.build(partitions=partitions, partition_lease_seconds=3.0)
+def _settings(partitions: int | None = None, batch_users: int = 20) -> ConsolidationSettings:
+    return ConsolidationSettings.build(partitions=partitions, partition_lease_seconds=3.0,
+                                       batch_users=batch_users)
 
 
 def _rss_mb() -> float:
@@ -130,10 +132,11 @@ def memory(pg: PostgresServer, tmp: Path, per_user: int, seed: int) -> dict[str,
     }
 
 
-def _worker_main(url: str, index_dir: str) -> None:
+def _worker_main(url: str, index_dir: str, batch_users: str) -> None:
     """A worker process: the data's clock, work until idle."""
     with MemoryManager.open(url, clock=ManualClock(NOW), index_dir=Path(index_dir)) as mm:
-        report = Worker(Consolidator(mm, settings=_settings())).run_until_idle()
+        settings = _settings(batch_users=int(batch_users))
+        report = Worker(Consolidator(mm, settings=settings)).run_until_idle()
     print(report.partitions, flush=True)
 
 
@@ -153,33 +156,43 @@ class Bench:
             conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
         return self.pg.url(name)
 
-    def spawn(self, url: str) -> subprocess.Popen[bytes]:
+    def spawn(self, url: str, batch_users: int = 20) -> subprocess.Popen[bytes]:
         return subprocess.Popen(
-            [sys.executable, __file__, "--as-worker", url, str(self.tmp / "index")],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [sys.executable, __file__, "--as-worker", url, str(self.tmp / "index"),
+             str(batch_users)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def partitioned(self, url: str, job: str, workers: int, partitions: int,
-                    kill_every: float | None = None) -> dict[str, Any]:
+                    kill_every: float | None = None, batch_users: int = 20
+                    ) -> dict[str, Any]:
+        """A partitioned run worked by ``workers`` processes; with ``kill_every``, every
+        that many seconds a worker process *holding a bucket* gets SIGKILL and is restarted."""
         with MemoryManager.open(url, clock=ManualClock(NOW), index_dir=self.tmp / "index") as mm:
-            jobs = Consolidator(mm, settings=_settings(partitions))
+            jobs = Consolidator(mm, settings=_settings(partitions, batch_users))
             started = time.perf_counter()
             run_id = jobs.create_run(job).run_id
             assert run_id is not None
-            procs = [self.spawn(url) for _ in range(workers)]
+            procs = [self.spawn(url, batch_users) for _ in range(workers)]
             kills = 0
+            committed_when_killed = []
             last_kill = time.perf_counter()
             while jobs.get_run(run_id).status in ("queued", "running"):
                 time.sleep(0.2)
                 if kill_every is not None and time.perf_counter() - last_kill >= kill_every:
-                    os.kill(procs[0].pid, signal.SIGKILL)
-                    procs[0].wait()
-                    kills += 1
-                    procs[0] = self.spawn(url)
-                    last_kill = time.perf_counter()
+                    held = {int(p.holder.split(":")[1]): p for p in jobs.partitions(run_id)
+                            if p.status == "running" and p.holder}
+                    victims = [i for i, proc in enumerate(procs) if proc.pid in held]
+                    if victims:
+                        i = victims[0]
+                        os.kill(procs[i].pid, signal.SIGKILL)
+                        procs[i].wait()
+                        kills += 1
+                        committed_when_killed.append(held[procs[i].pid].users)
+                        procs[i] = self.spawn(url, batch_users)
+                        last_kill = time.perf_counter()
                 for i, p in enumerate(procs):  # a worker idle too early: claims are leased
                     if p.poll() is not None and jobs.get_run(run_id).status in ("queued",
                                                                                 "running"):
-                        procs[i] = self.spawn(url)
+                        procs[i] = self.spawn(url, batch_users)
             seconds = time.perf_counter() - started
             for p in procs:
                 p.wait(timeout=60)
@@ -196,6 +209,8 @@ class Bench:
             "status": report.status, "actions": report.counts, "users": report.users,
             "batches": report.batches, "errors": len(report.errors),
             "claims": sum(p.claims for p in parts), "kills": kills,
+            "killed_holding_users_already_committed": committed_when_killed,
+            "batch_users": batch_users,
             "records_acted_on_more_than_once": sum(1 for n in per_record.values() if n > 1),
             "partition_seconds": sorted(
                 round(((p.finished_at or p.started_at) - p.started_at).total_seconds(), 2)
@@ -302,9 +317,11 @@ def crash(bench: Bench, template: str, data: dict[str, Any], partitions: int,
           kill_every: float) -> dict[str, Any]:
     out: dict[str, Any] = _meta(data)
     calm_url, crashy_url = bench.copy(template), bench.copy(template)
-    calm = bench.partitioned(calm_url, "conflicts", 2, partitions)
+    # small batches: a bucket has several checkpoints, so kills land before and after them
+    calm = bench.partitioned(calm_url, "conflicts", 2, partitions, batch_users=2)
     print("uninterrupted", calm, flush=True)
-    crashy = bench.partitioned(crashy_url, "conflicts", 2, partitions, kill_every=kill_every)
+    crashy = bench.partitioned(crashy_url, "conflicts", 2, partitions, kill_every=kill_every,
+                               batch_users=2)
     print("killed", crashy, flush=True)
     calm_dump, crashy_dump = dump(calm_url), dump(crashy_url)
     out.update({
@@ -320,7 +337,7 @@ def crash(bench: Bench, template: str, data: dict[str, Any], partitions: int,
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--as-worker":
-        _worker_main(sys.argv[2], sys.argv[3])
+        _worker_main(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else "20")
         return
     if len(sys.argv) > 1 and sys.argv[1] == "--as-probe":
         _probe_main(*sys.argv[2:6])

@@ -206,13 +206,17 @@ def _print_partitions(report: Any, parts: list[Any]) -> None:
     holders = sorted({p.holder for p in parts if p.holder})
     users = sum(p.users for p in parts)
     end = report.finished_at or SystemClock().now()
-    took = max((end - report.started_at).total_seconds(), 1e-9)
+    starts = [p.started_at for p in parts if p.started_at is not None]
+    ends = [p.finished_at for p in parts if p.finished_at is not None]
+    # worked from the first claim (a queued run may wait for workers) to the last close
+    last = max(ends) if ends and len(ends) == len(parts) else SystemClock().now()
+    took = max((last - min(starts)).total_seconds(), 1e-9) if starts else 1e-9
     click.echo(f"  partitions: {len(parts)} ("
                + ", ".join(f"{n} {s}" for s, n in sorted(states.items())) + ")"
                + f"; taken over {sum(max(0, p.claims - 1) for p in parts)} times")
     click.echo(f"  workers now: {len(holders)}" + (f" ({', '.join(holders)})" if holders else ""))
     click.echo(f"  progress: {users} users in {sum(p.batches for p in parts)} batches, "
-               f"{users / took:.1f} users/s over {took:.1f} s")
+               f"{users / took:.1f} users/s over {took:.1f} s of work")
     for p in parts:
         spent = "-" if p.started_at is None else \
             f"{((p.finished_at or end) - p.started_at).total_seconds():.1f} s"

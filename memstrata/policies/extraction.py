@@ -92,7 +92,8 @@ _LEAD = re.compile(r"^(?:(?:ok(?:ay)?|so|and|but|also|well|oh|btw|by the way|hey
 _VALUE_END = re.compile(
     r"\s+(?:and|but|with|since|because|for|though|so|which|who|where|when|"
     r"(?:last|this|next)\s+(?:week|month|year|summer|winter|spring|fall|autumn)|yesterday|today|"
-    r"recently|now|these days|nowadays|in \d{4}|over (?:the )?\w+|in (?:the )?(?:spring|summer|"
+    r"recently|now|these days|nowadays|in the end|eventually|at last|finally|for good|after all|"
+    r"in \d{4}|over (?:the )?\w+|in (?:the )?(?:spring|summer|"
     r"fall|autumn|winter|january|february|march|april|may|june|july|august|september|october|"
     r"november|december)|(?:a|one|two|three|a few|several)\s+\w+\s+ago)\b.*$|[,;，；].*$",
     re.IGNORECASE,
@@ -153,8 +154,14 @@ def _value(raw: str) -> str:
     return _clean(_VALUE_END.sub("", _LEAD_ADVERB.sub("", raw.strip())))
 
 
+#: what trails a place or company in Chinese: 搬到上海住了 / 入职阿里巴巴两周了
+_ZH_VALUE_TAIL = re.compile(r"(?:住|居住|定居|生活|工作|上班|"
+                            r"[一二两三四五六七八九十几\d]+个?(?:多)?(?:天|周|星期|月|年))+$")
+
+
 def _zh_value(raw: str) -> str:
-    return _clean(_ZH_VALUE_END.sub("", raw.strip()))
+    value = _clean(_ZH_VALUE_END.sub("", raw.strip()))
+    return _ZH_VALUE_TAIL.sub("", value) or value
 
 
 def _is_question(sentence: str) -> bool:
@@ -208,7 +215,8 @@ _NAME = re.compile(
 _CALL_ME = re.compile(
     r"(?:^|\b(?:please|just|you can|you may|you could|feel free to|everyone|everybody|"
     r"people|most people|friends)\s+|\bi(?:'d| would)?\s+(?:much\s+)?(?:rather|prefer|like|"
-    r"want)\s+(?:you\s+(?:to\s+)?|to be\s+|being\s+)?)(?:calls?|called)\s+(?:me\s+)?"
+    r"want)\s+(?:(?:it\s+)?if\s+you\s+|you\s+(?:to\s+)?|to be\s+|being\s+)?)"
+    r"(?:calls?|called)\s+(?:me\s+)?"
     r"(?P<v>(?-i:[A-Z][\w'-]*))",
     re.IGNORECASE,
 )
@@ -229,18 +237,24 @@ _MOVED = re.compile(
     r"\s+(?P<v>.+)",
     re.IGNORECASE,
 )
+#: "since the move to Munich, ..." / "after our move to Munich"
+_SINCE_MOVE = re.compile(r"\b(?:since|after)\s+(?:the|our|my)\s+(?:move|relocation)\s+to\s+"
+                         r"(?P<v>(?-i:[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*))", re.IGNORECASE)
 _FROM = re.compile(r"\bi(?:'m| am)\s+(?:originally\s+)?from\s+(?P<v>.+)", re.IGNORECASE)
 _AGE = re.compile(r"\bi(?:'m| am)\s+(?P<v>\d{1,3})(?:\s+years?\s+old|\s*yo)?\b(?!\s*(?:%|kg|km|"
                   r"lbs|minutes|min|hours|cm|m\b))|\bi\s+(?:just\s+)?turned\s+(?P<v2>\d{1,3})\b",
                   re.IGNORECASE)
 #: "today is my 30th birthday", "I just celebrated my 30th birthday" (not a future one)
-_BIRTHDAY = re.compile(r"\bmy\s+(?P<v>\d{1,3})(?:st|nd|rd|th)\s+birthday\b", re.IGNORECASE)
+_BIRTHDAY = re.compile(r"\bmy\s+(?P<v>\d{1,3})(?:st|nd|rd|th)\s+birthday\b"
+                       r"|\bi\s+(?:just\s+)?celebrated\s+turning\s+(?P<v2>\d{1,3})\b",
+                       re.IGNORECASE)
 _FUTURE = re.compile(r"\b(?:tomorrow|next|coming|upcoming|soon|will|'ll|going to|in \d+ days)\b",
                      re.IGNORECASE)
-_WORK_AS = re.compile(r"\bi(?:'m|\s+am)?\s+(?:now\s+|currently\s+)?(?:work|working)\s+as\s+"
-                      r"(?:an?\s+)?(?P<v>.+)", re.IGNORECASE)
+_WORK_AS = re.compile(r"\bi(?:'m|\s+am|'ve been|\s+have been)?\s+(?:now\s+|currently\s+)?"
+                      r"(?:work|working)\s+as\s+(?:an?\s+)?(?P<v>.+)", re.IGNORECASE)
 _WORK_AT = re.compile(
-    r"\bi\s+(?:now\s+|currently\s+)?(?:work|am working|'m working)\s+(?:at|for)\s+(?P<v>.+)",
+    r"\bi\s+(?:now\s+|currently\s+)?(?:work|am working|'m working)\s+(?:at|for)\s+(?P<v>.+)"
+    r"|\bi(?:'m| am)\s+(?:now\s+|currently\s+)?employed\s+(?:at|by)\s+(?P<v2>.+)",
     re.IGNORECASE,
 )
 _PROFESSIONS = (
@@ -288,7 +302,9 @@ _DIET_CHANGE = re.compile(
 )
 _MEAT_AGAIN = re.compile(
     r"\bi(?:'ve| have)?\s+(?:just\s+|recently\s+)?(?:started|began|start)\s+eating\s+"
-    r"(?:meat|fish and meat|chicken|beef)\b", re.IGNORECASE)
+    r"(?:meat|fish and meat|chicken|beef)\b"
+    r"|\bi(?:'m| am)?\s+(?:now\s+)?(?:eat|eating)\s+meat\s+(?:again|now|these days)\b",
+    re.IGNORECASE)
 _SPEAK = re.compile(r"\bi\s+speak\s+(?P<v>.+)", re.IGNORECASE)
 _HAVE = re.compile(
     r"\bi\s+have\s+(?P<v>(?:a|an|one|two|three|four|\d+)\s+(?:[\w-]+\s+)?"
@@ -401,6 +417,10 @@ def _en_profile(s: str) -> Extracted | None:
     if m and not _NEGATED_CLAUSE.search(s[:m.start("v")]):
         return Extracted(s, MemoryType.PROFILE, 0.9, "moved", _slot("city", _value(m["v"])),
                          correction=True)
+    m = _SINCE_MOVE.search(s)
+    if m:
+        return Extracted(s, MemoryType.PROFILE, 0.85, "moved", _slot("city", m["v"]),
+                         correction=True)
     m = _LIVE.search(s)
     if m:
         value = _value(m["v"] or m["v2"])
@@ -432,8 +452,8 @@ def _en_profile(s: str) -> Extracted | None:
                          correction=m["v2"] is not None)
     m = _BIRTHDAY.search(s)
     if m and not _FUTURE.search(s):
-        return Extracted(s, MemoryType.PROFILE, 0.9, "birthday", _slot("age", m["v"]),
-                         correction=True)
+        return Extracted(s, MemoryType.PROFILE, 0.9, "birthday",
+                         _slot("age", m["v"] or m["v2"]), correction=True)
     m = _NEW_JOB.search(s)
     if m and not _NEGATED_CLAUSE.search(s[:m.start()]):
         return Extracted(s, MemoryType.PROFILE, 0.85, "new_job",
@@ -443,13 +463,14 @@ def _en_profile(s: str) -> Extracted | None:
         return Extracted(s, MemoryType.PROFILE, 0.85, "career_change",
                          _slot("occupation", _clean(m["v"]).lower()), correction=True)
     m = _WORK_AS.search(s)
-    if m:
+    if m:  # "I've been working as a nurse since March" states the current job
         return Extracted(s, MemoryType.PROFILE, 0.85, "occupation",
-                         _slot("occupation", _ROLE_END.sub("", _value(m["v"]))))
+                         _slot("occupation", _ROLE_END.sub("", _value(m["v"]))),
+                         correction="been" in m.group(0).lower())
     m = _WORK_AT.search(s)
     if m:
         return Extracted(s, MemoryType.PROFILE, 0.85, "employer",
-                         _slot("employer", _value(m["v"])))
+                         _slot("employer", _value(m["v"] or m["v2"])))
     m = _IM_A.search(s)
     if m and not _NEGATED_CLAUSE.search(m.group(0)):
         return Extracted(s, MemoryType.PROFILE, 0.8, "occupation",
@@ -532,12 +553,12 @@ _ZH_LIVE_STRICT = re.compile(
 #: when a change happened: the only words allowed between 我 and the verb of a change
 #: (a plan, a wish or a relative in between is not the user's change: 我明年可能搬到 / 我妹妹搬到)
 _ZH_WHEN = (
-    r"(?:们)?(?:全家|一家)?(?:上个月|上周|去年|今年|前年|最近|前几天|前阵子|已经|刚刚|刚|"
+    r"(?:们)?(?:全家|一家|家)?(?:上个月|上周|去年|今年|前年|最近|前几天|前阵子|已经|刚刚|刚|"
     r"终于|也|现在|如今|目前|上个星期|这个月|年初|年底)*"
 )
 _ZH_MOVED = re.compile(rf"我{_ZH_WHEN}(?:从[^，,。！!；;]{{1,10}}?)?搬(?:家)?(?:到|去|来)了?"
                        r"(?P<v>[^，,。！!；;]{1,20})")
-_ZH_AGE = re.compile(r"我(?:今年|已经|今天|刚|刚刚)?(?:满)?(?P<v>\d{1,3})岁")
+_ZH_AGE = re.compile(rf"我{_ZH_WHEN}(?:今天|昨天)?(?:刚|刚刚)?(?:满)?(?P<v>\d{{1,3}})岁")
 #: a birthday: 今天是我30岁生日 / 我刚过了30岁生日 (not 明天 / 下个月)
 _ZH_BIRTHDAY = re.compile(
     r"我(?:的)?(?P<v>\d{1,3})岁(?:的)?生日|我(?:刚|刚刚|昨天)?过了(?P<v2>\d{1,3})岁生日"
@@ -704,6 +725,9 @@ _AND_CHANGE = re.compile(
     re.IGNORECASE,
 )
 _SUBJECT_I = re.compile(r"^(?:i|we)\b(?!'d)", re.IGNORECASE)
+#: a chat turn without its subject: "Started at Google last week", "Just moved to Munich"
+_NO_SUBJECT = re.compile(r"^(?:just\s+|finally\s+|recently\s+)?(?:started\s+(?:at|working at|a new "
+                         r"job at)|joined|moved to|relocated to|turned\s+\d)\b", re.IGNORECASE)
 
 
 def _clauses(sentence: str) -> list[str]:
@@ -714,6 +738,8 @@ def _clauses(sentence: str) -> list[str]:
         if _SUBJECT_I.match(part):
             head, *rest = _AND_CHANGE.split(part)
             out += [head] + [f"I {r}" for r in rest]
+        elif _NO_SUBJECT.match(part):
+            out.append(f"I {part}")
         elif part.startswith("我") and not _ZH_KIN.match(part):
             head, *rest = _ZH_PRESENT_CLAUSE.split(part)
             out += [head] + [f"我{r}" for r in rest]

@@ -21,10 +21,12 @@ policy, duplicate check, ``seq``), and everything they change is recorded.
 
 from __future__ import annotations
 
+import contextvars
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from sqlalchemy import Connection, delete, insert, select
@@ -42,6 +44,9 @@ from memstrata.policies.extraction import canonical_attribute
 from memstrata.types import MemoryInput, MemoryType, Slot, Source, Status
 
 __all__ = ["SummarizeJob"]
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
 
 _TRANSCRIPT_CHARS = 6000
 _LLM_FACT_CONFIDENCE_CAP = 0.8
@@ -101,6 +106,16 @@ class _Todo:
         return [s.ask for s in self.sessions] + [t.ask for t in self.tasks]
 
 
+def _map(width: int, fn: Callable[[_T], _R], items: Sequence[_T]) -> list[_R]:
+    """``fn`` over ``items`` in order, on ``width`` threads (each in a copy of the
+    caller's context, so tracing spans stay in the job's trace)."""
+    if width <= 1 or len(items) <= 1:
+        return [fn(x) for x in items]
+    caller = contextvars.copy_context()
+    with ThreadPoolExecutor(max_workers=width, thread_name_prefix="memstrata-plan") as pool:
+        return list(pool.map(lambda x: caller.copy().run(fn, x), items))
+
+
 def _failed(user_id: str, exc: MemstrataError) -> UserPlan:
     plan = UserPlan(user_id)
     plan.errors.append(f"{type(exc).__name__}: {exc}")
@@ -145,33 +160,39 @@ class SummarizeJob:
                    ) -> list[UserPlan]:
         """Plans of a batch, its model calls concurrent (at most ``llm.concurrency``).
 
-        A user whose reads or embedding fail gets an empty plan with the error
-        (as the runner does for :meth:`plan`)."""
-        todos: list[_Todo | UserPlan] = []
-        for user in users:
+        The reads (one read transaction per user) and the embeddings of the
+        results run on a pool of the same size too: they wait on the database
+        and on ONNX Runtime, which release the GIL. A user whose reads or
+        embedding fail gets an empty plan with the error (as the runner does for
+        :meth:`plan`)."""
+        gate = ctx.model()
+        width = 1 if gate is None else min(gate.concurrency, len(users))
+
+        def gather(user: str) -> _Todo | UserPlan:
             try:
                 with db.read() as conn:
-                    todos.append(self._gather(conn, ctx, user))
+                    return self._gather(conn, ctx, user)
             except MemstrataError as exc:
-                todos.append(_failed(user, exc))
-        gate = ctx.model()
+                return _failed(user, exc)
+
+        todos = _map(width, gather, users)
         asks = [(i, n, a) for i, t in enumerate(todos) if isinstance(t, _Todo)
                 for n, a in enumerate(t.asks()) if a is not None]
         answers: dict[tuple[int, int], Any] = {}
         if gate is not None and asks:
             got = gate.ask_json_many([a for _, _, a in asks])
             answers = {(i, n): value for (i, n, _), value in zip(asks, got, strict=True)}
-        plans: list[UserPlan] = []
-        for i, t in enumerate(todos):
+
+        def finish(item: tuple[int, _Todo | UserPlan]) -> UserPlan:
+            i, t = item
             if not isinstance(t, _Todo):
-                plans.append(t)
-                continue
+                return t
             try:
-                plans.append(self._finish(ctx, t, [answers.get((i, n))
-                                                   for n in range(len(t.asks()))]))
+                return self._finish(ctx, t, [answers.get((i, n)) for n in range(len(t.asks()))])
             except MemstrataError as exc:
-                plans.append(_failed(t.user_id, exc))
-        return plans
+                return _failed(t.user_id, exc)
+
+        return _map(width, finish, list(enumerate(todos)))
 
     def _gather(self, conn: Connection, ctx: JobContext, user_id: str) -> _Todo:
         """What the user has to fold, and the question for the model about each item."""

@@ -264,6 +264,40 @@ def test_the_token_budget_holds_across_worker_processes(db_url: str):
     assert row.calls == len(answered) == logged == sum(o["calls"] for o in outs)
 
 
+def test_worker_processes_of_one_run_share_its_budget(
+        manager: MemoryManager, clock: ManualClock, db_url: str):
+    """Two real workers (``Worker`` in two processes) on one queued run: together
+    they stay within the run's budget, and every user is summarised exactly once."""
+    users = populate(manager, 32)
+    clock.advance(hours=1)
+    budget = 5000
+    with OpenAICompatServer(on_chat=summarizer, delay=0.05) as srv:
+        queued = Consolidator(manager, settings=settings(srv, batch_users=4, token_budget=budget)
+                              ).create_run("summarize", partitions=4)
+        children = [subprocess.Popen(
+            [sys.executable, str(CHILD), "--worker", db_url, srv.base_url, str(budget), "4",
+             clock.now().isoformat()], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            for _ in range(2)]
+        for child in children:
+            assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+        for child in children:
+            assert child.stdin is not None
+            child.stdin.write("go\n")
+            child.stdin.flush()
+        outs = [json.loads(c.communicate(timeout=300)[0]) for c in children]
+    assert [c.returncode for c in children] == [0, 0]
+    assert sum(o["partitions"] for o in outs) == 4
+    report = Consolidator(manager).get_run(str(queued.run_id))
+    assert report.status == "finished" and report.method == "llm+offline"
+    with manager.db.read() as conn:
+        row = conn.execute(select(budgets).where(budgets.c.run_id == queued.run_id)).one()
+    answered = [e for e in srv.chat_log if e.status == 200]
+    assert row.spent == sum(e.prompt_tokens + e.completion_tokens for e in answered)
+    assert 0 < row.spent <= budget and row.reserved == 0 and row.calls == len(answered)
+    assert sorted(len(manager.memories(u, types=["summary"])) for u in users) == [1] * 32
+    assert report.counts["summarize_session"] == 32
+
+
 def test_a_run_past_its_budget_goes_offline_without_exceeding_it(
         sqlite_manager: MemoryManager, clock: ManualClock, server: OpenAICompatServer):
     users = populate(sqlite_manager, 30)

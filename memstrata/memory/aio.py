@@ -18,11 +18,12 @@ thousands of tasks neither spawns thousands of threads nor exhausts the
 PostgreSQL connection pool.
 
 This was chosen by measurement over SQLAlchemy's async engines (aiosqlite,
-asyncpg) - ``benchmarks/bench_async.py``, ``docs/async.md``: the CPU-bound parts
-(embedding, search, ranking) would need the threads anyway, SQL is a small share
-of a call, and aiosqlite itself runs each connection on a thread; the async
-engine moved the SQL share faster on neither database by enough to matter, and
-would have meant a second copy of the store and the write path.
+asyncpg) - ``benchmarks/bench_async.py``, ``docs/async.md``: the raw async drivers
+were faster at a recall's SQL read (1.4x aiosqlite, 3.5x asyncpg), but that read
+is 5-10 % of a recall; the embedding, the searches and the ranking are CPU work
+that needs the threads anyway, so async SQL could save a few per cent at most -
+for a second copy of the store and the write path, and a new dependency
+(greenlet). aiosqlite itself runs each connection on a thread.
 
 Every method has the same typed signature as its sync twin and raises the same
 :mod:`memstrata.errors` types; bad input changes nothing. The caller's
@@ -77,10 +78,13 @@ from memstrata.types import (
 
 __all__ = ["DEFAULT_MAX_THREADS", "AsyncMemoryManager", "OpeningManager"]
 
-#: calls running at once. Measured on 2 cores (``benchmarks/results/async.json``):
-#: throughput is flat from 4 to 16 threads while p95 grows with the queue ahead of
-#: SQLite's single writer; 4 keeps the PostgreSQL pool (5 + 10 overflow) unsaturated.
-DEFAULT_MAX_THREADS = 4
+#: calls running at once. Measured (``benchmarks/results/async.json``, 100 clients,
+#: 2 shared cores): 16 was the best arm on SQLite and PostgreSQL - the throughput
+#: of the sync API called from 100 threads or more, with a p95 about 45 % lower;
+#: 2-8 lost throughput, because a thread waiting (SQLite's busy handler sleeping
+#: for the writer lock, a database round trip) holds its slot. 16 stays about
+#: within the PostgreSQL pool (5 + 10 overflow connections per manager).
+DEFAULT_MAX_THREADS = 16
 _MAX_THREADS_LIMIT = 256
 
 log = logging.getLogger("memstrata")

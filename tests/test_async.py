@@ -169,6 +169,25 @@ def test_closed_manager_refuses_and_aclose_waits_for_calls_in_flight(
     asyncio.run(scenario())
 
 
+def test_a_cancelled_call_that_was_still_queued_never_runs(amemory: MemoryManager) -> None:
+    async def scenario() -> None:
+        async with AsyncMemoryManager(amemory, max_threads=1) as memory:
+            busy = asyncio.ensure_future(memory.remember_many(
+                "alice", [f"{fact} (note {i})" for i in range(8) for fact in FACTS]))
+            await asyncio.sleep(0)  # the batch holds the only thread
+            queued = asyncio.ensure_future(memory.remember("alice", "My locker code is 4711"))
+            await asyncio.sleep(0)
+            queued.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await queued
+            assert not busy.done()  # it really was queued behind the batch
+            await busy
+            assert all("4711" not in r.content
+                       for r in await memory.memories("alice", limit=1000))
+
+    asyncio.run(scenario())
+
+
 def test_open_awaited_or_as_context_manager(sqlite_url: str, embedder: Embedder,
                                             tmp_path: Path) -> None:
     async def scenario() -> None:

@@ -174,12 +174,16 @@ class Bench:
             procs = [self.spawn(url, batch_users) for _ in range(workers)]
             kills = 0
             committed_when_killed = []
+            batches_at_kill: dict[int, int] = {}
             last_kill = time.perf_counter()
             while jobs.get_run(run_id).status in ("queued", "running"):
                 time.sleep(0.2)
                 if kill_every is not None and time.perf_counter() - last_kill >= kill_every:
+                    # a bucket's holder is killed again only after the bucket committed a
+                    # batch since its last kill: the run must progress to finish
                     held = {int(p.holder.split(":")[1]): p for p in jobs.partitions(run_id)
-                            if p.status == "running" and p.holder}
+                            if p.status == "running" and p.holder
+                            and p.batches > batches_at_kill.get(p.part, -1)}
                     victims = [i for i, proc in enumerate(procs) if proc.pid in held]
                     if victims:
                         i = victims[0]
@@ -187,6 +191,7 @@ class Bench:
                         procs[i].wait()
                         kills += 1
                         committed_when_killed.append(held[procs[i].pid].users)
+                        batches_at_kill[held[procs[i].pid].part] = held[procs[i].pid].batches
                         procs[i] = self.spawn(url, batch_users)
                         last_kill = time.perf_counter()
                 for i, p in enumerate(procs):  # a worker idle too early: claims are leased
@@ -313,6 +318,35 @@ def cpu(bench: Bench, template: str, data: dict[str, Any], partitions: int) -> d
     return out
 
 
+def overhead(bench: Bench, template: str, data: dict[str, Any], rounds: int = 3
+             ) -> dict[str, Any]:
+    """Per-partition cost: ``expire`` worked in this process (no process start-up) with 1
+    and with 64 partitions, interleaved ``rounds`` times on fresh copies."""
+    times: dict[int, list[float]] = {1: [], 64: []}
+    for _ in range(rounds):
+        for count in (1, 64):
+            url = bench.copy(template)
+            with MemoryManager.open(url, clock=ManualClock(NOW),
+                                    index_dir=bench.tmp / "index") as mm:
+                jobs = Consolidator(mm, settings=_settings(count))
+                started = time.perf_counter()
+                run_id = jobs.create_run("expire").run_id
+                jobs.work(run_id=run_id)
+                times[count].append(time.perf_counter() - started)
+                assert jobs.get_run(str(run_id)).status == "finished"
+    best = {n: min(t) for n, t in times.items()}
+    return {
+        "method": "expire worked in one process (Consolidator.work, no process start-up) "
+                  f"with 1 and 64 partitions, {rounds} interleaved rounds on fresh copies; "
+                  "(best 64 - best 1) / 63",
+        "data": data,
+        "seconds": {str(n): [round(x, 2) for x in t] for n, t in times.items()},
+        "seconds_per_extra_partition": round((best[64] - best[1]) / 63, 4),
+        "note": "a partition costs a claim transaction, a close transaction, heartbeats and "
+                "one scan of the job's user list (keeping the users in its bucket)",
+    }
+
+
 def crash(bench: Bench, template: str, data: dict[str, Any], partitions: int,
           kill_every: float) -> dict[str, Any]:
     out: dict[str, Any] = _meta(data)
@@ -348,7 +382,9 @@ def main() -> None:
         llm_worker_main(sys.argv[2:])
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--section", choices=["cpu", "crash", "memory", "llm"], required=True)
+    parser.add_argument("--section", choices=["cpu", "overhead", "crash", "memory", "llm"],
+                        required=True, help="overhead: the per-partition overhead only "
+                        "(written into the cpu section)")
     parser.add_argument("--users", type=int, default=None,
                         help="users (default: 200 for cpu, 100 for crash)")
     parser.add_argument("--per-user", type=int, default=None,
@@ -376,6 +412,12 @@ def main() -> None:
     with PostgresServer() as pg:
         bench = Bench(pg, pg.root)
         template, data = _prepare(pg, pg.root, users, per_user, args.seed)
+        if args.section == "overhead":
+            existing = json.loads(args.out.read_text()) if args.out.exists() else {}
+            cpu_section = existing.get("cpu", {})
+            cpu_section["per_partition_overhead"] = overhead(bench, template, data)
+            _save(args.out, "cpu", cpu_section)
+            return
         if args.section == "cpu":
             result = cpu(bench, template, data, args.partitions)
         else:

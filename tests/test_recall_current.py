@@ -68,6 +68,19 @@ def test_a_newer_change_below_the_gate_ranks_above_the_value_it_updates(
         assert p.relevance * p.decay * p.confidence * p.status_weight == p.score
 
 
+def test_a_later_event_does_not_outdate_an_earlier_one(manager: MemoryManager,
+                                                       clock: ManualClock) -> None:
+    """Events are dated happenings: the second visit does not replace the first."""
+    for day, text in [(0, "I drive a red 2012 Honda Civic."),
+                      (40, "Sold the Civic and got a Tesla Model 3.")]:
+        manager.remember("u1", MemoryInput(content=text, type="event",
+                                           at=DAY0 + timedelta(days=day)))
+    clock.set(DAY0 + timedelta(days=100))
+    hits = manager.recall("u1", "What car do I drive?", record_use=False)
+    assert hits[0].record.content == "I drive a red 2012 Honda Civic."
+    assert all(h.parts.status_weight == 1.0 for h in hits)
+
+
 def test_same_day_paraphrases_are_not_updates(manager: MemoryManager,
                                               clock: ManualClock) -> None:
     ids = _write(manager, "u1", [(0, "I love hiking in the Alps."),

@@ -83,6 +83,16 @@ def test_temporal_questions_are_recognised(query: str, temporal: bool, aggregate
     assert q.keeps_evidence == (temporal or aggregate)
 
 
+def test_a_bound_is_not_a_range_and_relative_ranges_are_marked() -> None:
+    assert read_query("Where was Tim in the week before 16 November 2023?", MONDAY).range is None
+    assert read_query("How many games had Nate won by July 10, 2022?", MONDAY).range is None
+    assert read_query("Where was Tim in the week before 16 November 2023?", MONDAY).temporal
+    named = read_query("What did Nate do on 25 May, 2022?", MONDAY).range
+    assert named is not None and named.absolute and named.label() == "2022-05-25"
+    relative = read_query("What did I write last week?", MONDAY).range
+    assert relative is not None and not relative.absolute
+
+
 def test_the_gate_is_lower_only_for_temporal_and_aggregate_questions() -> None:
     policy = RetrievalPolicy()
     assert policy.gate_for(keeps_evidence=False) == policy.min_relevance

@@ -747,15 +747,17 @@ class LongTermMemory:
         return {"reembedded": len(new_vectors), "indexed": records}
 
 
-def _event_range(row: Any) -> DateRange:
-    """The days a record is about: its resolved event date, else the day it was said."""
+def _dated_in(row: Any, wanted: DateRange) -> bool:
+    """Is a record about the range - its resolved event date or the day it was said
+    (within a day)? A question's date may name either ("what did Nate say on 9
+    November" asks what was said that day, about whatever day)."""
+    day: date = from_epoch(float(row.valid_from)).date()
+    if wanted.contains(day, slack_days=_RANGE_SLACK_DAYS):
+        return True
     raw = row.metadata
     meta = json.loads(raw) if isinstance(raw, str | bytes) else raw
     found = DateRange.from_json(meta.get("event_date")) if isinstance(meta, dict) else None
-    if found is not None:
-        return found
-    day: date = from_epoch(float(row.valid_from)).date()
-    return DateRange(day, day)
+    return found is not None and wanted.overlaps(found, slack_days=_RANGE_SLACK_DAYS)
 
 
 def _in_range(
@@ -763,15 +765,25 @@ def _in_range(
     policy: RetrievalPolicy,
 ) -> list[tuple[ScoreParts, Any]]:
     """A question naming a date range: the candidates dated inside it are boosted
-    and kept even below the gate (the date is what the question asks for); the
-    others are dropped when at least one is inside (the range never filters the
-    answer away)."""
-    inside = [wanted.overlaps(_event_range(row), slack_days=_RANGE_SLACK_DAYS)
-              for _, row in scored]
+    and kept even below the gate (the date is what the question asks for); for a
+    calendar date the others are dropped when at least one is inside (the range
+    never filters the answer away)."""
+    inside = [_dated_in(row, wanted) for _, row in scored]
+    # a range relative to now ("last week") may be the conversation's, not the
+    # reader's: it boosts, only a calendar date filters
+    filtering = policy.range_filter and wanted.absolute
     if not any(inside):
         return [s for s, ok in zip(scored, keep, strict=True) if ok]
-    return [(policy.adjusted(parts, policy.range_boost), row)
-            for (parts, row), ok in zip(scored, inside, strict=True) if ok]
+    return [(policy.adjusted(parts, policy.range_boost), row) if ok else (parts, row)
+            for (parts, row), ok, kept in zip(scored, inside, keep, strict=True)
+            if ok or (kept and not filtering)]
+
+
+def _overlaps(texts: list[str]) -> list[list[float]]:
+    """Pairwise word overlap ``|A & B| / min(|A|, |B|)`` of the texts' index terms."""
+    terms = [set(_text.tokenize(t)) for t in texts]
+    return [[len(a & b) / min(len(a), len(b)) if a and b else 0.0 for b in terms]
+            for a in terms]
 
 
 def _newest_first(
@@ -782,13 +794,17 @@ def _newest_first(
     older statements that a newer candidate about the same thing updates weighed
     down, and the updating ones kept and ranked just above them
     (:meth:`RetrievalPolicy.current_first`)."""
-    if len(scored) < 2 or policy.outdated_weight >= 1.0 or not any(admitted):
+    if len(scored) < 2 or policy.outdated_weight >= 1.0 or not any(admitted) or not any(
+            _TYPE[row.type] in policy.updatable for _, row in scored):
         return scored, admitted
     order = sorted(range(len(scored)), key=lambda i: -scored[i][0].score)
     scored = [scored[i] for i in order]
     admitted = [admitted[i] for i in order]
-    similarity = None
-    if policy.dense_weight > 0 and all(row.vector is not None for _, row in scored):
+    similarity: list[list[float]] | None = None
+    lexical = policy.dense_weight <= 0  # the model does not read the query's language
+    if lexical:
+        similarity = _overlaps([row.content for _, row in scored])
+    elif all(row.vector is not None for _, row in scored):
         matrix = np.vstack([decode_vector(row.vector) for _, row in scored])
         similarity = (matrix.astype(np.float32) @ matrix.T.astype(np.float32)).tolist()
     outdated, promote = policy.current_first(
@@ -798,7 +814,9 @@ def _newest_first(
         similarity=similarity,
         changes=[reads_as_change(row.content) for _, row in scored],
         admitted=admitted,
+        kinds=[_TYPE[row.type] for _, row in scored],
         top=cut,
+        lexical=lexical,
     )
     out: list[tuple[ScoreParts, Any]] = []
     for i, (parts, row) in enumerate(scored):

@@ -39,7 +39,9 @@ global decay cannot tell "I work at the bank" (March) from "I started at the
 school" (May) - both are weeks old and 0.8 <= decay <= 1. So recall compares the
 candidates with each other: an older candidate about the same thing as a newer,
 comparably relevant one (same slot, or embeddings at least
-``same_thing_similarity`` apart) is *outdated* and its ``status_weight`` is
+``same_thing_similarity`` apart) is *outdated* - for records that hold a state
+(``updatable``: profile, preference, knowledge, rule; a later event does not
+replace an earlier one) - and its ``status_weight`` is
 multiplied by ``outdated_weight``; a newer candidate that reads as a change ("sold
 the Civic and got a Tesla") and is close to an older hit (``change_similarity``)
 is ranked just above it, even when its own relevance is below the gate - the
@@ -51,8 +53,8 @@ Time (:mod:`memstrata.policies.temporal`): a temporal or aggregate question
 instead of ``min_relevance`` - its evidence often shares neither words nor much
 meaning with the question. A question naming a date range ("last month", "in
 March") boosts candidates dated inside it (the event date resolved at write time,
-or the day it was said) by ``range_boost`` and drops the ones outside when at
-least one is inside. Both adjustments go into ``status_weight``, so the product
+or the day it was said) by ``range_boost`` and (``range_filter``) drops the ones
+outside when at least one is inside. Both adjustments go into ``status_weight``, so the product
 of the parts is still the score.
 """
 
@@ -80,6 +82,10 @@ DEFAULT_HALF_LIFE: Mapping[MemoryType, timedelta | None] = MappingProxyType(
         MemoryType.SUMMARY: timedelta(days=180),
     }
 )
+#: types whose records hold a state that a newer statement can update; events,
+#: experiences and summaries are dated happenings - a later one does not replace them
+DEFAULT_UPDATABLE: frozenset[MemoryType] = frozenset(
+    {MemoryType.PROFILE, MemoryType.PREFERENCE, MemoryType.KNOWLEDGE, MemoryType.RULE})
 DEFAULT_STATUS_WEIGHT: Mapping[Status, float] = MappingProxyType(
     {
         Status.ACTIVE: 1.0,
@@ -99,6 +105,7 @@ DEFAULT_SAME_THING_SIMILARITY = 0.6
 DEFAULT_OUTDATED_WEIGHT = 0.7
 DEFAULT_NEWER_RELEVANCE_RATIO = 0.6
 DEFAULT_CHANGE_SIMILARITY = 0.35
+DEFAULT_LEXICAL_SIMILARITY = 0.25
 #: statements less than a day apart are one statement, not an update
 DEFAULT_UPDATE_GAP_SECONDS = 86_400.0
 MAX_TOP_K = 100
@@ -136,8 +143,15 @@ class RetrievalPolicy:
     newer_relevance_ratio: float = DEFAULT_NEWER_RELEVANCE_RATIO
     #: cosine at which a newer statement that reads as a change updates an older one
     change_similarity: float = DEFAULT_CHANGE_SIMILARITY
+    #: word overlap at which two candidates are about the same thing, where the
+    #: embedding does not read the language (Chinese with MiniLM)
+    lexical_similarity: float = DEFAULT_LEXICAL_SIMILARITY
     #: how much later (seconds) the newer statement must be said
     update_gap_seconds: float = DEFAULT_UPDATE_GAP_SECONDS
+    #: the types whose records a newer statement about the same thing outdates
+    updatable: frozenset[MemoryType] = DEFAULT_UPDATABLE
+    #: drop candidates dated outside a range the question names (when one is inside)
+    range_filter: bool = True
 
     def __post_init__(self) -> None:
         if not 1 <= self.top_k <= MAX_TOP_K:
@@ -162,6 +176,8 @@ class RetrievalPolicy:
             raise ValueError("outdated_weight must be in [0, 1]")
         if not 0.0 <= self.change_similarity <= 2.0:
             raise ValueError("change_similarity must be in [0, 2]")
+        if not 0.0 <= self.lexical_similarity <= 1.0:
+            raise ValueError("lexical_similarity must be in [0, 1]")
         if not 0.0 <= self.newer_relevance_ratio <= 10.0:
             raise ValueError("newer_relevance_ratio must be in [0, 10]")
         if not 0.0 <= self.update_gap_seconds < math.inf:
@@ -266,17 +282,23 @@ class RetrievalPolicy:
         similarity: Sequence[Sequence[float]] | None,
         changes: Sequence[bool],
         admitted: Sequence[bool],
+        kinds: Sequence[MemoryType],
         top: int,
+        lexical: bool = False,
     ) -> tuple[list[bool], dict[int, int]]:
         """Which candidates a newer one about the same thing outdates, and which
         newer ones to rank just above the statement they update.
 
         ``said_at`` are epoch seconds (world time), ``slots`` the slot keys (or
-        ``None``), ``similarity`` the pairwise cosine of the candidates (``None``
-        when the embedding does not read the query's language), ``changes``
+        ``None``), ``similarity`` the pairwise cosine of the candidates - or, with
+        ``lexical``, their word overlap (where the embedding does not read the
+        language: two statements are about the same thing at ``lexical_similarity``
+        when the newer reads as a change or is comparably relevant), ``changes``
         whether each candidate reads as a change of state, ``admitted`` whether it
-        passed the gate. Only the ``top`` best admitted candidates (in the order
-        given) are checked against the others. Admitted candidate ``i`` is
+        passed the gate, ``kinds`` their types: only records of the ``updatable``
+        types outdate or are outdated (a later event does not replace an earlier
+        one). Only the ``top`` best admitted candidates (in the order given) are
+        checked against the others. Admitted candidate ``i`` is
         outdated by a candidate ``j`` said at least ``update_gap_seconds`` later
         when
 
@@ -295,13 +317,21 @@ class RetrievalPolicy:
         promote: dict[int, int] = {}
         if self.outdated_weight >= 1.0:
             return out, promote
+        updatable = [k in self.updatable for k in kinds]
         checked = [i for i in range(n) if admitted[i]][:top]
         for i in checked:
+            if not updatable[i]:
+                continue
             for j in range(n):
-                if i == j or said_at[j] - said_at[i] < self.update_gap_seconds:
+                if i == j or not updatable[j] or \
+                        said_at[j] - said_at[i] < self.update_gap_seconds:
                     continue
                 same = slots[i] is not None and slots[i] == slots[j]
-                if not same and similarity is not None:
+                if not same and similarity is not None and lexical:
+                    same = similarity[i][j] >= self.lexical_similarity and (
+                        changes[j]
+                        or relevance[j] >= self.newer_relevance_ratio * relevance[i])
+                elif not same and similarity is not None:
                     sim = similarity[i][j]
                     same = (sim >= self.same_thing_similarity
                             and relevance[j] >= self.newer_relevance_ratio * relevance[i]) \

@@ -47,6 +47,9 @@ class DateRange:
     end: date
     #: the words it was read from ("last week", "昨天")
     phrase: str = ""
+    #: named by a calendar date ("in May 2023", "on 7 May"), not relative to the
+    #: time it was read ("last week"); not stored
+    absolute: bool = False
 
     def label(self) -> str:
         """``2023-05-07`` for one day, ``2023-05-01..2023-05-07`` for a range."""
@@ -87,7 +90,8 @@ class TemporalQuery:
     temporal: bool = False
     #: asks to count or list ("how many", "how often", "all the")
     aggregate: bool = False
-    #: a date range the question names ("in March", "last month"), if any
+    #: a date range the question names ("in March", "last month"), if any; not one
+    #: it only bounds ("before 16 May", "by July 2022", "since March")
     range: DateRange | None = None
 
     @property
@@ -343,7 +347,12 @@ def _apply(kind: str, m: re.Match[str], today: date) -> tuple[date, date] | None
     return None  # pragma: no cover - every rule kind is handled above
 
 
-def _first(text: str, today: date, rules: list[_Rule]) -> DateRange | None:
+#: the rules that name the calendar (a bare month is the last such month)
+_ABSOLUTE = frozenset({"iso", "day_month", "month_day", "month_year", "in_month", "in_year",
+                       "zh_ymd", "zh_md", "zh_month"})
+
+
+def _first(text: str, today: date, rules: list[_Rule]) -> tuple[int, DateRange] | None:
     best: tuple[int, DateRange] | None = None
     for pattern, kind in rules:
         m = pattern.search(text)
@@ -353,8 +362,9 @@ def _first(text: str, today: date, rules: list[_Rule]) -> DateRange | None:
         if found is None:
             continue
         if best is None or m.start() < best[0]:
-            best = (m.start(), DateRange(found[0], found[1], m.group(0).strip()))
-    return None if best is None else best[1]
+            best = (m.start(), DateRange(found[0], found[1], m.group(0).strip(),
+                                         absolute=kind in _ABSOLUTE))
+    return best
 
 
 _HAS_CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -376,6 +386,11 @@ def resolve_date(text: str, at: datetime | date) -> DateRange | None:
     >>> resolve_date("I love hiking", date(2023, 5, 8)) is None
     True
     """
+    found = _located(text, at)
+    return None if found is None else found[1]
+
+
+def _located(text: str, at: datetime | date) -> tuple[int, DateRange] | None:
     today = at.date() if isinstance(at, datetime) else at
     rules = _ZH_RULES + _EN_RULES if _HAS_CJK.search(text) else _EN_RULES
     return _first(text, today, rules)
@@ -399,6 +414,10 @@ _AGGREGATE_Q = re.compile(
 )
 
 
+_BOUND = re.compile(r"\b(?:before|by|until|till|after|since|prior to|as of|between)\s*(?:the\s+)?$"
+                    r"|(?:之前|以前|之后|以后|以来|截至|直到)\s*$", re.IGNORECASE)
+
+
 def read_query(query: str, now: datetime | date) -> TemporalQuery:
     """What ``query`` asks about time, read at ``now`` (for "last month").
 
@@ -410,8 +429,13 @@ def read_query(query: str, now: datetime | date) -> TemporalQuery:
     >>> read_query("Which seat do I like?", date(2023, 7, 14))
     TemporalQuery(temporal=False, aggregate=False, range=None)
     """
-    found = resolve_date(query, now)
-    temporal = found is not None or _TEMPORAL_Q.search(query) is not None
+    located = _located(query, now)
+    found = None
+    if located is not None:
+        start, found = located
+        if _BOUND.search(query[:start]):
+            found = None  # "before 16 May": a bound, not the range the answer lies in
+    temporal = located is not None or _TEMPORAL_Q.search(query) is not None
     aggregate = _AGGREGATE_Q.search(query) is not None
     return TemporalQuery(temporal=temporal, aggregate=aggregate, range=found)
 
@@ -427,7 +451,8 @@ _CHANGE = re.compile(
     r"|raised|increased|went up|went down|dropped to|cut down|settled|moved in|installed"
     r"|went (?:fully )?remote|new (?:\w+ )?(?:flat|home|house|place|apartment|address|car"
     r"|phone|job|school|team|doctor|gym|office|city|partner|boss))\b"
-    r"|搬到|搬去|搬家|换了|改成|改为|转到|跳槽|入职|加入了|辞职|离职|开始|现在|如今|目前|不再|已经不",
+    r"|搬到|搬去|搬家|换了|改成|改为|改到|转到|跳槽|入职|加入了|辞职|离职|开始|现在|如今|目前|不再"
+    r"|已经不|重组|成了|涨到|降到|毕业|新家|新工作",
     re.IGNORECASE,
 )
 

@@ -157,6 +157,12 @@ def _metrics(cases: list[dict[str, Any]], predictions: list[str]) -> dict[str, A
         idx = [i for i, c in enumerate(cases) if c["lang"] == lang]
         out[f"accuracy_{lang}"] = round(
             sum(GOLD[gold[i]] == predictions[i] for i in idx) / len(idx), 3) if idx else None
+        lp, lg = [predictions[i] for i in idx], [gold[i] for i in idx]
+        out.setdefault("by_language", {})[lang] = {
+            "contradictions_caught": _pr(lp, lg, {"flag", "supersede"}, {"conflict", "update"}),
+            "corrections_superseded": _pr(lp, lg, {"supersede"}, {"update"}),
+            "duplicates_merged": _pr(lp, lg, {"merge"}, {"duplicate"}),
+        }
     out["misses"] = [
         {"id": c["id"], "label": c["label"], "predicted": p}
         for c, p in zip(cases, predictions, strict=True) if GOLD[c["label"]] != p
@@ -204,7 +210,11 @@ def observe_pipeline(cases: list[dict[str, Any]], embedder: Embedder
         clock.advance(days=1)
         report = Consolidator(mm).run("conflicts")
         predictions = [_outcome(mm, c["id"], report.run_id, decisions[c["id"]]) for c in cases]
-    return predictions, {"statements_not_read_by_the_fast_extractor": unread}
+    read = {lang: round(1 - sum(u.split(":")[0] in ids for u in unread) / (2 * len(ids)), 3)
+            for lang in ("en", "zh")
+            if (ids := {c["id"] for c in cases if c["lang"] == lang})}
+    return predictions, {"statements_not_read_by_the_fast_extractor": unread,
+                         "share_of_statements_read_by_language": read}
 
 
 FORMATION_FIRST_LOOK = {

@@ -68,6 +68,10 @@ def test_a_bad_display_name_is_a_typed_error(manager: MemoryManager) -> None:
         ("Alice?", ["Alice"], "Alice?"),
         ("给小明订哪个座位？", ["小明"], "给我订哪个座位？"),
         ("Which seat?", ["A"], "Which seat?"),
+        # a name that is an everyday word is the name only as an address or after "for"
+        ("Will it rain? Book a table for Will.", ["Will"], "Will it rain? Book a table."),
+        ("Will, which seat should I book?", ["Will"], "which seat should I book?"),
+        ("which seat for alice?", ["Alice"], "which seat?"),
     ],
 )
 def test_about_the_user(query: str, names: list[str], expected: str) -> None:

@@ -67,6 +67,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from types import MappingProxyType
 
+from memstrata._text import STOP_WORDS
 from memstrata.types import MemoryType, ScoreParts, Status
 
 __all__ = ["DEFAULT_HALF_LIFE", "RetrievalPolicy", "about_the_user"]
@@ -352,6 +353,10 @@ class RetrievalPolicy:
 
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
+#: names that are also everyday words: matched only as written (capitalised)
+_WORD_NAMES = STOP_WORDS | frozenset(
+    "will may june april august mark bill rose grace hope faith joy sunny art pat rich "
+    "summer autumn dawn eve ray guy jack max sky amber ivy lily page hunter".split())
 
 
 def about_the_user(query: str, names: Sequence[str]) -> str:
@@ -369,6 +374,8 @@ def about_the_user(query: str, names: Sequence[str]) -> str:
     'What is my favourite food?'
     >>> about_the_user("给小明订哪个座位？", ["小明"])
     '给我订哪个座位？'
+    >>> about_the_user("Will it rain? Book a table for Will.", ["Will"])
+    'Will it rain? Book a table.'
     """
     text = query
     parts: set[str] = set()
@@ -384,8 +391,13 @@ def about_the_user(query: str, names: Sequence[str]) -> str:
             text = text.replace(name, "我")
             continue
         word = re.escape(name)
-        text = re.sub(rf"\b{word}(?:'s|\u2019s)(?!\w)", "my", text, flags=re.IGNORECASE)
-        text = re.sub(rf"\b(?:for|to|with|about|of)\s+{word}\b", "", text, flags=re.IGNORECASE)
-        text = re.sub(rf"\b{word}\b,?", "", text, flags=re.IGNORECASE)
+        # a name that is also a common word ("Will", "May") is the name only capitalised
+        flags = 0 if name.casefold() in _WORD_NAMES else re.IGNORECASE
+        text = re.sub(rf"\b{word}(?:'s|\u2019s)(?!\w)", "my", text, flags=flags)
+        text = re.sub(rf"\b(?i:for|to|with|about|of)\s+{word}\b", "", text, flags=flags)
+        if flags:
+            text = re.sub(rf"\b{word}\b,?", "", text, flags=flags)
+        else:  # "Will it rain?" is not about Will: only "Will, ..." as an address
+            text = re.sub(rf"(^|(?<=[.!?]\s)){word},\s*", "", text)
     text = re.sub(r"\s+([?.!,;:])", r"\1", re.sub(r"\s{2,}", " ", text)).strip(" ,")
     return text if re.search(r"\w", text) else query

@@ -199,13 +199,21 @@ def add_llm(conn: Connection, run_id: str, llm: tuple[int, int, int]) -> None:
         ))
 
 
-def release(conn: Connection, run_id: str, part: int, holder: str) -> None:
-    """Give a bucket back unfinished (a clean stop): claimable again at once."""
+def release(conn: Connection, run_id: str, part: int, holder: str, *,
+            errors: Sequence[str] = ()) -> None:
+    """Give a bucket back unfinished (a clean stop, a database failure): claimable again
+    at once, after its checkpoint."""
+    values: dict[str, Any] = {"status": "pending", "holder": None, "lease_until": None}
+    if errors:
+        row = conn.execute(select(partitions.c.errors).where(
+            partitions.c.run_id == run_id, partitions.c.part == part)).first()
+        if row is not None:
+            values["errors"] = [*list(row.errors or []), *errors][:MAX_ERRORS_KEPT]
     conn.execute(
         update(partitions)
         .where(partitions.c.run_id == run_id, partitions.c.part == part,
                partitions.c.holder == holder)
-        .values(status="pending", holder=None, lease_until=None)
+        .values(**values)
     )
 
 

@@ -57,7 +57,10 @@ from memstrata.errors import (
     LeaseHeldError,
     MemstrataError,
     NotFoundError,
+    ReadOnlyStorageError,
+    SchemaVersionError,
     StateError,
+    StorageError,
 )
 from memstrata.llm import LLMClient, RateLimit, Retry, Timeouts
 from memstrata.memory import check_user
@@ -70,6 +73,8 @@ __all__ = ["Consolidator", "PartitionState", "RunHooks", "RunNotFoundError"]
 
 #: planned actions a dry run hands back (its counts cover everything)
 MAX_PLANNED = 10_000
+#: times one worker takes a bucket back after the database failed under it, then gives up
+MAX_RETRIES = 3
 
 
 class RunNotFoundError(NotFoundError):
@@ -325,6 +330,7 @@ class Consolidator:
         finished here. Safe in any number of processes and threads at once."""
         holder = holder or _lease.make_holder()
         finished = 0
+        retried: Counter[tuple[str, int]] = Counter()
         while not self._stopped(stop):
             ttl = self.settings.partition_lease_seconds
             with self._manager.db.write() as conn:
@@ -332,17 +338,23 @@ class Consolidator:
                                             run_id=run_id, jobs=jobs)
             if claimed is None:
                 return finished
-            if self._work_partition(claimed, holder, stop):
+            outcome = self._work_partition(claimed, holder, stop)
+            if outcome == "done":
                 finished += 1
+            elif outcome == "retry":
+                retried[claimed.run_id, claimed.part] += 1
+                if retried[claimed.run_id, claimed.part] >= MAX_RETRIES:
+                    return finished  # the database keeps failing: let others (or later) try
         return finished
 
     def _stopped(self, stop: threading.Event | None) -> bool:
         return self._stop.is_set() or (stop is not None and stop.is_set())
 
     def _work_partition(self, claimed: _partitions.Claimed, holder: str,
-                        stop: threading.Event | None) -> bool:
-        """Work one claimed bucket to its end; False when it stopped early (asked to,
-        or the bucket was taken over)."""
+                        stop: threading.Event | None) -> str:
+        """Work one claimed bucket; returns ``done``, ``failed`` (a job error, kept in
+        the bucket's errors), ``retry`` (the database failed mid-bucket: handed back,
+        its committed batches kept), ``stopped`` (handed back) or ``lost`` (taken over)."""
         spec = get_job(claimed.job)
         job = spec.factory()
         client = self._client() if spec.uses_llm else None
@@ -396,6 +408,14 @@ class Consolidator:
                     cursor = users[-1]
             except _lease.LeaseLostError:
                 outcome = "lost"
+            except (SchemaVersionError, ReadOnlyStorageError) as exc:
+                outcome = "failed"
+                errors.append(f"{type(exc).__name__}: {exc}")
+                sp.record_error(exc)
+            except StorageError as exc:  # a dropped connection, a failover, a full disk
+                outcome = "retry"
+                errors.append(f"retried after {type(exc).__name__}: {exc}")
+                sp.record_error(exc)
             except MemstrataError as exc:
                 outcome = "failed"
                 errors.append(f"{type(exc).__name__}: {exc}")
@@ -404,20 +424,24 @@ class Consolidator:
         if gate is not None and gate.disabled is not None:
             errors.append(f"llm: {gate.disabled}; the rest ran offline")
         if outcome == "lost":
-            return False
+            return outcome
         try:
             with db.write() as conn:
-                if outcome == "stopped":
-                    _partitions.release(conn, run_id, part, holder)
-                    return False
+                if outcome in ("stopped", "retry"):
+                    _partitions.release(conn, run_id, part, holder, errors=errors)
+                    return outcome
                 closing = _partitions.finish(conn, run_id, part, holder,
                                              status="done" if outcome == "done" else "failed",
                                              now=time.time(), errors=errors)
                 if closing is not None:
                     self._close_partitioned(conn, job, run_id, closing)
         except _lease.LeaseLostError:  # taken over after our last batch: the taker closes it
-            return False
-        return outcome == "done"
+            return "lost"
+        except StorageError:
+            if outcome != "retry":
+                raise
+            return outcome  # still away: our lease runs out and the bucket is claimed again
+        return outcome
 
     def _close_partitioned(self, conn: Connection, job: Job, run_id: str, status: str
                            ) -> None:

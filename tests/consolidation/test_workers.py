@@ -23,6 +23,7 @@ from memstrata.consolidation import (
     ConsolidationScheduler,
     ConsolidationSettings,
     Consolidator,
+    RunHooks,
     Worker,
     _partitions,
 )
@@ -305,3 +306,42 @@ def test_a_bucket_locked_by_a_batch_is_skipped_even_when_its_lease_ran_out(
         with manager.db.write() as conn:  # committed: now it is claimable
             late = _partitions.claim(conn, "host:3:c", now=time.time(), ttl=30)
         assert late is not None and late.part == mine.part and late.took_over == "host:1:a"
+
+
+@pytest.mark.postgres
+def test_a_connection_dropped_mid_batch_hands_the_bucket_back_and_it_finishes_once(
+        pg_url: str, embedder: Any, clock: ManualClock, tmp_path: Path):
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    dropped: list[int] = []
+
+    def drop_the_batch_connection(run_id: str, batch: int) -> None:
+        """The batch's transaction is open and idle while this hook runs: end its backend
+        from outside, as a failover or a network cut would."""
+        if dropped or batch != 2:
+            return
+        url = make_url(pg_url)
+        with psycopg.connect(host=url.host, port=url.port, user=url.username,
+                             dbname=url.database, autocommit=True) as admin:
+            dropped.extend(r[0] for r in admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = "
+                "current_database() AND state = 'idle in transaction' AND pid <> "
+                "pg_backend_pid()"))
+
+    with MemoryManager.open(pg_url, embedder=embedder, clock=clock,
+                            index_dir=tmp_path / "index") as manager:
+        _populate(manager, clock)
+        jobs = Consolidator(manager, settings=_settings(partitions=2),
+                            hooks=RunHooks(before_commit=drop_the_batch_connection))
+        run_id = jobs.create_run("expire").run_id
+        assert run_id is not None
+        assert Worker(jobs).run_until_idle().partitions == 2
+        assert dropped == [True]
+        report = jobs.get_run(run_id)
+        assert report.status == "finished" and report.counts == {"demote": 2 * len(USERS)}
+        assert set(_per_record(manager, run_id).values()) == {1}
+        parts = jobs.partitions(run_id)
+        assert sum(p.claims for p in parts) == 3
+        assert any("retried after StorageError" in e for p in parts for e in p.errors)
+        assert all(r["confidence"] == pytest.approx(0.4) for r in rows(manager).values())

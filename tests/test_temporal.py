@@ -205,3 +205,14 @@ def test_a_temporal_question_keeps_weak_evidence(manager: MemoryManager,
     assert max(top.dense, top.keyword) < strict.min_relevance  # the plain gate cuts it
     assert gated == []
     assert [h.id for h in lenient] == [ungated[0].id]
+
+
+def test_the_planners_memory_lines_carry_the_resolved_date(manager: MemoryManager,
+                                                           clock: ManualClock) -> None:
+    from memstrata.agent.context import ContextSettings
+    from memstrata.agent.memory_view import brief
+
+    manager.remember("u1", MemoryInput(content="Yesterday I went to the dentist.", at=SAID))
+    clock.set(SAID + timedelta(days=60))
+    ctx = brief(manager, "u1", "default", "When did I go to the dentist?", ContextSettings())
+    assert [m.text for m in ctx.memories] == ["Yesterday I went to the dentist. (on 2026-03-31)"]

@@ -5,8 +5,10 @@ in one session and changed in a later one, weeks apart, without an "actually"
 cue ("I work as a nurse at St. Mary's" ... five weeks later "I started teaching
 biology at Lincoln High this month"). The cases are in
 ``benchmarks/data/knowledge_update.json`` (46, English and Chinese, split by a
-hash of the case id: 34 tuning, 12 held-out). Every case is one user with filler
-turns in three sessions; the clock stands 100 days after the first session.
+hash of the case id: 34 tuning, 12 held-out; plus 20 written after the first
+look at the held-out split, ``heldout2``, with no ranking change since). Every
+case is one user with filler turns in three sessions; the clock stands 100 days
+after the first session.
 
 Two ways in, both through the public API on real SQLite with the packaged MiniLM:
 
@@ -29,7 +31,8 @@ the same top-3, and the record "My name is Alice" must never come first.
 
 Run: ``flock /tmp/memstrata-bench.lock python benchmarks/bench_knowledge_update.py
 [--heldout]`` -> ``benchmarks/results/knowledge_update.json``; the first run with
-``--heldout`` also writes ``knowledge_update_first_look.json`` (never overwritten).
+``--heldout`` also writes ``knowledge_update_first_look.json`` and
+``knowledge_update_heldout2_first_look.json`` (each once, never overwritten).
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ from memstrata.policies.retrieval import RetrievalPolicy
 
 DATA = Path(__file__).parent / "data" / "knowledge_update.json"
 FIRST_LOOK = RESULTS / "knowledge_update_first_look.json"
+FIRST_LOOK_2 = RESULTS / "knowledge_update_heldout2_first_look.json"
 START = datetime(2026, 1, 5, 19, 0, tzinfo=UTC)
 ASK_AT = START + timedelta(days=100)
 TARGET = 0.85
@@ -205,10 +209,10 @@ def _names(mm: MemoryManager) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--heldout", action="store_true",
-                        help="also evaluate the held-out split (writes the first look once)")
+                        help="also evaluate the held-out splits (writes each first look once)")
     args = parser.parse_args()
     data = json.loads(DATA.read_text())
-    splits = ["tuning", "heldout"] if args.heldout else ["tuning"]
+    splits = ["tuning", "heldout", "heldout2"] if args.heldout else ["tuning"]
     cases = [c for c in data["cases"] if c["split"] in splits]
     started = time.perf_counter()
     results: dict[str, Any] = {}
@@ -241,15 +245,17 @@ def main() -> None:
         "own_name": names,
         "seconds": round(time.perf_counter() - started, 1),
     }
-    if args.heldout and not FIRST_LOOK.exists():
-        first = {"benchmark": "knowledge_update_first_look",
-                 "note": "the first evaluation on the held-out split, written before any "
+    for split, path in (("heldout", FIRST_LOOK), ("heldout2", FIRST_LOOK_2)):
+        if not args.heldout or path.exists():
+            continue
+        first = {"benchmark": path.stem,
+                 "note": f"the first evaluation on the {split} split, written before any "
                          "further tuning; never overwritten",
                  "when": datetime.now(UTC).isoformat(timespec="seconds"),
-                 "heldout": {mode: {name: results[mode][name]["heldout"] for name in VARIANTS}
-                             for mode in ("remember", "observe")}}
-        FIRST_LOOK.write_text(json.dumps(first, indent=2, ensure_ascii=False) + "\n")
-        print(f"wrote {FIRST_LOOK}")
+                 split: {mode: {name: results[mode][name][split] for name in VARIANTS}
+                         for mode in ("remember", "observe")}}
+        path.write_text(json.dumps(first, indent=2, ensure_ascii=False) + "\n")
+        print(f"wrote {path}")
     write_result("knowledge_update", payload)
     for mode in ("remember", "observe"):
         for name in VARIANTS:

@@ -71,6 +71,7 @@ SCRIPT: list[Session] = [
         Utterance("hey, thanks for yesterday!"),
         Utterance("I prefer aisle seats, I get up a lot.", "preference", "travel"),
         Utterance("I'm vegetarian.", "profile", "food", slot=("bob", "diet", "vegetarian")),
+        Utterance("My birthday is on 3 March.", "profile", slot=("bob", "birthday", "3 March")),
         Utterance("Meeting notes go to Notion, never email.", "rule", "work"),
     ]),
     Session("alice", 14, [
@@ -81,8 +82,12 @@ SCRIPT: list[Session] = [
         Utterance("I'm so tired today."),
     ]),
     Session("bob", 20, [
+        # a change of state: supersedes the old diet (kept as history)
         Utterance("I eat fish now, I'm pescatarian.", "profile", "food",
                   slot=("bob", "diet", "pescatarian")),
+        # a stable fact with another value: a contradiction, kept for bob to confirm
+        Utterance("My birthday is on 13 March.", "profile",
+                  slot=("bob", "birthday", "13 March")),
         Utterance("ok cool"),
     ]),
 ]

@@ -4,4 +4,5 @@ import sys
 
 from memstrata.cli import main
 
-main(["mcp", *sys.argv[1:]], prog_name="memstrata")
+if __name__ == "__main__":
+    main(["mcp", *sys.argv[1:]], prog_name="memstrata")

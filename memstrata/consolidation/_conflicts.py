@@ -8,8 +8,9 @@ threshold - this job finds, per user and scope:
 
 * candidate pairs: exact duplicates (content hash), records of one slot, dense
   neighbours (cosine >= ``conflict_similarity``, stored vectors - nothing is
-  re-embedded), CJK texts sharing character bigrams (the English MiniLM cannot
-  compare them), texts whose extracted attribute is the same, and older
+  re-embedded; with an LLM, fact records down to ``LLM_CANDIDATE_SIMILARITY``,
+  where contradictions in other words sit), CJK texts sharing character bigrams
+  (the English MiniLM cannot compare them), texts whose extracted attribute is the same, and older
   records mentioning what a correction replaces ("not X but Y");
 * a judgement per pair - the LLM under the run's token budget when one is
   configured, else (and for whatever the budget does not cover) the offline
@@ -66,6 +67,10 @@ NEIGHBOURS = 8
 MAX_PAIRS_PER_USER = 20_000
 #: pairs per LLM call
 LLM_PAIRS_PER_CALL = 12
+#: with an LLM, facts this close are put to it too: contradictions in other words
+#: ("I'm vegetarian" / "I eat steak every day": cosine 0.54, "I don't have any pets" /
+#: "I walk my dog twice a day": 0.31) sit below ``conflict_similarity``
+LLM_CANDIDATE_SIMILARITY = 0.3
 _MAX_SOURCES = 20
 _BLOCK = 1024
 
@@ -156,6 +161,8 @@ def _candidates(recs: Sequence[_Rec], ctx: JobContext) -> _Pairs:
     pairs = _Pairs(recs)
     s = ctx.settings
     floor = min(s.conflict_similarity, s.duplicate_similarity)
+    # only the model reads a contradiction in other words; the rules need shared words
+    fact_floor = min(floor, LLM_CANDIDATE_SIMILARITY) if ctx.model() is not None else floor
     # exact duplicates and structured slots
     by_hash: dict[str, list[int]] = defaultdict(list)
     by_slot: dict[str, list[int]] = defaultdict(list)
@@ -190,8 +197,10 @@ def _candidates(recs: Sequence[_Rec], ctx: JobContext) -> _Pairs:
             for row_no in range(block.shape[0]):
                 for col in top[row_no]:
                     cos = float(block[row_no, col])
-                    if cos >= floor and start + row_no != col:
-                        pairs.add(dense[start + row_no], dense[int(col)], cos)
+                    a, b = dense[start + row_no], dense[int(col)]
+                    facts = recs[a].row["type"] in FACT_TYPES and recs[b].row["type"] in FACT_TYPES
+                    if cos >= (fact_floor if facts else floor) and start + row_no != col:
+                        pairs.add(a, b, cos)
     # shared words, whatever the embedding says ("I always fly with Lufthansa" /
     # "From now on I always fly with KLM" are far apart as vectors)
     _lexical_pairs(pairs, [i for i, r in enumerate(recs) if not r.cjk])

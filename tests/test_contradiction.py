@@ -121,3 +121,29 @@ def test_the_conflicts_job_leaves_an_incidental_negation_alone(
     report = jobs.run("conflicts")
     assert "flag_conflict" not in report.counts and "supersede" not in report.counts
     assert {r.status for r in sqlite_manager.memories("u")} == {Status.ACTIVE}
+
+
+def test_with_an_llm_a_contradiction_in_other_words_is_put_to_the_model(
+        sqlite_manager: MemoryManager, clock):
+    import json
+
+    from memstrata.testing import OpenAICompatServer, Reply
+
+    a = sqlite_manager.remember("u", "I don't have any pets.", type="profile").record_id
+    clock.advance(days=3)
+    b = sqlite_manager.remember("u", "I walk my dog twice a day.", type="profile").record_id
+    with OpenAICompatServer() as server:
+        server.push(Reply.text(json.dumps([{"pair": 1, "relation": "contradiction",
+                                            "reason": "a dog is a pet"}])))
+        settings = ConsolidationSettings.build(schedule={"timezone": "UTC"}, llm={
+            "model": "scripted", "base_url": server.base_url, "api_key": "k", "retries": 0})
+        report = Consolidator(sqlite_manager, settings=settings).run("conflicts")
+        (request,) = server.chat_requests()
+    assert report.method == "llm" and report.counts.get("flag_conflict") == 2
+    prompt = request["messages"][-1]["content"]
+    assert "I don't have any pets." in prompt and "I walk my dog twice a day." in prompt
+    assert sqlite_manager.get("u", a).status is Status.PENDING_CONFIRMATION
+    assert sqlite_manager.get("u", b).status is Status.PENDING_CONFIRMATION
+    # offline, the same pair is not a candidate: the rules need shared words
+    assert relation("I don't have any pets.", "I walk my dog twice a day.", cosine=0.31) \
+        == "compatible"

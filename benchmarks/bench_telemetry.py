@@ -10,6 +10,7 @@ Modes of :mod:`memstrata.telemetry`:
 * ``api_no_provider`` - the API installed but no provider configured (the
   library default): memstrata sees the API's inert proxy provider and hands
   back the no-op too (the proxy's non-recording spans cost several times more);
+* ``disabled_again`` - the A/A control of part 2: disabled against disabled;
 * ``sdk_recording`` - an SDK ``TracerProvider`` whose processor keeps nothing
   (every span is created, recorded, attributed and ended; only export is left
   out, which is the application's cost, not ours).
@@ -100,13 +101,14 @@ def main() -> None:
     provider.add_span_processor(SpanProcessor())  # the base class: keeps nothing
     texts = corpus(n_records)
     queries = corpus(n_records + per_round)[n_records:]
-    samples: dict[str, list[float]] = {"disabled": [], "api_no_provider": [],
-                                       "sdk_recording": []}
+    samples: dict[str, list[float]] = {"disabled": [], "disabled_again": [],
+                                       "api_no_provider": [], "sdk_recording": []}
     #: per query, this mode's recall time minus the disabled one's, measured back to back
     #: with this mode first / second (a repeated query is faster the second time: the
     #: mean of the two medians cancels that)
-    first: dict[str, list[float]] = {"api_no_provider": [], "sdk_recording": []}
-    second: dict[str, list[float]] = {"api_no_provider": [], "sdk_recording": []}
+    arms = ("disabled_again", "api_no_provider", "sdk_recording")
+    first: dict[str, list[float]] = {m: [] for m in arms}
+    second: dict[str, list[float]] = {m: [] for m in arms}
 
     with tempfile.TemporaryDirectory() as tmp, \
             MemoryManager.open(f"sqlite:///{Path(tmp) / 'memory.db'}",
@@ -115,7 +117,7 @@ def main() -> None:
         mm.embedder.embed(queries)  # cached: recalls below make no model call
 
         def one(mode: str, q: str) -> float:
-            telemetry.set_enabled(mode != "disabled")
+            telemetry.set_enabled(not mode.startswith("disabled"))
             start = time.perf_counter()
             mm.recall("bench-user", q, k=5, record_use=False)
             took = time.perf_counter() - start
@@ -132,7 +134,8 @@ def main() -> None:
 
         for q in queries[:10]:
             mm.recall("bench-user", q, k=5, record_use=False)
-        for _ in range(rounds):
+        for _ in range(rounds):  # the A/A control first: what the pairing cannot resolve
+            measure("disabled_again")
             measure("api_no_provider")
         trace.set_tracer_provider(provider)  # once per process: the SDK rounds come last
         telemetry.set_enabled(True)
@@ -164,7 +167,8 @@ def main() -> None:
                 "mean recall time with telemetry disabled. recall_paired_delta_vs_disabled: "
                 "each query recalled with the mode and with telemetry disabled back to back "
                 "(order alternating), the mean of the medians of the differences with the mode "
-                "first and second; the recall rows carry "
+                "first and second; disabled_again is the A/A control (disabled against "
+                "disabled): its delta is the noise floor of this pairing; the recall rows carry "
                 "the machine's noise (ms), far above the span cost (us)",
     })
 

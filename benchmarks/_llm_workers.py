@@ -276,3 +276,51 @@ def llm_section(pg: PostgresServer, script: Path, users: int, seed: int) -> dict
         "duplicate_applications": sum(c["duplicate_applications"] for c in grid.values()),
     }
     return out
+
+
+def full_size(workers: int, concurrency: int, users: int) -> None:
+    """One cell on the full user count, stored as ``llm.full_size`` of the JSON:
+    ``python benchmarks/_llm_workers.py WORKERS CONCURRENCY [USERS]``."""
+    script = Path(__file__).with_name("consolidation_workers.py")
+    out = Path(__file__).parent / "results" / "consolidation_workers.json"
+    with PostgresServer() as pg:
+        url = pg.create_database("llm_template")
+        generate(url, users, pg.root)
+        with OpenAICompatServer(on_chat=_answer, delay=DELAY) as server:
+            got = _Cells(pg, script, "llm_template", server).cell(workers, concurrency, users)
+    got["measured_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+    data = json.loads(out.read_text())
+    base = data["llm"]["baseline_single_sequential_worker"]["users_per_second"]
+    got["speedup_vs_baseline"] = round(got["users_per_second"] / base, 1)
+    data["llm"]["full_size"] = got
+    out.write_text(json.dumps(data, indent=2) + "\n")
+    print(json.dumps(got, indent=2))
+
+
+def baseline_again(users: int = 200) -> None:
+    """The sequential baseline re-measured (``llm.full_size.baseline_rerun``), so the
+    full-size cell is compared with a baseline taken under the same machine load:
+    ``python benchmarks/_llm_workers.py baseline``."""
+    script = Path(__file__).with_name("consolidation_workers.py")
+    out = Path(__file__).parent / "results" / "consolidation_workers.json"
+    with PostgresServer() as pg:
+        url = pg.create_database("llm_template")
+        generate(url, users, pg.root)
+        with OpenAICompatServer(on_chat=_answer, delay=DELAY) as server:
+            got = _Cells(pg, script, "llm_template", server).baseline(users)
+    got["measured_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+    data = json.loads(out.read_text())
+    full = data["llm"]["full_size"]
+    full["baseline_rerun"] = got
+    full["speedup_vs_baseline_rerun"] = round(full["users_per_second"]
+                                              / got["users_per_second"], 1)
+    out.write_text(json.dumps(data, indent=2) + "\n")
+    print(json.dumps(got, indent=2))
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "baseline":
+        baseline_again()
+    else:
+        full_size(int(sys.argv[1]), int(sys.argv[2]),
+                  int(sys.argv[3]) if len(sys.argv) > 3 else 10_000)

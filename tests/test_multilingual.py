@@ -238,3 +238,13 @@ def test_mixed_chinese_english_recall(embedder: Embedder, tmp_path: Path):
         assert "Notion" in mm.recall("u", "我用什么App记笔记？notion吗", k=1)[0].content
         assert "Costco" in mm.recall("u", "去costco买什么", k=1)[0].content
         assert "5 km" in mm.recall("u", "how far do I run", k=1)[0].content
+
+
+def test_a_model_can_weigh_its_dense_score_up_in_a_script():
+    latin = frozenset({"latin"})
+    boost = {"han": 2.0}
+    assert dense_weight_for(0.4, "我在哪里上班？", None, boost) == pytest.approx(0.8)
+    assert dense_weight_for(0.4, "Where do I work?", None, boost) == pytest.approx(0.4)
+    assert dense_weight_for(0.7, "我在哪里上班？", None, boost) == 1.0  # capped
+    assert dense_weight_for(0.0, "我在哪里上班？", None, boost) == 0.0  # keyword only stays so
+    assert dense_weight_for(0.4, "我在哪里上班？", latin, boost) == 0.0  # not covered: no boost

@@ -64,6 +64,11 @@ class E5Embedder:
     """
 
     scripts: frozenset[str] | None = None
+    #: dense weight multipliers per script (:func:`memstrata.policies.language.dense_weight_for`):
+    #: on the Chinese tuning set the default fusion's hit@5 rose with the dense weight
+    #: (0.4: 0.838, 0.6: 0.853, 0.8: 0.888, 0.9: 0.898; dense alone 0.893) - e5's
+    #: similarity is worth more than character n-gram BM25 there
+    dense_boost: dict[str, float] = {"han": 2.0}  # noqa: RUF012 - read-only class data
 
     def __init__(self, *, threads: int = 1, batch_threads: int | None = None,
                  cache_size: int = DEFAULT_CACHE_SIZE, centre: bool = True) -> None:

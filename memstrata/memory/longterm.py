@@ -356,7 +356,8 @@ class LongTermMemory:
         scripts = language.model_scripts(self._embedder.name, getattr(self._embedder, "scripts",
                                                                       None),
                                          says=hasattr(self._embedder, "scripts"))
-        weight = language.dense_weight_for(policy.dense_weight, query, scripts)
+        weight = language.dense_weight_for(policy.dense_weight, query, scripts,
+                                           getattr(self._embedder, "dense_boost", None))
         return policy if weight == policy.dense_weight else replace(policy, dense_weight=weight)
 
     def _index_watermark(self, user_id: str) -> Watermark | None:

@@ -105,9 +105,27 @@ def covered_share(text: str, scripts: Iterable[str] | None) -> float:
     return sum(v for k, v in counts.items() if k in covered) / total
 
 
-def dense_weight_for(dense_weight: float, query: str, scripts: Iterable[str] | None) -> float:
-    """The dense weight to fuse ``query`` with, given the scripts the model covers."""
-    return dense_weight * covered_share(query, scripts)
+def dense_weight_for(dense_weight: float, query: str, scripts: Iterable[str] | None,
+                     boost: Mapping[str, float] | None = None) -> float:
+    """The dense weight to fuse ``query`` with, given the scripts the model covers.
+
+    ``boost`` (script -> multiplier) is what a model declares for scripts where its
+    similarity is worth more than the keyword index's (e5 on Chinese, where BM25 over
+    character n-grams is weak): the weight of that share of the query is multiplied
+    by it, capped at 1. A weight of 0 (keyword only) stays 0.
+    """
+    if not boost:
+        return dense_weight * covered_share(query, scripts)
+    covered = None if scripts is None else frozenset(scripts)
+    counts = script_counts(query)
+    total = sum(counts.values())
+    if total <= 0:
+        return dense_weight
+    weight = 0.0
+    for script, n in counts.items():
+        if covered is None or script in covered:
+            weight += n / total * min(1.0, dense_weight * boost.get(script, 1.0))
+    return weight
 
 
 def model_scripts(model_name: str, declared: Iterable[str] | None = None, *,

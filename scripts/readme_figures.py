@@ -185,6 +185,100 @@ def _injection(inj: dict[str, Any]) -> Row:
     )
 
 
+def _formation(sn: dict[str, Any], first2: dict[str, Any]) -> Row:
+    fc = sn["formation_changes"]
+    held, look2 = fc["heldout"]["all"], first2["heldout2"]
+    return (
+        "formation of changes through `observe` (moves, jobs, careers, diets, preferred names, "
+        f"birthdays, \"from now on\"; EN + ZH; the project's own set, {held['cases']} held-out "
+        "cases)",
+        f"changes read **{held['changes_read_correctly']:.2f}**, guards held "
+        f"{held['guards_held']:.2f}; a second held-out set in other phrasings, first look: "
+        f"changes **{look2['all']['changes_read_correctly']:.2f}** (EN "
+        f"{look2['en']['changes_read_correctly']:.2f}, ZH "
+        f"{look2['zh']['changes_read_correctly']:.2f}), guards {look2['all']['guards_held']:.2f}",
+        "`consolidation_scenarios.json`, `formation_changes_heldout2_first_look.json`",
+    )
+
+
+def _contradiction(c: dict[str, Any], first: dict[str, Any]) -> Row:
+    look = first["rules"]
+    before = c["methods"]["rules_before"]["heldout"]["all"]
+    return (
+        f"offline contradiction rules on {c['pairs']} own pairs (paraphrases, incidental \"not\","
+        " 不/没 in another clause; EN + ZH), held-out first look; no NLI model ships its weights "
+        "in a registry package",
+        f"precision **{look['all']['precision']:.2f}**, recall **{look['all']['recall']:.2f}** "
+        f"(EN {look['en']['precision']:.2f} / {look['en']['recall']:.2f}, ZH "
+        f"{look['zh']['precision']:.2f} / {look['zh']['recall']:.2f}); the rules before: "
+        f"{before['precision']:.2f} / {before['recall']:.2f}",
+        "`contradiction.json`, `contradiction_first_look.json`",
+    )
+
+
+def _knowledge_update(ku: dict[str, Any], f1: dict[str, Any], f2: dict[str, Any]) -> Row:
+    a = f1["heldout"]["remember"]
+    b = f2["heldout2"]["remember"]
+    names = ku["own_name"]["summary"]
+    return (
+        "knowledge updates: a value stated, then changed 3-8 weeks later without \"actually\" "
+        "(own probes, EN + ZH), current value ranked first, two held-out first looks; the "
+        "user's own name in the question",
+        f"**{a['default']['all']['newest_first']:.2f}** / "
+        f"**{b['default']['all']['newest_first']:.2f}**"
+        f" (before: {a['before']['all']['newest_first']:.2f} / "
+        f"{b['before']['all']['newest_first']:.2f}; target 0.85); same top-3 with and without "
+        f"the name {names['profile_slot']['same_top3']:.2f}",
+        "`knowledge_update.json`",
+    )
+
+
+def _temporal(t: dict[str, Any]) -> Row:
+    lo = t["locomo_dev"]
+    d = lo["paired_default_minus_before"]["recall@10"]
+    cat2 = next(v for k, v in lo["by_category"].items() if k.startswith("2"))
+    res = t["probes"]["summary"]["heldout"]["resolution"]
+    return (
+        "time: relative dates resolved at write time (own held-out probes); LoCoMo dev, paired "
+        "difference of recall@10 against the ranking before",
+        f"resolved {res['correct']:.2f} of {res['n']}; recall@10 **{d['mean']:+.3f}** "
+        f"[{d['low']:+.3f}, {d['high']:+.3f}]; category 2 (temporal) "
+        f"{cat2['recall@10_before']:.3f} → {cat2['recall@10_default']:.3f}, the relevance gate "
+        f"costs {cat2['recall@10_default_no_gate'] - cat2['recall@10_default']:.3f} there",
+        "`temporal.json`",
+    )
+
+
+def _nightly(n: dict[str, Any]) -> Row:
+    off, llm = n["modes"]["offline"]["all"], n["modes"]["llm_loopback"]["all"]
+    return (
+        f"nightly path on {n['conversations']} own multi-session conversations where values "
+        "change without \"actually\" (EN + ZH)",
+        f"current value active **{off['current_value_active']:.2f}** offline, "
+        f"{llm['current_value_active']:.2f} with an LLM (loopback server, scripted answers); top "
+        f"recall hit current {off['top_recall_hit_current']:.2f}",
+        "`nightly_changes.json`",
+    )
+
+
+def _workers(w: dict[str, Any]) -> Row:
+    llm = w["llm"]
+    base = llm["baseline_single_sequential_worker"]["users_per_second"]
+    full = llm["full_size"]
+    cpu = w["cpu"]["expire"]
+    one, two = cpu["workers_1"]["seconds"], cpu["workers_2"]["seconds"]
+    return (
+        "consolidation across workers (PostgreSQL, loopback model answering in 200 ms): "
+        f"`summarize` of {full['users']:,} users; `expire` over "
+        f"{w['cpu']['data']['records']:,} records",
+        f"**{full['users_per_second']:.1f} users/s** with {full['workers']} workers x "
+        f"{full['concurrency']} calls vs {base:.2f} for one sequential worker "
+        f"({full['users_per_second'] / base:.1f}x; target 50x, CPU-bound on 2 cores); 0 duplicate "
+        f"applications, within budget; `expire` 2 workers {one / two:.2f}x one",
+        "`consolidation_workers.json`",
+    )
+
+
 def rows(results: Path = RESULTS) -> list[Row]:
     """One row per figure, each read from the JSON files in ``results``."""
     files: dict[str, dict[str, Any]] = {}
@@ -204,6 +298,14 @@ def rows(results: Path = RESULTS) -> list[Row]:
         lambda: _observe(j("consolidation_observe.json")),
         lambda: _scale(j("consolidation_scale.json")),
         lambda: _scenarios(j("consolidation_scenarios.json")),
+        lambda: _formation(j("consolidation_scenarios.json"),
+                           j("formation_changes_heldout2_first_look.json")),
+        lambda: _contradiction(j("contradiction.json"), j("contradiction_first_look.json")),
+        lambda: _knowledge_update(j("knowledge_update.json"), j("knowledge_update_first_look.json"),
+                                  j("knowledge_update_heldout2_first_look.json")),
+        lambda: _temporal(j("temporal.json")),
+        lambda: _nightly(j("nightly_changes.json")),
+        lambda: _workers(j("consolidation_workers.json")),
         lambda: _agent(j("agent.json")),
         lambda: _cold_start(j("cold_start.json")),
         lambda: _injection(j("injection.json")),

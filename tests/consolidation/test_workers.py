@@ -159,6 +159,18 @@ def _wait_for(path: Path, proc: subprocess.Popen[bytes], timeout: float = 120.0)
         time.sleep(0.05)
 
 
+def _wait_lease_expired(manager: MemoryManager, run_id: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with manager.db.read() as conn:
+            leases = conn.execute(select(partitions.c.lease_until).where(
+                partitions.c.run_id == run_id, partitions.c.status == "running")).scalars().all()
+        if all(lease is None or lease < time.time() for lease in leases):
+            return
+        time.sleep(0.1)
+    raise AssertionError("the dead worker's lease never ran out")
+
+
 @pytest.mark.postgres
 @pytest.mark.parametrize("job", ["expire", "conflicts"])
 def test_a_worker_killed_mid_partition_is_finished_by_another_exactly_once(
@@ -180,6 +192,9 @@ def test_a_worker_killed_mid_partition_is_finished_by_another_exactly_once(
         os.kill(victim.pid, signal.SIGKILL)
         victim.wait(timeout=30)
         assert victim.returncode == -signal.SIGKILL
+        # until its lease runs out the dead worker's bucket is rightly not claimable (nobody
+        # can tell a dead worker from a slow one): run_until_idle would leave it alone
+        _wait_lease_expired(manager, run_id)
         # a second worker (another process) finishes both buckets, the dead one's too
         survivor = _spawn(pg_url, clock, 0, tmp_path / "never")
         assert survivor.wait(timeout=120) == 0, (tmp_path / "never.err").read_text()

@@ -222,9 +222,14 @@ class OpenAICompatServer:
             def log_message(self, format: str, *args: Any) -> None:
                 return
 
-            def _send(self, reply: Reply) -> None:
+            def _send(self, reply: Reply,
+                      before_write: Callable[[], None] | None = None) -> None:
                 if reply.delay:
                     time.sleep(reply.delay)
+                if before_write is not None:
+                    # logged before the client can read the answer, so a test that
+                    # checks the log right after its call returns sees this request
+                    before_write()
                 data = reply.raw if reply.raw is not None else json.dumps(reply.body).encode()
                 try:
                     self.send_response(reply.status)
@@ -243,12 +248,13 @@ class OpenAICompatServer:
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
                 reply = Reply.error(500, "on_chat failed")
-                try:
-                    reply = server._next_chat_reply(body)
-                    if server.delay:
-                        time.sleep(server.delay)
-                    self._send(reply)
-                finally:
+                logged = False
+
+                def log() -> None:
+                    nonlocal logged
+                    if logged:
+                        return
+                    logged = True
                     ok = reply.status == 200 and isinstance(reply.body, dict)
                     usage = (reply.body or {}).get("usage") or {} if ok else {}
                     event = ChatEvent(arrived, time.monotonic(), reply.status,
@@ -257,6 +263,14 @@ class OpenAICompatServer:
                     with server._lock:
                         server.in_flight -= 1
                         server.chat_log.append(event)
+
+                try:
+                    reply = server._next_chat_reply(body)
+                    if server.delay:
+                        time.sleep(server.delay)
+                    self._send(reply, before_write=log)
+                finally:
+                    log()
 
             def do_GET(self) -> None:
                 server.requests.append((self.path, None))

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import numpy as np
-from sqlalchemy import Connection, delete, insert, select
+from sqlalchemy import Connection, insert, select, update
 
 from memstrata.clock import from_epoch
 from memstrata.config import DEFAULT_SCOPE, SCOPE_PATTERN
@@ -359,7 +359,7 @@ class SummarizeJob:
         """Write one record through the write policy; record everything it changed."""
         item = new.item
         assert new.vector is not None
-        watch = queries.watch_ids(txn.conn, user_id, item)
+        watch = writer.watch_ids(item)
         before = txn.snapshot(user_id, watch)
         decision = writer.write_input(item, new.vector)
         done: list[PlannedAction] = []
@@ -418,8 +418,10 @@ def _mark(conn: Connection, user_id: str, kind: str, source_id: str, last: int,
         "memory_id": old.memory_id, "run_id": old.run_id, "at": float(old.at)}
     after = {"kind": kind, "source_id": source_id, "last_item": last, "memory_id": memory_id,
              "run_id": run_id, "at": now}
-    conn.execute(delete(sources).where(*where))
-    conn.execute(insert(sources).values(user_id=user_id, **after))
+    if old is None:
+        conn.execute(insert(sources).values(user_id=user_id, **after))
+    else:
+        conn.execute(update(sources).where(*where).values(**after))
     return PlannedAction(user_id, None, "mark_source", reason, before, after)
 
 

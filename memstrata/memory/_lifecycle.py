@@ -175,6 +175,8 @@ class RecordTxn:
     _touched: dict[str, _Touched] = field(default_factory=dict)
     _events: list[dict[str, Any]] = field(default_factory=list)
     _writers: list[WriteTxn] = field(default_factory=list)
+    #: users :meth:`lock` found without a row in this transaction
+    _absent: set[str] = field(default_factory=set)
 
     # ------------------------------------------------------------ users
 
@@ -192,6 +194,7 @@ class RecordTxn:
             .with_for_update()
         ).first()
         if row is None:
+            self._absent.add(user_id)
             return False
         state = UserState(user_id, int(row.seq), str(row.generation), row.embed_model)
         self._touched[user_id] = _Touched(state, SeqCounter(state))
@@ -200,7 +203,9 @@ class RecordTxn:
     def lock_or_create(self, user_id: str) -> UserState:
         """Lock the user, creating the row on the first write."""
         if user_id not in self._touched:
-            state = _store.lock_user(self.conn, user_id, self.now)
+            state = _store.lock_user(self.conn, user_id, self.now,
+                                     absent=user_id in self._absent)
+            self._absent.discard(user_id)
             self._touched[user_id] = _Touched(state, SeqCounter(state))
         return self._touched[user_id].before
 
@@ -346,7 +351,6 @@ class RecordTxn:
         self._events.clear()
         for t in self._touched.values():
             t.counter.commit(self.conn)
-            t.counter.start = t.counter.value
 
 
 @dataclass(frozen=True, slots=True)

@@ -145,36 +145,37 @@ def user_state(conn: Connection, user_id: str) -> UserState | None:
     return UserState(user_id, int(row.seq), str(row.generation), row.embed_model)
 
 
-def lock_user(conn: Connection, user_id: str, now: float) -> UserState:
+def lock_user(conn: Connection, user_id: str, now: float, *, absent: bool = False
+              ) -> UserState:
     """Create the user row if needed and lock it for this transaction.
 
     The row is created with ``INSERT ... ON CONFLICT DO NOTHING`` so two first
     writers of a new user cannot collide. On PostgreSQL ``FOR UPDATE`` then
     serialises writers of one user; SQLite is already serialised by
-    ``BEGIN IMMEDIATE``.
+    ``BEGIN IMMEDIATE``. ``absent``: this transaction has just looked and found
+    no row, so the insert goes first (one statement for a new user; a row
+    created by someone else in between is then read and locked as usual).
     """
     query = (
         select(users.c.seq, users.c.generation, users.c.embed_model)
         .where(users.c.user_id == user_id)
         .with_for_update()
     )
-    state = conn.execute(query).first()
+    state = None if absent else conn.execute(query).first()
     if state is None:
         from sqlalchemy.dialects import postgresql, sqlite
 
         dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
-        conn.execute(
+        state = conn.execute(
             dialect.insert(users)
             .values(user_id=user_id, seq=0, generation=uuid.uuid4().hex, embed_model=None,
                     created_at=now)
             .on_conflict_do_nothing(index_elements=["user_id"])
-        )
-        state = conn.execute(query).one()
+            .returning(users.c.seq, users.c.generation, users.c.embed_model)
+        ).first()
+        if state is None:  # created by another writer since we looked
+            state = conn.execute(query).one()
     return UserState(user_id, int(state.seq), str(state.generation), state.embed_model)
-
-
-def set_user_seq(conn: Connection, user_id: str, seq: int) -> None:
-    conn.execute(update(users).where(users.c.user_id == user_id).values(seq=seq))
 
 
 def set_user_model(conn: Connection, user_id: str, model: str | None) -> None:
@@ -193,9 +194,17 @@ class SeqCounter:
         self.value += 1
         return self.value
 
-    def commit(self, conn: Connection) -> None:
+    def commit(self, conn: Connection, *, embed_model: str | None = None) -> None:
+        """Store the sequence (and the user's first ``embed_model``) in one update;
+        nothing when neither changed since the last commit."""
+        values: dict[str, Any] = {}
         if self.value != self.start:
-            set_user_seq(conn, self.user_id, self.value)
+            values["seq"] = self.value
+        if embed_model is not None:
+            values["embed_model"] = embed_model
+        if values:
+            conn.execute(update(users).where(users.c.user_id == self.user_id).values(**values))
+        self.start = self.value
 
 
 # ---------------------------------------------------------------- records

@@ -165,10 +165,26 @@ class WriteTxn:
 
     def prefetch(self, batch: list[PreparedWrite]) -> None:
         """Read the exact duplicates of a whole batch in one query."""
-        hashes = [_text.content_hash(p.item.content) for p in batch]
+        self._prefetch_hashes([_text.content_hash(p.item.content) for p in batch])
+
+    def _prefetch_hashes(self, hashes: list[str]) -> None:
         found = _store.rows_by_hash(self.conn, self.user_id, hashes)
         self._known_hashes.update({key: row.id for key, row in found.items()})
         self._prefetched.update(hashes)
+
+    def watch_ids(self, item: MemoryInput) -> list[str]:
+        """Live records a write of ``item`` may change (its exact duplicate in the
+        scope, its slot), read before the write so a caller can diff them after.
+        The duplicate lookup fills the cache :meth:`write` reads, so it costs no
+        second query."""
+        chash = _text.content_hash(item.content)
+        if chash not in self._prefetched:
+            self._prefetch_hashes([chash])
+        ids = [i for i in (self._known_hashes.get((item.scope, chash)),) if i is not None]
+        if item.slot is not None:
+            key = _store.slot_key(item.slot.subject, item.slot.attribute)
+            ids += [r.id for r in _store.slot_rows(self.conn, self.user_id, item.scope, key)]
+        return ids
 
     # ------------------------------------------------------------ decide + act
 
@@ -405,9 +421,8 @@ class WriteTxn:
         rows = list(self.pending.values())
         _store.insert_records(self.conn, rows, self.vectors)
         _store.add_events(self.conn, self.events)
-        if rows and self.state.embed_model is None:
-            _store.set_user_model(self.conn, self.user_id, self.model)
-        self.counter.commit(self.conn)
+        self.counter.commit(self.conn, embed_model=self.model
+                            if rows and self.state.embed_model is None else None)
         vectors = {v["memory_id"]: v for v in self.vectors}
         for row in rows:
             if row["status"] in _RETRIEVABLE:

@@ -36,7 +36,6 @@ __all__ = [
     "sources_exist",
     "task_step_payloads",
     "user_page",
-    "watch_ids",
 ]
 
 _LIVE = (Status.ACTIVE.value, Status.DEMOTED.value, Status.PENDING_CONFIRMATION.value)
@@ -124,18 +123,6 @@ def expiry_candidates(conn: Connection, user_id: str, now: float, purge_before: 
         )
         .order_by(m.id)
     ))
-
-
-def watch_ids(conn: Connection, user_id: str, item: MemoryInput) -> list[str]:
-    """Live records a write of ``item`` may change (exact duplicates, its slot)."""
-    from memstrata import _text
-
-    found = _store.rows_by_hash(conn, user_id, [_text.content_hash(item.content)])
-    ids = [r.id for (scope, _), r in found.items() if scope == item.scope]
-    if item.slot is not None:
-        key = _store.slot_key(item.slot.subject, item.slot.attribute)
-        ids += [r.id for r in _store.slot_rows(conn, user_id, item.scope, key)]
-    return ids
 
 
 # ---------------------------------------------------------------- episodes

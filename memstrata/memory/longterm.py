@@ -299,7 +299,7 @@ class LongTermMemory:
         if min_relevance is not None:
             min_relevance = check_number(min_relevance, "min_relevance", 0.0, 1.0)
             policy = replace(policy, min_relevance=min_relevance)
-        policy = self._fit_language(policy, query)
+        policy = self._fit_language(policy, query, gate=min_relevance is None)
         seen = self._index_watermark(user_id)
         if seen is None:  # indexes not loaded (or not agreeing): sync before searching
             state = self._synced(user_id)
@@ -350,15 +350,21 @@ class LongTermMemory:
         cache[user_id] = (seen, names)
         return names
 
-    def _fit_language(self, policy: RetrievalPolicy, query: str) -> RetrievalPolicy:
-        """The dense weight for the scripts of ``query`` that the model covers
-        (:mod:`memstrata.policies.language`)."""
+    def _fit_language(self, policy: RetrievalPolicy, query: str, *, gate: bool = True
+                      ) -> RetrievalPolicy:
+        """The dense weight and the gate for the scripts of ``query`` that the model
+        covers (:mod:`memstrata.policies.language`, :meth:`RetrievalPolicy.for_coverage`);
+        ``gate`` False keeps a gate the caller set."""
         scripts = language.model_scripts(self._embedder.name, getattr(self._embedder, "scripts",
                                                                       None),
                                          says=hasattr(self._embedder, "scripts"))
         weight = language.dense_weight_for(policy.dense_weight, query, scripts,
                                            getattr(self._embedder, "dense_boost", None))
-        return policy if weight == policy.dense_weight else replace(policy, dense_weight=weight)
+        covered = language.covered_share(query, scripts)
+        if not gate:
+            return policy if weight == policy.dense_weight else replace(
+                policy, dense_weight=weight)
+        return policy.for_coverage(weight, covered)
 
     def _index_watermark(self, user_id: str) -> Watermark | None:
         """The SQL state both derived indexes reflect, if they agree (no SQL read)."""

@@ -13,7 +13,10 @@ preferences, corrections and profile facts; each candidate goes through the
 ordinary write policy in one batch (one embedding call, one transaction): a
 structured correction supersedes the old value at once, a contradicting value
 opens a conflict, a duplicate reinforces; a free-text "actually, not X but Y"
-supersedes the older statements about X in the scope right away. Nothing else -
+supersedes the older statements about X in the scope right away. A candidate whose
+attribute the sentence leaves open ("I moved from Siemens to Google", "I left Berlin for
+Munich") takes the attribute whose current value the sentence names (one read of the
+user's active slots, only for such turns). Nothing else -
 no LLM, no per-turn model calls. A turn with nothing readable costs the append alone; what the
 fast path could not read waits in episodic storage for the ``summarize`` job
 (the turn's metadata says ``fast_extracted: 0``).
@@ -24,6 +27,8 @@ Every memory written links back to its turn (``session_id`` and
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -43,7 +48,7 @@ from memstrata.memory._validate import (
     check_turn,
     check_user,
 )
-from memstrata.types import MemoryInput, Source, Status, WriteDecision
+from memstrata.types import USER_SUBJECT, MemoryInput, Slot, Source, Status, WriteDecision
 
 if TYPE_CHECKING:
     from memstrata.memory.manager import MemoryManager
@@ -105,6 +110,8 @@ def observe(
     from memstrata.policies.extraction import extract  # the rules load on the first turn
 
     candidates = tuple(extract(text, role="user")) if wanted and text.strip() else ()
+    if any(c.alternatives for c in candidates):
+        candidates = _resolve_attributes(manager, user_id, scope, candidates)
     turn_meta = {**meta, "scope": scope, "fast_extracted": len(candidates)}
     # check the memories as remember would before the turn is stored, so bad input
     # changes nothing (PostgreSQL would refuse an over-wide slot after the append)
@@ -126,6 +133,41 @@ def observe(
             corrected += _supersede_replaced(manager, user_id, scope, d.record_id, c.replaces)
     return Observation(turn_id, user_id, session_id, role, candidates, tuple(decisions),
                        tuple(corrected))
+
+
+def _resolve_attributes(manager: MemoryManager, user_id: str, scope: str,
+                        candidates: tuple[Extracted, ...]) -> tuple[Extracted, ...]:
+    """Which thing changed, read from what the user said before.
+
+    "I moved from Siemens to Google" and "I left Berlin for Munich" have the same
+    shape; the sentence names the value being left, so the attribute whose current
+    value it names is the one that changed. A tentative candidate whose sentence
+    names no current value is dropped (the raw turn stays for ``summarize``).
+    """
+    wanted = {a for c in candidates if c.slot is not None
+              for a in (c.slot.attribute, *c.alternatives)}
+    m = memories.c
+    with manager.db.read() as conn:
+        current = conn.execute(
+            select(m.attribute, m.value).where(
+                m.user_id == user_id, m.scope == scope, m.status == Status.ACTIVE.value,
+                m.subject == USER_SUBJECT, m.attribute.in_(sorted(wanted)))).all()
+    out: list[Extracted] = []
+    for c in candidates:
+        if not c.alternatives or c.slot is None:
+            out.append(c)
+            continue
+        said = _text.normalize(c.content)
+        named = [a for a, v in current
+                 if v and a in (c.slot.attribute, *c.alternatives)
+                 and _text.normalize(v) != _text.normalize(c.slot.value)
+                 and re.search(rf"(?<!\w){re.escape(_text.normalize(v))}(?!\w)", said)]
+        if named and c.slot.attribute not in named:
+            slot = Slot(c.slot.subject, named[0], c.slot.value)
+            out.append(dataclasses.replace(c, slot=slot, alternatives=(), tentative=False))
+        elif named or not c.tentative:
+            out.append(c)
+    return tuple(out)
 
 
 def _supersede_replaced(manager: MemoryManager, user_id: str, scope: str, new_id: str,

@@ -14,6 +14,14 @@ transaction plus (only when something was read) one embedding. What it reads:
   the attribute is single-valued, so the write path matches it by fields (a
   new city conflicts with the old one; "I moved to Munich" supersedes it).
 
+Changes of state are read however they are phrased: verb families ("made the move to",
+"settled in", "Munich is home now", "Google hired me", "address me as"), ages in words
+("turned thirty", "三十岁"), Chinese word order and dropped subjects ("我在上海定居了",
+"我换工作了，现在在阿里巴巴"). Typographic apostrophes ("I’ve") and bare contractions
+("Im") read like straight ones. What is not the user's own change is not read: a
+quoted clause ('she said "I moved to Munich"'), a condition ("if I moved to Munich",
+"如果我搬到上海"), a relative's move, a plan, a negation.
+
 Everything else - small talk, one-off reactions ("this hotel is awful"),
 questions, task chatter - yields nothing: the raw turn is kept in episodic
 storage and the ``summarize`` job (with an LLM, when one is configured) reads
@@ -60,6 +68,13 @@ class Extracted:
     correction: bool = False
     #: for "not X but Y": the value that is being replaced (X)
     replaces: str | None = None
+    #: other attributes the slot's value may belong to ("I moved from Siemens to Google":
+    #: a city or an employer); the write side picks the one whose current value the
+    #: sentence names (:func:`memstrata.memory.formation.observe`)
+    alternatives: tuple[str, ...] = ()
+    #: keep the slot only when the sentence names the current value of one of the
+    #: attributes ("I left X for Y" says nothing about which X it is)
+    tentative: bool = False
     kind: Literal["extracted"] = "extracted"
 
 
@@ -68,7 +83,7 @@ class Extracted:
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*|\n+")
 #: a new clause about the speaker inside one sentence ("I'm Alice, I live in Berlin")
 _CLAUSE_SPLIT = re.compile(
-    r"(?:,\s*|\s+)(?:and|but|so|also)\s+(?=(?:i|i'm|i've|i'd|my)\b)|,\s*(?=(?:i|i'm|i've|my)\b)"
+    r"(?:,\s*|\s+)(?:and|but|so|also)\s+(?=(?:i|i'm|i've|i'd|my)\b)|,\s*(?=(?:i|i'm|i've|my)\b(?!\s+new\s+(?:home|hometown|city)\b))"
     r"|[，,；]\s*(?=我)",
     re.IGNORECASE,
 )
@@ -142,7 +157,7 @@ def is_correction_text(text: str) -> bool:
 
 
 def _clean(value: str) -> str:
-    value = _TRAILING.sub("", value.strip())
+    value = _TRAILING.sub("", value.strip().strip(" \"'“”‘’`"))
     return value.strip(" \"'“”‘’`")
 
 
@@ -159,9 +174,16 @@ _ZH_VALUE_TAIL = re.compile(r"(?:住|居住|定居|生活|工作|上班|"
                             r"[一二两三四五六七八九十几\d]+个?(?:多)?(?:天|周|星期|月|年))+$")
 
 
+#: not a place or a company: 搬回家了, 我在酒店住, 我去公司上班了, 我被单位录用了
+_ZH_NOT_A_VALUE = re.compile(r"^(?:这|那|回|去|来|家|老家|朋友|同学|亲戚|父母|我)"
+                             r"|(?:家|酒店|宾馆|旅馆|医院|宿舍|公司|单位|办公室|学校|里|这儿|那儿|这边|那边|去|来)$")
+
+
 def _zh_value(raw: str) -> str:
+    """The place or company in a Chinese clause; ``""`` when it names none."""
     value = _clean(_ZH_VALUE_END.sub("", raw.strip()))
-    return _ZH_VALUE_TAIL.sub("", value) or value
+    value = _ZH_VALUE_TAIL.sub("", value) or value
+    return "" if _ZH_NOT_A_VALUE.search(value) else value
 
 
 def _is_question(sentence: str) -> bool:
@@ -206,7 +228,7 @@ def _slot(attribute: str, value: str) -> Slot | None:
 # ---------------------------------------------------------------- English rules
 
 _NAME = re.compile(
-    r"^(?:my name is|my name's|i am called|i'm called|i go by)\s+"
+    r"^(?:my name is|my name's|i am called|i'm called|i go by)\s+(?:now\s+|officially\s+)?"
     r"(?P<v>[A-Za-z][\w'-]*(?:\s+(?-i:[A-Z][\w'-]*))?)",
     re.IGNORECASE,
 )
@@ -215,35 +237,99 @@ _NAME = re.compile(
 _CALL_ME = re.compile(
     r"(?:^|\b(?:please|just|you can|you may|you could|feel free to|everyone|everybody|"
     r"people|most people|friends)\s+|\bi(?:'d| would)?\s+(?:much\s+)?(?:rather|prefer|like|"
-    r"want)\s+(?:(?:it\s+)?if\s+you\s+|you\s+(?:to\s+)?|to be\s+|being\s+)?)"
-    r"(?:calls?|called)\s+(?:me\s+)?"
+    r"want)\s+(?:(?:it\s+)?if\s+you\s+|you\s+(?:to\s+)?|to be\s+|being\s+|be\s+)?)"
+    r"(?:calls?|called)\s+(?:me\s+)?[\"']?"
     r"(?P<v>(?-i:[A-Z][\w'-]*))",
     re.IGNORECASE,
 )
-_NOT_CALL = re.compile(r"\b(?:don't|do not|dont|never|stop|not)\s+(?:\w+\s+)?call", re.IGNORECASE)
+_NOT_CALL = re.compile(r"\b(?:don't|do not|dont|never|stop|not)\s+(?:\w+\s+)?"
+                       r"(?:call|address|refer)", re.IGNORECASE)
+#: other verbs of naming: "address me as Kate", "refer to me as Kate", "I changed my name to Kate"
+_ADDRESS_AS = re.compile(
+    r"\b(?:address|refer\s+to|know)\s+me\s+as\s+[\"']?(?P<v>(?-i:[A-Z][\w'-]*))"
+    r"|\bi(?:'ve| have)?\s+(?:just\s+|legally\s+|officially\s+|finally\s+)?changed\s+my\s+"
+    r"(?:first\s+)?name\s+to\s+[\"']?(?P<v2>(?-i:[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?))",
+    re.IGNORECASE,
+)
+#: "Kate is fine, nobody calls me Katherine": a name offered where naming is the topic
+_NAME_WILL_DO = re.compile(r"^(?:just\s+)?(?P<v>(?-i:[A-Z][a-z]+))(?:'s|\s+is|\s+will do|\s+works)"
+                           r"\b(?:\s+(?:fine|ok|okay|good|great|perfect|enough)\b)?", re.IGNORECASE)
+_NAMING_TOPIC = re.compile(r"\b(?:calls?|called|calling|address(?:es)?)\s+me\b|\bmy name\b",
+                           re.IGNORECASE)
 _NOT_NAME_WORDS = frozenset({"when", "back", "later", "tomorrow", "tonight", "today", "if",
                              "at", "on", "after", "before", "asap", "anytime", "any", "crazy"})
 _IM_NAME = re.compile(r"^[Ii](?:'m|\s+am)\s+(?P<v>[A-Z][a-z]+)(?:\s*[,.!]|$)")
 _LIVE = re.compile(
     r"\bi(?:\s+currently|\s+now)?(?:\s+(?:live|am living|'m living|reside|stay)|"
-    r"(?:'ve| have) been living)\s+in\s+(?P<v>.+)"
-    r"|\bi'?m\s+(?:now\s+)?(?:based|located|living)\s+in\s+(?P<v2>.+)",
+    r"(?:'ve| have)\s+(?:now\s+)?(?:been living|lived))\s+in\s+(?P<v>.+)"
+    r"|\bi(?:'m|\s+am|'ve been|\s+have been)\s+(?:now\s+)?(?:based|located|living)\s+in\s+"
+    r"(?P<v2>.+)",
     re.IGNORECASE,
 )
+#: "I have lived in Munich before": a past stay, not where the user lives
+_PAST_STAY = re.compile(r"\b(?:'ve|have)\s+lived\s+in\s+(?!.*\b(?:since|for|now)\b)"
+                        r"|\b(?:'ve|have)\s+lived\s+in\s+.*\b(?:before|once|twice|in the past|"
+                        r"as a (?:child|kid|student)|when|years ago)\b", re.IGNORECASE)
+#: who moves with the user: "we", "our family", "my wife and I", "the kids and I"
+_WE = r"(?:i|we|our\s+(?:whole\s+)?family|(?:my|the)\s+(?:[\w-]+\s+){1,2}and\s+i)"
 _MOVED = re.compile(
-    r"\b(?:i|we)(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+|already\s+|also\s+)?"
-    r"(?:moved|relocated)\s+(?:(?:away\s+)?(?:from|out of)\s+[^,;]+?\s+)?"
+    rf"\b{_WE}(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+|already\s+|also\s+|"
+    r"officially\s+|now\s+|actually\s+)?"
+    r"(?:moved|relocated|made\s+the\s+(?:big\s+)?move|ended\s+up\s+(?:moving|relocating))"
+    r"(?:\s+(?:back|over|house|home|across|permanently|for good))?\s+"
+    r"(?:(?:away\s+)?(?:from|out of)\s+[^,;]+?\s+)?"
     r"(?:to|into\s+(?:(?:our|my|a|the)\s+)?(?:new\s+)?(?:flat|apartment|house|place|home)\s+in)"
     r"\s+(?P<v>.+)",
+    re.IGNORECASE,
+)
+#: a place or a company is named ("the next chapter", "decaf" are not)
+_NAMED = re.compile(r"(?-i:[A-Z])|[\u3400-\u9fff]")
+_CAPITALISED = r"(?-i:[A-Z][\w'.-]*(?:\s+(?:[A-Z][\w'.-]*|am|an der|upon|de|del|la|le))*)"
+#: a new home named without a verb of moving: "Munich is home now", "Munich is our new
+#: home", "we now call Munich home", "greetings from Munich, our new home", "settled in Munich"
+_NEW_HOME = re.compile(
+    rf"^(?P<v>{_CAPITALISED})\s+is\s+(?:(?:my|our)\s+(?:new\s+)?home|home\s+now|now\s+home)"
+    r"\b(?!\s+(?:to|of|for)\b)"
+    rf"|^(?:my|our)\s+(?:new\s+)?home\s+is\s+(?:now\s+)?(?:in\s+)?(?P<v2>{_CAPITALISED})"
+    rf"|\b(?:in|from|to)\s+(?P<v3>{_CAPITALISED})\s*[,—–-]+\s*(?:my|our)\s+new\s+"
+    r"(?:home|hometown|city)\b"
+    rf"|\b(?:my|our)\s+new\s+(?:home|flat|apartment|house|place)\s+in\s+(?P<v4>{_CAPITALISED})"
+    rf"|\b(?:i|we)\s+(?:now\s+)?call\s+(?P<v5>{_CAPITALISED})\s+home\b"
+    rf"|\b(?:i|we)(?:'ve| have)?\s+(?:now\s+|finally\s+)?made\s+(?P<v6>{_CAPITALISED})\s+"
+    r"(?:my|our)\s+(?:new\s+)?home\b"
+    rf"|\b(?:i|we)(?:'ve| have)?\s+(?:now\s+|finally\s+|just\s+)?settled\s+(?:down\s+)?in"
+    rf"\s+(?P<v7>{_CAPITALISED})",
     re.IGNORECASE,
 )
 #: "since the move to Munich, ..." / "after our move to Munich"
 _SINCE_MOVE = re.compile(r"\b(?:since|after)\s+(?:the|our|my)\s+(?:move|relocation)\s+to\s+"
                          r"(?P<v>(?-i:[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*))", re.IGNORECASE)
 _FROM = re.compile(r"\bi(?:'m| am)\s+(?:originally\s+)?from\s+(?P<v>.+)", re.IGNORECASE)
-_AGE = re.compile(r"\bi(?:'m| am)\s+(?P<v>\d{1,3})(?:\s+years?\s+old|\s*yo)?\b(?!\s*(?:%|kg|km|"
-                  r"lbs|minutes|min|hours|cm|m\b))|\bi\s+(?:just\s+)?turned\s+(?P<v2>\d{1,3})\b",
+_UNITS = ("one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+          "fifteen sixteen seventeen eighteen nineteen").split()
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+#: an age in words, ten to ninety-nine ("thirty", "twenty-nine")
+_AGE_WORD = (rf"(?:(?:{'|'.join(_TENS)})(?:[- ](?:{'|'.join(_UNITS[:9])}))?"
+             rf"|{'|'.join(_UNITS[9:])})")
+_AGE = re.compile(rf"\bi(?:'m| am)\s+(?:now\s+)?(?P<v>\d{{1,3}}|{_AGE_WORD})"
+                  r"(?:\s+years?\s+old|\s*yo)?\b"
+                  r"(?!\s*(?:%|kg|km|lbs|minutes|min|hours|cm|m\b|of\b|percent|times))"
+                  rf"(?:(?<=\d)|(?<=old)|(?=\s*(?:now|today|this year|already|and|but|so)\b|"
+                  r"\s*[,.!;]|\s*$))"
+                  rf"|\bi\s+(?:just\s+|finally\s+|officially\s+)?turned\s+"
+                  rf"(?P<v2>\d{{1,3}}|{_AGE_WORD})\b(?!\s+(?:of|times|degrees|pages|%))",
                   re.IGNORECASE)
+
+
+def _age(value: str) -> str:
+    """"thirty" -> "30", "twenty-nine" -> "29", "30" -> "30"."""
+    words = value.casefold().replace("-", " ").split()
+    if not words or words[0].isdigit():
+        return value
+    total = 0
+    for word in words:
+        total += 10 * (_TENS.index(word) + 2) if word in _TENS else _UNITS.index(word) + 1
+    return str(total)
 #: "today is my 30th birthday", "I just celebrated my 30th birthday" (not a future one)
 _BIRTHDAY = re.compile(r"\bmy\s+(?P<v>\d{1,3})(?:st|nd|rd|th)\s+birthday\b"
                        r"|\bi\s+(?:just\s+)?celebrated\s+turning\s+(?P<v2>\d{1,3})\b",
@@ -253,8 +339,40 @@ _FUTURE = re.compile(r"\b(?:tomorrow|next|coming|upcoming|soon|will|'ll|going to
 _WORK_AS = re.compile(r"\bi(?:'m|\s+am|'ve been|\s+have been)?\s+(?:now\s+|currently\s+)?"
                       r"(?:work|working)\s+as\s+(?:an?\s+)?(?P<v>.+)", re.IGNORECASE)
 _WORK_AT = re.compile(
-    r"\bi\s+(?:now\s+|currently\s+)?(?:work|am working|'m working)\s+(?:at|for)\s+(?P<v>.+)"
-    r"|\bi(?:'m| am)\s+(?:now\s+|currently\s+)?employed\s+(?:at|by)\s+(?P<v2>.+)",
+    r"\bi\s+(?:now\s+|currently\s+)?(?:work|am working)\s+(?:at|for)\s+(?P<v>.+)"
+    r"|\bi(?:'m| am)\s+(?:now\s+|currently\s+)?employed\s+(?:at|by)\s+(?P<v2>.+)"
+    # "I'm working at Google these days": the progressive names a company, not "home"
+    r"|\bi'm\s+(?:now\s+|currently\s+)?working\s+(?:at|for)\s+"
+    r"(?P<v3>(?-i:[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*)*))",
+    re.IGNORECASE,
+)
+#: the sentence is about work ("after five years at Siemens", "I quit my job"), so "moved to X"
+#: or "switched to X" names an employer, not a city
+_JOB_CONTEXT = re.compile(
+    r"\b(?:jobs?|employer|company|firm|position|role|career|offer|hired|quit|resigned|colleagues"
+    r"|(?:years?|months?|stint|time|tenure|decade)\s+(?:at|working\s+(?:at|for|with)))\b",
+    re.IGNORECASE,
+)
+#: the old employer named beside the change: "after five years at Siemens", "my job at Siemens"
+_ORG_TENURE = re.compile(r"\b(?:years?|months?|stint|time|tenure|decade|career|job|working)\s+"
+                         r"(?:at|with|for)\s+(?-i:[A-Z])", re.IGNORECASE)
+_ORG = r"(?P<v>(?-i:[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*)*))"
+#: a move between employers: "I moved to Google", "I switched over to Google", "I left
+#: Siemens for Google" - read as one only where the sentence is about work
+_ORG_MOVE = re.compile(
+    r"\bi(?:'ve| have)?\s+(?:[^,;.]*?\band\s+)?(?:just\s+|recently\s+|finally\s+|then\s+|now\s+)?"
+    r"(?:(?P<verb>moved|switched|jumped|changed|transferred|defected)\s+(?:over\s+)?to"
+    rf"|left\s+(?-i:[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*)*)\s+for)\s+(?:the\s+)?{_ORG}",
+    re.IGNORECASE,
+)
+#: the employer as the subject: "Google hired me", "Google took me on"
+_HIRED_ME = re.compile(
+    rf"^{_ORG}\s+(?:has\s+|have\s+)?(?:just\s+|finally\s+|officially\s+)?"
+    r"(?:hired|employed|took\s+me\s+on|signed)\s+me\b|^" + _ORG.replace("P<v>", "P<v2>")
+    + r"\s+(?:has\s+|have\s+)?(?:just\s+|finally\s+)?took\s+me\s+on\b"
+    r"|\bi(?:'ve| have)?\s+(?:just\s+|finally\s+|officially\s+)?(?:accepted|took|signed)\s+"
+    r"(?:an?|the|their)\s+(?:job\s+|work\s+)?(?:offer|position|job|contract)\s+(?:from|at|with)\s+"
+    + _ORG.replace("P<v>", "P<v3>"),
     re.IGNORECASE,
 )
 _PROFESSIONS = (
@@ -263,7 +381,7 @@ _PROFESSIONS = (
     r"consultant|pharmacist|dentist|artist|musician|photographer|analyst|entrepreneur|"
     r"founder|product manager|data scientist|pilot|driver|freelancer|retiree|retired"
 )
-_IM_A = re.compile(rf"\bi(?:'m| am)\s+(?:now\s+|currently\s+)?(?:an?\s+)?"
+_IM_A = re.compile(rf"\bi(?:'m| am|'ve been| have been)\s+(?:now\s+|currently\s+)?(?:an?\s+)?"
                    rf"(?P<v>(?:[\w-]+\s+){{0,2}}(?:{_PROFESSIONS}))\b", re.IGNORECASE)
 #: a career change: "I became a nurse", "I retrained as a nurse"
 _BECAME = re.compile(
@@ -301,6 +419,8 @@ _DIET_CHANGE = re.compile(
     re.IGNORECASE,
 )
 _MEAT_AGAIN = re.compile(
+    r"\bi(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:stopped|quit|gave up|given up)\s+"
+    r"being\s+(?:an?\s+)?(?:vegetarian|vegan|pescatarian)\b|"
     r"\bi(?:'ve| have)?\s+(?:just\s+|recently\s+)?(?:started|began|start)\s+eating\s+"
     r"(?:meat|fish and meat|chicken|beef)\b"
     r"|\bi(?:'m| am)?\s+(?:now\s+)?(?:eat|eating)\s+meat\s+(?:again|now|these days)\b",
@@ -361,10 +481,14 @@ _DISLIKE = re.compile(
 )
 _HABIT = re.compile(r"\bi\s+(?P<adv>always|usually|normally|never|typically)\s+(?P<v>.+)",
                     re.IGNORECASE)
+#: "from now on" and its kin: from today on, from this point onwards, henceforth
+_HENCEFORTH = (r"(?:from\s+(?:now|today|tonight|this\s+point|this\s+moment|here|this\s+day)"
+               r"(?:\s+(?:on(?:wards?)?|forward|out))+|going forward|henceforth|hereafter"
+               r"|starting\s+(?:now|today|tomorrow|from\s+today)|as of (?:now|today))")
 _STANDING = re.compile(
-    r"^(?:please\s+)?(?:from now on|going forward|in (?:the )?future|from here on(?: out)?|"
-    r"starting (?:now|today)|next time(?: and after)?)[,:]?\s+(?P<rest>.+)$"
-    r"|^(?P<rest2>.+?),?\s+(?:from now on|going forward|in (?:the )?future)$",
+    rf"^(?:please\s+)?(?:{_HENCEFORTH}|in (?:the )?future|moving forward(?=[,:])|"
+    r"next time(?: and after)?)[,:]?\s+(?P<rest>.+)$"
+    rf"|^(?P<rest2>.+?),?\s+(?:{_HENCEFORTH}|in (?:the )?future)$",
     re.IGNORECASE,
 )
 _ALWAYS_CMD = re.compile(
@@ -374,8 +498,7 @@ _ALWAYS_CMD = re.compile(
 )
 #: "from now on" in any position ("Could you, from now on, answer in German?")
 _STANDING_ANY = re.compile(
-    r"\b(?:from now on|going forward|from here on(?: out)?|henceforth|starting (?:now|today))\b"
-    r"[,:]?\s*",
+    rf"\b{_HENCEFORTH}\b[,:]?\s*",
     re.IGNORECASE,
 )
 #: a polite request or a tag is not a question ("could you ... from now on?", "..., alright?")
@@ -410,19 +533,46 @@ def _en_profile(s: str) -> Extracted | None:
         # how the user wants to be addressed now: the newest wins
         return Extracted(s, MemoryType.PROFILE, 0.9, "call_me", _slot("name", m["v"]),
                          correction=True)
+    m = _ADDRESS_AS.search(s)
+    if m and not _NOT_CALL.search(s):
+        return Extracted(s, MemoryType.PROFILE, 0.9, "call_me", _slot("name", m["v"] or m["v2"]),
+                         correction=True)
+    m = _NAME_WILL_DO.match(s)
+    if m and _NAMING_TOPIC.search(s, m.end()) and m["v"].lower() not in _NOT_NAMES:
+        return Extracted(s, MemoryType.PROFILE, 0.85, "call_me", _slot("name", m["v"]),
+                         correction=True)
     m = _IM_NAME.match(s)
     if m and m["v"].lower() not in _NOT_NAMES:
         return Extracted(s, MemoryType.PROFILE, 0.7, "name", _slot("name", m["v"]))
-    m = _MOVED.search(s)
+    m = _ORG_MOVE.search(s)
     if m and not _NEGATED_CLAUSE.search(s[:m.start("v")]):
+        verb = (m["verb"] or "").lower()
+        # "moved to" is a new employer only beside the old one ("after years at Siemens");
+        # "I quit my job and moved to Lisbon" is a move
+        if _ORG_TENURE.search(s) if verb == "moved" else _JOB_CONTEXT.search(s):
+            return Extracted(s, MemoryType.PROFILE, 0.85, "new_job",
+                             _slot("employer", _value(m["v"])), correction=True)
+        if verb != "moved":
+            # "I switched to Google", "I left Berlin for Munich": which thing changed is
+            # read from the user's current values the sentence names
+            return Extracted(s, MemoryType.PROFILE, 0.85, "moved_to", _slot("employer",
+                             _value(m["v"])), correction=True, alternatives=("city",),
+                             tentative=True)
+    m = _MOVED.search(s)
+    if m and not _NEGATED_CLAUSE.search(s[:m.start("v")]) and _NAMED.search(_value(m["v"])):
         return Extracted(s, MemoryType.PROFILE, 0.9, "moved", _slot("city", _value(m["v"])),
+                         correction=True, alternatives=("employer",))
+    m = _NEW_HOME.search(s)
+    if m and not _NEGATED_CLAUSE.search(s[:m.start()]):
+        value = next(v for v in m.groups() if v)
+        return Extracted(s, MemoryType.PROFILE, 0.85, "new_home", _slot("city", _value(value)),
                          correction=True)
     m = _SINCE_MOVE.search(s)
     if m:
         return Extracted(s, MemoryType.PROFILE, 0.85, "moved", _slot("city", m["v"]),
                          correction=True)
     m = _LIVE.search(s)
-    if m:
+    if m and not _PAST_STAY.search(s):
         value = _value(m["v"] or m["v2"])
         if not _ONE_OFF_OBJECT.match(value):
             return Extracted(s, MemoryType.PROFILE, 0.9, "city", _slot("city", value),
@@ -448,16 +598,17 @@ def _en_profile(s: str) -> Extracted | None:
     m = _AGE.search(s)
     if m:
         # "I turned 30": a birthday changes the age
-        return Extracted(s, MemoryType.PROFILE, 0.9, "age", _slot("age", m["v"] or m["v2"]),
-                         correction=m["v2"] is not None)
+        return Extracted(s, MemoryType.PROFILE, 0.9, "age", _slot("age", _age(m["v"] or m["v2"])),
+                         correction=m["v2"] is not None or _CHANGE_WORDS.search(s) is not None)
     m = _BIRTHDAY.search(s)
     if m and not _FUTURE.search(s):
         return Extracted(s, MemoryType.PROFILE, 0.9, "birthday",
                          _slot("age", m["v"] or m["v2"]), correction=True)
-    m = _NEW_JOB.search(s)
-    if m and not _NEGATED_CLAUSE.search(s[:m.start()]):
-        return Extracted(s, MemoryType.PROFILE, 0.85, "new_job",
-                         _slot("employer", _value(m["v"] or m["v2"])), correction=True)
+    m = _NEW_JOB.search(s) or _HIRED_ME.search(s)
+    if m and not _NEGATED_CLAUSE.search(s[:m.end()]):
+        value = next(v for k, v in m.groupdict().items() if v and k.startswith("v"))
+        return Extracted(s, MemoryType.PROFILE, 0.85, "new_job", _slot("employer", _value(value)),
+                         correction=True)
     m = _BECAME.search(s)
     if m:
         return Extracted(s, MemoryType.PROFILE, 0.85, "career_change",
@@ -470,7 +621,7 @@ def _en_profile(s: str) -> Extracted | None:
     m = _WORK_AT.search(s)
     if m:
         return Extracted(s, MemoryType.PROFILE, 0.85, "employer",
-                         _slot("employer", _value(m["v"] or m["v2"])))
+                         _slot("employer", _value(m["v"] or m["v2"] or m["v3"])))
     m = _IM_A.search(s)
     if m and not _NEGATED_CLAUSE.search(m.group(0)):
         return Extracted(s, MemoryType.PROFILE, 0.8, "occupation",
@@ -554,15 +705,54 @@ _ZH_LIVE_STRICT = re.compile(
 #: (a plan, a wish or a relative in between is not the user's change: 我明年可能搬到 / 我妹妹搬到)
 _ZH_WHEN = (
     r"(?:们)?(?:全家|一家|家)?(?:上个月|上周|去年|今年|前年|最近|前几天|前阵子|已经|刚刚|刚|"
-    r"终于|也|现在|如今|目前|上个星期|这个月|年初|年底)*"
+    r"终于|也|又|重新|现在|如今|目前|上个星期|这个月|年初|年底|上周末|前不久|不久前)*"
 )
-_ZH_MOVED = re.compile(rf"我{_ZH_WHEN}(?:从[^，,。！!；;]{{1,10}}?)?搬(?:家)?(?:到|去|来)了?"
+#: a Chinese place or company: up to a clause break
+_ZH_X = r"[^，,。！!；;？?]"
+#: where the user lives now, verb after the place: 我在上海定居了 / 我现在在上海住 / 我住上海
+_ZH_SETTLED = re.compile(
+    rf"我{_ZH_WHEN}(?:在|到)(?P<v>{_ZH_X}{{1,12}}?)(?:定居|安家|落户|安顿|住|生活)(?:下来)?了?"
+    rf"(?:[。！!~]|$)|我{_ZH_WHEN}落户(?!在)(?P<v2>{_ZH_X}{{1,12}}?)了?(?:[。！!~]|$)"
+)
+#: a job change, then where: 我换工作了，现在在阿里巴巴 / 我辞职了，去了阿里巴巴
+_ZH_JOB_SWITCH = re.compile(r"换了?(?:一份|份)?(?:新)?工作|辞职|离职|跳槽|辞了工作")
+_ZH_SWITCHED_TO = re.compile(
+    rf"(?:{_ZH_JOB_SWITCH.pattern})了?[，,\s]*(?:现在|目前|如今|然后|后来|最后)?(?:就)?"
+    rf"(?:在|去了|进了|到了|加入了?|入职了?)(?P<v>{_ZH_X}{{1,20}})"
+)
+#: a new employer with the verb after it: 我去阿里巴巴上班了 / 我被阿里巴巴录用了
+_ZH_JOINED = re.compile(
+    rf"我{_ZH_WHEN}(?:去|到|进)了?(?P<v>{_ZH_X}{{1,20}}?)(?:工作|上班|任职)了"
+    rf"|我{_ZH_WHEN}被(?P<v2>{_ZH_X}{{1,20}}?)(?:录用|聘用|雇用|聘请|招聘)了"
+)
+#: a new name: 我改名叫李明了 / 我把名字改成了李明
+_ZH_RENAMED = re.compile(
+    rf"我{_ZH_WHEN}(?:改名|把名字改|的名字改|名字改)(?:叫|为|成|作)了?(?P<v>[\u4e00-\u9fffA-Za-z·]{{1,8}}?)"
+    r"(?:了)?(?:[。！!~]|$)"
+)
+_ZH_MOVED = re.compile(rf"我{_ZH_WHEN}(?:从[^，,。！!；;]{{1,10}}?)?搬(?:家)?(?:回到|回|到|去|来)"
+                       r"了?"
                        r"(?P<v>[^，,。！!；;]{1,20})")
-_ZH_AGE = re.compile(rf"我{_ZH_WHEN}(?:今天|昨天)?(?:刚|刚刚)?(?:满)?(?P<v>\d{{1,3}})岁")
+#: an age in digits or Chinese numerals (30, 三十, 二十九)
+_ZH_N = r"(?:\d{1,3}|[一二两三四五六七八九]?十[一二三四五六七八九]?|[一二两三四五六七八九])"
+_ZH_AGE = re.compile(rf"我{_ZH_WHEN}(?:今天|昨天)?(?:刚|刚刚)?(?:满)?(?:了)?(?P<v>{_ZH_N})(?:周)?岁"
+                     rf"|我(?:今年|已经|现在)+(?P<v2>{_ZH_N})了")
 #: a birthday: 今天是我30岁生日 / 我刚过了30岁生日 (not 明天 / 下个月)
 _ZH_BIRTHDAY = re.compile(
-    r"我(?:的)?(?P<v>\d{1,3})岁(?:的)?生日|我(?:刚|刚刚|昨天)?过了(?P<v2>\d{1,3})岁生日"
+    rf"我(?:的)?(?P<v>{_ZH_N})岁(?:的)?生日"
+    rf"|我{_ZH_WHEN}(?:昨天|前天|今天|上周|上个月)?(?:刚)?过了(?P<v2>{_ZH_N})岁(?:的)?生日"
 )
+_ZH_DIGITS = {d: n for n, ds in enumerate("一 二两 三 四 五 六 七 八 九".split(), 1) for d in ds}
+
+
+def _zh_age(value: str) -> str:
+    """"三十" -> "30", "二十九" -> "29", "30" -> "30"."""
+    if value.isdigit():
+        return value
+    head, ten, tail = value.partition("十")
+    if not ten:
+        return str(_ZH_DIGITS.get(value, 0))
+    return str(_ZH_DIGITS.get(head, 1) * 10 + _ZH_DIGITS.get(tail, 0))
 _ZH_FUTURE = re.compile(r"明天|后天|下周|下个月|明年|快要|快到|将要|就要|要到")
 _ZH_NEW_JOB = re.compile(rf"我{_ZH_WHEN}(?:跳槽|换工作|入职|加入|转到)(?:到|去)?了?"
                          r"(?P<v>[^，,。！!；;]{1,20})")
@@ -575,10 +765,11 @@ _ZH_VEGAN = re.compile(
     rf"我{_ZH_WHEN}(?:是|成了|成为了?|变成了?|开始)?(?:一名|一个)?"
     r"(?:吃全素|纯素食者|纯素主义者|严格素食者|全素食者)"
 )
-_ZH_NOT_VEG = re.compile(rf"我{_ZH_WHEN}(?:不再吃素|不吃素了|开始吃肉|又吃肉|重新吃肉)")
+_ZH_NOT_VEG = re.compile(rf"我{_ZH_WHEN}(?:不再吃素|不吃素了|开始吃肉|又吃肉|重新吃肉|吃肉了|"
+                         r"开始吃荤|不是素食者了)")
 #: 叫我小王(就行/吧) - a preferred name; 别叫我 / 不要叫我 is not one
 _ZH_CALL = re.compile(
-    r"(?:^|请|你可以|可以|就|大家都|都|你就)叫我(?P<v>[\u4e00-\u9fffA-Za-z·]{1,6}?)"
+    r"(?:^|请|你可以|可以|就|大家都|都|你就|以后|今后|以后就|以后都)叫我(?P<v>[\u4e00-\u9fffA-Za-z·]{1,6}?)"
     r"(?:就行|就好|就可以|就是了|吧|好了|即可)?[。！!~]?$"
 )
 _ZH_NOT_CALL = re.compile(r"(?:别|不要|不用|不许|不准)叫我")
@@ -587,7 +778,8 @@ _ZH_KIN = re.compile(
     r"妻子|朋友|同事|家人|孩子|男朋友|女朋友|室友|邻居|老板)"
 )
 #: a clause with the subject dropped that states the present: 我换工作了，现在在阿里巴巴上班
-_ZH_PRESENT_CLAUSE = re.compile(r"[，,]\s*(?=(?:现在|目前|如今)(?!是不是))")
+_ZH_PRESENT_CLAUSE = re.compile(r"[，,]\s*(?=(?:现在|目前|如今)(?!是不是)"
+                                r"|(?:又|就|然后|后来|最后)?(?:搬|住在|入职|加入|开始吃|当上|成了))")
 _ZH_WORK_AT = re.compile(r"我(?:现在)?在(?P<v>[^，,。！!；;]{1,20}?)(?:工作|上班|任职)")
 _ZH_PROFESSIONS = "工程师|程序员|老师|教师|医生|护士|学生|设计师|经理|律师|会计|记者|研究员|厨师|" \
                   "建筑师|顾问|产品经理|司机|自由职业者|退休"
@@ -597,7 +789,9 @@ _ZH_IM_A = re.compile(
 _ZH_NOW_A = re.compile(
     rf"我(?:现在|目前|如今)是(?:一名|一个|个|名)?(?P<v>[^，,。！!；;]{{0,8}}?(?:{_ZH_PROFESSIONS}))"
 )
-_ZH_DIET = re.compile(r"我(?:是)?(?:素食者|素食主义者|吃素|吃全素|不吃肉)")
+_ZH_DIET = re.compile(rf"我{_ZH_WHEN}(?:开始|改|改成|成了|成为了?|变成了?|是)?(?:一名|一个)?"
+                      r"(?:素食者|素食主义者|吃素|吃全素|不吃肉)")
+_ZH_CHANGE_ASPECT = re.compile(r"开始|改|成|变|现在|已经|如今|目前|最近")
 _ZH_ALLERGY = re.compile(r"我对(?P<v>[^，,。！!；;]{1,20})过敏")
 _ZH_MY_ATTR = re.compile(r"^我(?:的|(?=最喜欢的|最爱的))(?P<attr>[^，,。！!；;是]{1,10})是"
                          r"(?P<v>[^，,。！!；;]{1,40})")
@@ -606,7 +800,8 @@ _ZH_DURABLE_ATTRS = re.compile(
     r"血型|母语|鞋码|时区|(?:最)?喜欢的.+|最爱的.+|常用的.+|偏好的.+|.*预算|.*目标)$"
 )
 _ZH_STANDING = re.compile(
-    r"^(?:请)?(?:以后|今后|从现在开始|从今天起|从今以后|往后|下次起)"
+    r"^(?:请)?(?:以后|今后|从现在(?:开始|起)|从今天(?:开始|起)|从明天(?:开始|起)|从今(?:以后|往后)|"
+    r"往后|下次起)"
     r"(?:都|请|就|也|一律)?[,，:：]?(?P<rest>.+)$"
 )
 _ZH_DONT = re.compile(
@@ -641,8 +836,18 @@ def _chinese(s: str) -> Extracted | None:
     if m and not _ZH_NOT_CALL.search(s):
         return Extracted(s, MemoryType.PROFILE, 0.9, "call_me", _slot("name", m["v"]),
                          correction=True)
+    m = _ZH_RENAMED.search(s)
+    if m:
+        return Extracted(s, MemoryType.PROFILE, 0.9, "call_me", _slot("name", m["v"]),
+                         correction=True)
     if _ZH_KIN.match(s):
         return None  # a relative's move or job is not the user's
+    m = _ZH_SWITCHED_TO.search(s) or _ZH_JOINED.search(s)
+    if m:
+        value = _zh_value(m["v"] or m["v2"])
+        if value:
+            return Extracted(s, MemoryType.PROFILE, 0.85, "new_job", _slot("employer", value),
+                             correction=True)
     m = _ZH_NEW_JOB.search(s)
     if m:
         value = _zh_value(m["v"])
@@ -662,25 +867,27 @@ def _chinese(s: str) -> Extracted | None:
                          correction=True)
     m = _ZH_BIRTHDAY.search(s)
     if m and not _ZH_FUTURE.search(s):
-        return Extracted(s, MemoryType.PROFILE, 0.9, "birthday", _slot("age", m["v"] or m["v2"]),
-                         correction=True)
-    m = _ZH_MOVED.search(s)
-    if m:
-        return Extracted(s, MemoryType.PROFILE, 0.9, "moved", _slot("city", _zh_value(m["v"])),
-                         correction=True)
-    m = _ZH_LIVE_STRICT.search(s)
-    if m:
-        return Extracted(s, MemoryType.PROFILE, 0.9, "city", _slot("city", _zh_value(m["v"])),
-                         correction="现在" in s)
+        return Extracted(s, MemoryType.PROFILE, 0.9, "birthday",
+                         _slot("age", _zh_age(m["v"] or m["v2"])), correction=True)
+    for pattern, rule in ((_ZH_MOVED, "moved"), (_ZH_SETTLED, "city"), (_ZH_LIVE_STRICT, "city")):
+        m = pattern.search(s)
+        value = _zh_value(m["v"] or m.groupdict().get("v2") or "") if m else ""
+        if value:  # 搬回家了 / 在酒店住 name no city: nothing is read
+            return Extracted(s, MemoryType.PROFILE, 0.9, rule, _slot("city", value),
+                             correction=pattern is not _ZH_LIVE_STRICT or "现在" in s)
     m = _ZH_ALLERGY.search(s)
     if m:
         return Extracted(s, MemoryType.PROFILE, 0.95, "allergy")
-    if _ZH_DIET.search(s):
-        return Extracted(s, MemoryType.PROFILE, 0.9, "diet", _slot("diet", "vegetarian"))
+    m = _ZH_DIET.search(s)
+    if m:  # 我开始吃素了 / 我现在吃素: the current diet, newest wins
+        return Extracted(s, MemoryType.PROFILE, 0.9, "diet", _slot("diet", "vegetarian"),
+                         correction=_ZH_CHANGE_ASPECT.search(m.group(0)) is not None
+                         or s[m.end():].startswith("了"))
     m = _ZH_AGE.search(s)
     if m:
-        return Extracted(s, MemoryType.PROFILE, 0.9, "age", _slot("age", m["v"]),
-                         correction="满" in m.group(0))
+        return Extracted(s, MemoryType.PROFILE, 0.9, "age",
+                         _slot("age", _zh_age(m["v"] or m["v2"])),
+                         correction="满" in m.group(0) or "了" in m.group(0))
     m = _ZH_WORK_AT.search(s)
     if m and not _ONE_OFF_OBJECT.match(m["v"]):
         return Extracted(s, MemoryType.PROFILE, 0.85, "employer",
@@ -724,23 +931,33 @@ _AND_CHANGE = re.compile(
     r"work|started|live|went)\b)",
     re.IGNORECASE,
 )
+_SUBJECT_ANY = re.compile(r"\b(?:i|we|my|me|our)\b|我", re.IGNORECASE)
 _SUBJECT_I = re.compile(r"^(?:i|we)\b(?!'d)", re.IGNORECASE)
 #: a chat turn without its subject: "Started at Google last week", "Just moved to Munich"
 _NO_SUBJECT = re.compile(r"^(?:just\s+|finally\s+|recently\s+)?(?:started\s+(?:at|working at|a new "
-                         r"job at)|joined|moved to|relocated to|turned\s+\d)\b", re.IGNORECASE)
+                         r"job at)|joined|moved to|relocated to|turned\s+\d|went vegan|"
+                         r"went vegetarian|became an?\s|settled in)\b", re.IGNORECASE)
 
 
 def _clauses(sentence: str) -> list[str]:
     parts = _CLAUSE_SPLIT.split(sentence)
     out: list[str] = []
-    for part in parts:
+    carry = ""
+    for i, part in enumerate(parts):
         part = _LEAD.sub("", part.strip())
+        if carry:  # "After five years at Siemens, I moved to Google": the work context stays
+            part, carry = f"{carry}, {part}", ""
+        elif i < len(parts) - 1 and not _SUBJECT_ANY.search(part) \
+                and _JOB_CONTEXT.search(part):
+            carry = part
+            continue
         if _SUBJECT_I.match(part):
             head, *rest = _AND_CHANGE.split(part)
             out += [head] + [f"I {r}" for r in rest]
         elif _NO_SUBJECT.match(part):
             out.append(f"I {part}")
-        elif part.startswith("我") and not _ZH_KIN.match(part):
+        elif part.startswith("我") and not _ZH_KIN.match(part) \
+                and not _ZH_JOB_SWITCH.search(part):  # 我换工作了，现在在X: read whole
             head, *rest = _ZH_PRESENT_CLAUSE.split(part)
             out += [head] + [f"我{r}" for r in rest]
         else:
@@ -748,9 +965,30 @@ def _clauses(sentence: str) -> list[str]:
     return out
 
 
+#: typographic apostrophes read as ``'`` ("I’ve moved" is "I've moved"); one character for one
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u02bc": "'", "\uff07": "'", "`": "'"})
+#: contractions typed without the apostrophe ("Im vegan now", "ive moved")
+_BARE_CONTRACTION = re.compile(r"\b(?P<i>[Ii])(?P<c>m|ve)(?=\s+[a-z])")
+#: a clause quoted inside a sentence ('She said "I moved to Munich"') is someone's words,
+#: not the user's statement: it is blanked before reading (a quoted name stays: 'call me "Kate"')
+_QUOTED_CLAUSE = re.compile(r"(?<=\S)(?P<q>\s*[:：,，]?\s*(?:\"[^\"]*\s[^\"]*\"|“[^”]*\s[^”]*”"
+                            r"|‘[^’]*\s[^’]*’|「[^」]*」|『[^』]*』|“[^”]{4,}”))")
+
+
+def _normalise(text: str) -> str:
+    """Apostrophes and bare contractions as the rules expect them."""
+    text = text.translate(_APOSTROPHES)
+    return _BARE_CONTRACTION.sub(lambda m: f"{m['i']}'{m['c']}", text)
+
+
+def _unquoted(sentence: str) -> str:
+    return _QUOTED_CLAUSE.sub(" ", sentence)
+
+
 def _sentences(text: str) -> list[str]:
     out = []
-    for sentence in _SENTENCE_SPLIT.split(text):
+    for sentence in _SENTENCE_SPLIT.split(_normalise(text)):
+        sentence = _unquoted(sentence)
         for part in _clauses(sentence):
             part = part.strip()
             if len(part) >= 2:
@@ -809,8 +1047,20 @@ def _read(s: str) -> Extracted | None:
     return _read_plain(s, zh)
 
 
+#: a condition or a supposition is not a change: "if I moved to Munich", "when I lived in
+#: Munich", "如果我搬到上海", "要是我换了工作"
+_HYPOTHETICAL = re.compile(
+    r"\b(?:if|unless|whether|suppose|supposing|imagine|in case)\s+(?:i|we)\b"
+    r"|^(?:when|while|before|until)\s+(?:i|we)\b"
+    r"|^(?:如果|要是|假如|假设|万一|倘若|若是|如若|即使|就算|等到?)|(?:的话)",
+    re.IGNORECASE,
+)
+
+
 def _read_plain(s: str, zh: bool) -> Extracted | None:
     if _is_question(s) and not _is_request(s):
+        return None
+    if _HYPOTHETICAL.search(s):
         return None
     found = _chinese(s) if zh else _english(s)
     if found is not None and found.slot is not None and not found.correction \

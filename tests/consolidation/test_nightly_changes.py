@@ -69,7 +69,7 @@ def test_with_an_llm_summarize_reads_a_change_the_fast_path_missed(
     nightly(jobs)
     clock.advance(days=30)
     chat(sqlite_manager, "dev", "s2",
-         "The commute from our new place in Bristol is so much shorter.")
+         "Waking up in Bristol instead of Leeds has made my commute so much shorter.")
     assert city(sqlite_manager, "dev") == ["Leeds"]  # the fast path cannot read it
     clock.advance(days=1)
     server.push(Reply.text("```json\n" + json.dumps({
@@ -85,7 +85,7 @@ def test_with_an_llm_summarize_reads_a_change_the_fast_path_missed(
     prompt = server.chat_requests()[-1]["messages"]
     assert "change" in prompt[0]["content"] and "without words like 'actually'" in \
         prompt[0]["content"]
-    assert "user [unread]: The commute from our new place in Bristol" in prompt[1]["content"]
+    assert "user [unread]: Waking up in Bristol instead of Leeds" in prompt[1]["content"]
 
 
 def test_an_llm_fact_without_the_change_flag_does_not_overrule_at_once(

@@ -29,11 +29,14 @@ called in a dry run; plans show the offline method's judgement).
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -390,22 +393,33 @@ class Consolidator:
         cursor = claimed.cursor
         outcome = "done"
         errors: list[str] = []
+        # with a model, on PostgreSQL, the next batch is planned (its calls in flight)
+        # while this one is applied: the model's latency hides the writes. The users of
+        # the two batches differ, and a plan is only read until its own batch applies
+        # it. Not on SQLite: each call books its tokens in a write transaction, which
+        # would wait for the batch's (SQLite has one writer at a time).
+        ahead = _Ahead(self, job, ctx) if (gate is not None and not job.plan_in_txn
+                                           and db.dialect == "postgresql") else None
         with telemetry.span("memstrata.consolidation.partition", job=claimed.job,
                             run_id=run_id, partition=part, partitions=count) as sp, \
                 _Heartbeat(db, run_id, part, holder, ttl) as beat:
             try:
-                while True:
+                users = page(cursor)
+                if ahead is not None and users:
+                    ahead.start(users)
+                while users:
                     if beat.lost:
                         outcome = "lost"
                         break
                     if self._stopped(stop):
                         outcome = "stopped"
                         break
-                    users = page(cursor)
-                    if not users:
-                        break
-                    self._batch(job, ctx, run_id, users, guard, record)
-                    cursor = users[-1]
+                    planned = None if ahead is None else ahead.result()
+                    following = page(users[-1])
+                    if ahead is not None and following:
+                        ahead.start(following)
+                    self._batch(job, ctx, run_id, users, guard, record, planned)
+                    cursor, users = users[-1], following
             except _lease.LeaseLostError:
                 outcome = "lost"
             except (SchemaVersionError, ReadOnlyStorageError) as exc:
@@ -420,6 +434,9 @@ class Consolidator:
                 outcome = "failed"
                 errors.append(f"{type(exc).__name__}: {exc}")
                 sp.record_error(exc)
+            finally:
+                if ahead is not None:
+                    ahead.close()  # waits for calls in flight: their tokens are booked
             sp.set(outcome=outcome)
         if gate is not None and gate.disabled is not None:
             errors.append(f"llm: {gate.disabled}; the rest ran offline")
@@ -595,17 +612,21 @@ class Consolidator:
 
     def _batch(self, job: Job, ctx: JobContext, run_id: str, users: list[str],
                guard: Callable[[Connection], None],
-               record: Callable[[Connection, _Batch], None]) -> _Batch:
-        """One batch: plan, then in one write transaction ``guard`` (renew the lease
+               record: Callable[[Connection, _Batch], None],
+               ahead: _Planned | None = None) -> _Batch:
+        """One batch: plan (or take the plans made ``ahead`` while the previous batch
+        was applied), then in one write transaction ``guard`` (renew the lease
         first: a lost lease changes nothing), apply, record the actions and
         ``record`` the checkpoint; commit."""
-        ctx.now = to_epoch(self.clock.now())
+        ctx.now = to_epoch(self.clock.now()) if ahead is None else ahead.now
         ctx.batch += 1
         gate = ctx.llm
         llm_before = _llm_stats(gate)
         plans: dict[str, UserPlan] = {}
         errors: list[str] = []
-        if not job.plan_in_txn:
+        if ahead is not None:
+            plans, errors = ahead.plans, list(ahead.errors)
+        elif not job.plan_in_txn:
             plans = self._plan_all(job, ctx, users, errors)
         with self._manager.changes() as txn:
             conn = txn.conn
@@ -622,14 +643,15 @@ class Consolidator:
                 done.extend(applied.actions)
                 errors.extend(f"{user}: {e}" for e in [*plan.errors, *applied.errors])
                 method = combine_methods(method, plan.method)
-            if gate is not None:
-                errors.extend(gate.errors)
-                gate.errors.clear()
+            if ahead is not None:
+                llm = ahead.llm
+            else:
+                errors.extend(_take_errors(gate))
+                after = _llm_stats(gate)
+                llm = (after[0] - llm_before[0], after[1] - llm_before[1],
+                       after[2] - llm_before[2])
             _runlog.record_actions(conn, run_id, ctx.batch, ctx.now, done)
-            after = _llm_stats(gate)
-            batch = _Batch(users, done, errors, method,
-                           (after[0] - llm_before[0], after[1] - llm_before[1],
-                            after[2] - llm_before[2]))
+            batch = _Batch(users, done, errors, method, llm)
             record(conn, batch)
             txn.flush()
             if self._hooks.before_commit is not None:
@@ -637,6 +659,19 @@ class Consolidator:
         if self._hooks.after_batch is not None:
             self._hooks.after_batch(run_id, ctx.batch)
         return batch
+
+    def _plan_ahead(self, job: Job, ctx: JobContext, users: list[str]) -> _Planned:
+        """A batch's plans, made on the planning thread while the batch before is
+        applied (:meth:`_work_partition`): with its own "now", its own errors and the
+        model calls it made (the applying thread makes none)."""
+        ctx = dataclasses.replace(ctx, now=to_epoch(self.clock.now()))
+        before = _llm_stats(ctx.llm)
+        errors: list[str] = []
+        plans = self._plan_all(job, ctx, users, errors)
+        errors.extend(_take_errors(ctx.llm))
+        after = _llm_stats(ctx.llm)
+        return _Planned(plans, errors, ctx.now,
+                        (after[0] - before[0], after[1] - before[1], after[2] - before[2]))
 
     def _plan_all(self, job: Job, ctx: JobContext, users: list[str], errors: list[str]
                   ) -> dict[str, UserPlan]:
@@ -709,6 +744,53 @@ class Consolidator:
         now = self.clock.now()
         return RunReport(run_id=None, job=job, status="skipped", dry_run=False, started_at=now,
                          finished_at=now, counts={}, errors=(why,), method="none", slot=slot)
+
+
+@dataclass(frozen=True, slots=True)
+class _Planned:
+    """The plans of a batch made ahead (:meth:`Consolidator._plan_ahead`)."""
+
+    plans: dict[str, UserPlan]
+    errors: list[str]
+    now: float
+    llm: tuple[int, int, int]
+
+
+class _Ahead:
+    """One batch planned at a time on a background thread (:meth:`Consolidator._plan_ahead`)."""
+
+    def __init__(self, runner: Consolidator, job: Job, ctx: JobContext) -> None:
+        self._runner, self._job, self._ctx = runner, job, ctx
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memstrata-ahead")
+        self._future: Future[_Planned] | None = None
+
+    def start(self, users: list[str]) -> None:
+        assert self._future is None, "one batch planned ahead at a time"
+        caller = contextvars.copy_context()  # tracing spans stay in the partition's trace
+        self._future = self._pool.submit(caller.run, self._runner._plan_ahead, self._job,
+                                         self._ctx, users)
+
+    def result(self) -> _Planned:
+        assert self._future is not None
+        future, self._future = self._future, None
+        return future.result()
+
+    def close(self) -> None:
+        if self._future is not None:
+            # the batch is not applied here: whoever works the bucket next plans it again
+            with contextlib.suppress(Exception):
+                self._future.result()
+            self._future = None
+        self._pool.shutdown(wait=True)
+
+
+def _take_errors(gate: LLMGate | None) -> list[str]:
+    """The gate's errors so far, removed from it (``pop`` is atomic: an error added
+    meanwhile by another thread stays for the next taker)."""
+    taken: list[str] = []
+    while gate is not None and gate.errors:
+        taken.append(gate.errors.pop(0))
+    return taken
 
 
 @dataclass(frozen=True, slots=True)

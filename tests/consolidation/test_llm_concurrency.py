@@ -327,3 +327,43 @@ def test_a_gate_without_a_database_budget_keeps_the_same_rule(tmp_path: Path):
     assert sum(a is not None for a in answers) == gate.calls
     assert gate.disabled is not None and "token budget of 3000" in gate.disabled
     assert srv.max_in_flight <= 6
+
+
+# ------------------------------------------------------------ planning ahead in a worker
+
+
+def test_a_worker_plans_the_next_batch_while_it_applies_one(
+        manager: MemoryManager, clock: ManualClock, server: OpenAICompatServer):
+    """On PostgreSQL the model's latency hides the writes: while a batch's transaction
+    is open, the next batch's calls are already at the server (SQLite, one writer at a
+    time, plans after the commit). Either way the result is that of a run in one
+    process: one summary and one call per user, every call booked once."""
+    from memstrata.consolidation import RunHooks, Worker
+
+    users = populate(manager, 30)
+    clock.advance(hours=1)
+    seen_while_applying: list[int] = []
+    ahead = manager.db.dialect == "postgresql"
+
+    def before_commit(run_id: str, batch: int) -> None:
+        if batch == 1 and ahead:  # wait (bounded) for the second batch's calls
+            deadline = time.monotonic() + 20
+            while len(server.requests) <= 10 and time.monotonic() < deadline:
+                time.sleep(0.01)
+        seen_while_applying.append(len(server.requests))
+
+    jobs = Consolidator(manager, settings=settings(server, batch_users=10, concurrency=4,
+                                                   ).model_copy(update={"partitions": 1}),
+                        hooks=RunHooks(before_commit=before_commit))
+    run_id = str(jobs.create_run("summarize").run_id)
+    assert Worker(jobs).run_until_idle().partitions == 1
+    report = jobs.get_run(run_id)
+    assert report.status == "finished" and report.method == "llm" and report.batches == 3
+    # batch 2 asked while batch 1 was being applied (PostgreSQL), or only after it
+    assert (seen_while_applying[0] > 10) is ahead
+    assert report.llm_calls == 30 and report.counts["summarize_session"] == 30
+    assert sorted(u for u in users if len(manager.memories(u, types=["summary"])) == 1) == users
+    with manager.db.read() as conn:
+        assert conn.execute(select(func.count()).select_from(llm_calls)).scalar() == 30
+        spent, calls = conn.execute(select(budgets.c.spent, budgets.c.calls)).one()
+    assert calls == 30 and spent == report.prompt_tokens + report.completion_tokens

@@ -228,3 +228,40 @@ def test_chinese_word_order_dropped_subjects_and_verb_families(
 ])
 def test_chinese_guards(text: str):
     assert not [s for s in slots(text) if s[0] in ("city", "employer", "name", "diet")]
+
+
+@pytest.mark.parametrize(("text", "slot"), [
+    ("Porto has been home for a few months now.", ("city", "Porto")),
+    ("Since relocating to Porto I cook more.", ("city", "Porto")),
+    ("After moving to Porto I bought a bike.", ("city", "Porto")),
+    ("I'm a Porto resident now.", ("city", "Porto")),
+    ("We bought a house in Porto and moved in last week.", ("city", "Porto")),
+    ("I'm living in Porto as of this month.", ("city", "Porto")),
+    ("Deezer offered me a role and I accepted.", ("employer", "Deezer")),
+    ("I've been working at Deezer since June.", ("employer", "Deezer")),
+    ("I've gone fully vegan.", ("diet", "vegan")),
+    ("I went back to eating meat.", ("diet", "not vegetarian")),
+    ("I'm officially 50!", ("age", "50")),
+    ("Turned 50 last week.", ("age", "50")),
+    ("Just had my fiftieth birthday.", ("age", "50")),
+    ("I celebrated my twenty-first birthday.", ("age", "21")),
+    ("我已经在厦门住下了。", ("city", "厦门")),
+    ("我搬家了，现在住厦门。", ("city", "厦门")),
+    ("我搬到厦门去了。", ("city", "厦门")),
+    ("我已经在美团上班了。", ("employer", "美团")),
+    ("我当了律师。", ("occupation", "律师")),
+])
+def test_second_round_phrasings(text: str, slot: tuple[str, str]):
+    """Value boundaries ("Porto I cook", "as of"), gerunds after since/after, "moved in"
+    after the place, a clause that completes the one before ("and I accepted"), numbers
+    run together ("Turned 50"), ordinal words, Chinese complements (住下, 搬到X去了)."""
+    assert slots(text) == [slot]
+
+
+@pytest.mark.parametrize("text", [
+    "Before moving to Porto I lived in Lisbon.", "Deezer offered me a role.",
+    "I got a flat in Porto for the summer.", "My fiftieth birthday is next week.",
+    "我现在住院了。", "我现在住校。",
+])
+def test_second_round_guards(text: str):
+    assert not [s for s in slots(text) if s[0] in ("city", "employer", "age")]

@@ -83,7 +83,8 @@ class Extracted:
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*|\n+")
 #: a new clause about the speaker inside one sentence ("I'm Alice, I live in Berlin")
 _CLAUSE_SPLIT = re.compile(
-    r"(?:,\s*|\s+)(?:and|but|so|also)\s+(?=(?:i|i'm|i've|i'd|my)\b)|,\s*(?=(?:i|i'm|i've|my)\b(?!\s+new\s+(?:home|hometown|city)\b))"
+    r"(?:,\s*|\s+)(?:and|but|so|also)\s+(?=(?:i|i'm|i've|i'd|my)\b)"
+    r"(?!i\s+(?:accepted|took\s+it|said\s+yes)\b)|,\s*(?=(?:i|i'm|i've|my)\b(?!\s+new\s+(?:home|hometown|city)\b))"
     r"|[，,；]\s*(?=我)",
     re.IGNORECASE,
 )
@@ -107,7 +108,8 @@ _LEAD = re.compile(r"^(?:(?:ok(?:ay)?|so|and|but|also|well|oh|btw|by the way|hey
 _VALUE_END = re.compile(
     r"\s+(?:and|but|with|since|because|for|though|so|which|who|where|when|"
     r"(?:last|this|next)\s+(?:week|month|year|summer|winter|spring|fall|autumn)|yesterday|today|"
-    r"recently|now|these days|nowadays|in the end|eventually|at last|finally|for good|after all|"
+    r"recently|now|these days|nowadays|as of|in the end|eventually|at last|finally|for good|"
+    r"after all|"
     r"in \d{4}|over (?:the )?\w+|in (?:the )?(?:spring|summer|"
     r"fall|autumn|winter|january|february|march|april|may|june|july|august|september|october|"
     r"november|december)|(?:a|one|two|three|a few|several)\s+\w+\s+ago)\b.*$|[,;，；].*$",
@@ -170,13 +172,14 @@ def _value(raw: str) -> str:
 
 
 #: what trails a place or company in Chinese: 搬到上海住了 / 入职阿里巴巴两周了
-_ZH_VALUE_TAIL = re.compile(r"(?:住|居住|定居|生活|工作|上班|"
+_ZH_VALUE_TAIL = re.compile(r"(?:住|居住|定居|生活|工作|上班|去|来|"
                             r"[一二两三四五六七八九十几\d]+个?(?:多)?(?:天|周|星期|月|年))+$")
 
 
 #: not a place or a company: 搬回家了, 我在酒店住, 我去公司上班了, 我被单位录用了
 _ZH_NOT_A_VALUE = re.compile(r"^(?:这|那|回|去|来|家|老家|朋友|同学|亲戚|父母|我)"
-                             r"|(?:家|酒店|宾馆|旅馆|医院|宿舍|公司|单位|办公室|学校|里|这儿|那儿|这边|那边|去|来)$")
+                             r"|(?:家|酒店|宾馆|旅馆|医院|院|校|宿舍|公司|单位|办公室|学校|里|这儿|那儿|这边|那边"
+                             r"|去|来)$")
 
 
 def _zh_value(raw: str) -> str:
@@ -284,11 +287,12 @@ _MOVED = re.compile(
 )
 #: a place or a company is named ("the next chapter", "decaf" are not)
 _NAMED = re.compile(r"(?-i:[A-Z])|[\u3400-\u9fff]")
-_CAPITALISED = r"(?-i:[A-Z][\w'.-]*(?:\s+(?:[A-Z][\w'.-]*|am|an der|upon|de|del|la|le))*)"
+_CAPITALISED = r"(?-i:[A-Z][\w'.-]*(?:\s+(?:(?!I\b)[A-Z][\w'.-]*|am|an der|upon|de|del|la|le))*)"
 #: a new home named without a verb of moving: "Munich is home now", "Munich is our new
 #: home", "we now call Munich home", "greetings from Munich, our new home", "settled in Munich"
 _NEW_HOME = re.compile(
-    rf"^(?P<v>{_CAPITALISED})\s+is\s+(?:(?:my|our)\s+(?:new\s+)?home|home\s+now|now\s+home)"
+    rf"^(?P<v>{_CAPITALISED})\s+(?:is|has\s+been)\s+(?:(?:my|our)\s+(?:new\s+)?home|home\s+now"
+    r"|now\s+home|home\s+(?:for|since)\b)"
     r"\b(?!\s+(?:to|of|for)\b)"
     rf"|^(?:my|our)\s+(?:new\s+)?home\s+is\s+(?:now\s+)?(?:in\s+)?(?P<v2>{_CAPITALISED})"
     rf"|\b(?:in|from|to)\s+(?P<v3>{_CAPITALISED})\s*[,—–-]+\s*(?:my|our)\s+new\s+"
@@ -298,12 +302,17 @@ _NEW_HOME = re.compile(
     rf"|\b(?:i|we)(?:'ve| have)?\s+(?:now\s+|finally\s+)?made\s+(?P<v6>{_CAPITALISED})\s+"
     r"(?:my|our)\s+(?:new\s+)?home\b"
     rf"|\b(?:i|we)(?:'ve| have)?\s+(?:now\s+|finally\s+|just\s+)?settled\s+(?:down\s+)?in"
-    rf"\s+(?P<v7>{_CAPITALISED})",
+    rf"\s+(?P<v7>{_CAPITALISED})"
+    rf"|\b(?:i'm|i am|we're|we are)\s+(?:now\s+|officially\s+)?an?\s+(?P<v8>{_CAPITALISED})\s+"
+    r"(?:resident|local)s?\b"
+    rf"|\b(?:flat|apartment|house|place|home)\s+in\s+(?P<v9>{_CAPITALISED})\b.*\b(?:and|then)\s+"
+    r"moved\s+in\b",
     re.IGNORECASE,
 )
 #: "since the move to Munich, ..." / "after our move to Munich"
-_SINCE_MOVE = re.compile(r"\b(?:since|after)\s+(?:the|our|my)\s+(?:move|relocation)\s+to\s+"
-                         r"(?P<v>(?-i:[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*))", re.IGNORECASE)
+_SINCE_MOVE = re.compile(r"\b(?:since|after)\s+(?:(?:the|our|my)\s+(?:move|relocation)|moving|"
+                         r"relocating)\s+to\s+"
+                         r"(?P<v>(?-i:[A-Z][\w'-]*(?:\s+(?!I\b)[A-Z][\w'-]*)*))", re.IGNORECASE)
 _FROM = re.compile(r"\bi(?:'m| am)\s+(?:originally\s+)?from\s+(?P<v>.+)", re.IGNORECASE)
 _UNITS = ("one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
           "fifteen sixteen seventeen eighteen nineteen").split()
@@ -311,7 +320,8 @@ _TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
 #: an age in words, ten to ninety-nine ("thirty", "twenty-nine")
 _AGE_WORD = (rf"(?:(?:{'|'.join(_TENS)})(?:[- ](?:{'|'.join(_UNITS[:9])}))?"
              rf"|{'|'.join(_UNITS[9:])})")
-_AGE = re.compile(rf"\bi(?:'m| am)\s+(?:now\s+)?(?P<v>\d{{1,3}}|{_AGE_WORD})"
+_AGE = re.compile(rf"\bi(?:'m| am)\s+(?:now\s+|officially\s+|finally\s+)?"
+                  rf"(?P<v>\d{{1,3}}|{_AGE_WORD})"
                   r"(?:\s+years?\s+old|\s*yo)?\b"
                   r"(?!\s*(?:%|kg|km|lbs|minutes|min|hours|cm|m\b|of\b|percent|times))"
                   rf"(?:(?<=\d)|(?<=old)|(?=\s*(?:now|today|this year|already|and|but|so)\b|"
@@ -321,17 +331,36 @@ _AGE = re.compile(rf"\bi(?:'m| am)\s+(?:now\s+)?(?P<v>\d{{1,3}}|{_AGE_WORD})"
                   re.IGNORECASE)
 
 
+_ORDINALS = {"first": "one", "second": "two", "third": "three", "fifth": "five", "eighth": "eight",
+             "ninth": "nine", "twelfth": "twelve"}
+#: "fortieth", "twenty-first", "thirtieth" (a birthday)
+_ORDINAL_WORD = (rf"(?:(?:{'|'.join(_TENS)})[- ](?:first|second|third|fourth|fifth|sixth|seventh"
+                 rf"|eighth|ninth)|(?:{'|'.join(t[:-1] for t in _TENS)})ieth"
+                 r"|(?:tenth|eleventh|twelfth|thirteenth|fourteenth|fifteenth|sixteenth"
+                 r"|seventeenth|eighteenth|nineteenth))")
+
+
 def _age(value: str) -> str:
-    """"thirty" -> "30", "twenty-nine" -> "29", "30" -> "30"."""
+    """"thirty" -> "30", "twenty-nine" -> "29", "fortieth" -> "40", "30th" -> "30"."""
+    value = re.sub(r"(?<=\d)(?:st|nd|rd|th)$", "", value.strip())
     words = value.casefold().replace("-", " ").split()
     if not words or words[0].isdigit():
         return value
     total = 0
     for word in words:
-        total += 10 * (_TENS.index(word) + 2) if word in _TENS else _UNITS.index(word) + 1
+        if word.endswith("ieth"):
+            word = word[:-4] + "y"
+        elif word in _ORDINALS:
+            word = _ORDINALS[word]
+        elif word.endswith("th") and word[:-2] in _UNITS:
+            word = word[:-2]
+        if word in _TENS:
+            total += 10 * (_TENS.index(word) + 2)
+        elif word in _UNITS:
+            total += _UNITS.index(word) + 1
     return str(total)
 #: "today is my 30th birthday", "I just celebrated my 30th birthday" (not a future one)
-_BIRTHDAY = re.compile(r"\bmy\s+(?P<v>\d{1,3})(?:st|nd|rd|th)\s+birthday\b"
+_BIRTHDAY = re.compile(rf"\bmy\s+(?P<v>\d{{1,3}}(?:st|nd|rd|th)|{_ORDINAL_WORD})\s+birthday\b"
                        r"|\bi\s+(?:just\s+)?celebrated\s+turning\s+(?P<v2>\d{1,3})\b",
                        re.IGNORECASE)
 _FUTURE = re.compile(r"\b(?:tomorrow|next|coming|upcoming|soon|will|'ll|going to|in \d+ days)\b",
@@ -342,7 +371,7 @@ _WORK_AT = re.compile(
     r"\bi\s+(?:now\s+|currently\s+)?(?:work|am working)\s+(?:at|for)\s+(?P<v>.+)"
     r"|\bi(?:'m| am)\s+(?:now\s+|currently\s+)?employed\s+(?:at|by)\s+(?P<v2>.+)"
     # "I'm working at Google these days": the progressive names a company, not "home"
-    r"|\bi'm\s+(?:now\s+|currently\s+)?working\s+(?:at|for)\s+"
+    r"|\bi(?:'m|'ve been| have been)\s+(?:now\s+|currently\s+)?working\s+(?:at|for)\s+"
     r"(?P<v3>(?-i:[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*)*))",
     re.IGNORECASE,
 )
@@ -356,7 +385,7 @@ _JOB_CONTEXT = re.compile(
 #: the old employer named beside the change: "after five years at Siemens", "my job at Siemens"
 _ORG_TENURE = re.compile(r"\b(?:years?|months?|stint|time|tenure|decade|career|job|working)\s+"
                          r"(?:at|with|for)\s+(?-i:[A-Z])", re.IGNORECASE)
-_ORG = r"(?P<v>(?-i:[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*)*))"
+_ORG = r"(?P<v>(?-i:[A-Z][\w&.'-]*(?:\s+(?!I\b)[A-Z][\w&.'-]*)*))"
 #: a move between employers: "I moved to Google", "I switched over to Google", "I left
 #: Siemens for Google" - read as one only where the sentence is about work
 _ORG_MOVE = re.compile(
@@ -368,7 +397,10 @@ _ORG_MOVE = re.compile(
 #: the employer as the subject: "Google hired me", "Google took me on"
 _HIRED_ME = re.compile(
     rf"^{_ORG}\s+(?:has\s+|have\s+)?(?:just\s+|finally\s+|officially\s+)?"
-    r"(?:hired|employed|took\s+me\s+on|signed)\s+me\b|^" + _ORG.replace("P<v>", "P<v2>")
+    r"(?:hired|employed|took\s+me\s+on|signed)\s+me\b"
+    r"|^" + _ORG.replace("P<v>", "P<v4>") + r"\s+offered\s+me\s+(?:a|the|an)\s+(?:\w+\s+)?"
+    r"(?:job|role|position)\s+and\s+i\s+(?:accepted|took\s+it|said\s+yes)\b"
+    r"|^" + _ORG.replace("P<v>", "P<v2>")
     + r"\s+(?:has\s+|have\s+)?(?:just\s+|finally\s+)?took\s+me\s+on\b"
     r"|\bi(?:'ve| have)?\s+(?:just\s+|finally\s+|officially\s+)?(?:accepted|took|signed)\s+"
     r"(?:an?|the|their)\s+(?:job\s+|work\s+)?(?:offer|position|job|contract)\s+(?:from|at|with)\s+"
@@ -415,10 +447,12 @@ _ALLERGY = re.compile(
 _DIET_CHANGE = re.compile(
     r"\bi(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+|officially\s+)?(?:went|gone|turned|"
     r"became|become|switched to|converted to|changed to)\s+(?:an?\s+|being\s+)?"
-    r"(?P<v>vegetarian|vegan|pescatarian)\b",
+    r"(?:fully\s+|completely\s+|totally\s+|strictly\s+|full\s+)?(?P<v>vegetarian|vegan|pescatarian)\b",
     re.IGNORECASE,
 )
 _MEAT_AGAIN = re.compile(
+    r"\bi(?:'ve| have)?\s+(?:just\s+|recently\s+)?(?:went|gone|got)\s+back\s+to\s+eating\s+"
+    r"(?:meat|fish|chicken|beef)\b|"
     r"\bi(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:stopped|quit|gave up|given up)\s+"
     r"being\s+(?:an?\s+)?(?:vegetarian|vegan|pescatarian)\b|"
     r"\bi(?:'ve| have)?\s+(?:just\s+|recently\s+)?(?:started|began|start)\s+eating\s+"
@@ -603,7 +637,7 @@ def _en_profile(s: str) -> Extracted | None:
     m = _BIRTHDAY.search(s)
     if m and not _FUTURE.search(s):
         return Extracted(s, MemoryType.PROFILE, 0.9, "birthday",
-                         _slot("age", m["v"] or m["v2"]), correction=True)
+                         _slot("age", _age(m["v"] or m["v2"])), correction=True)
     m = _NEW_JOB.search(s) or _HIRED_ME.search(s)
     if m and not _NEGATED_CLAUSE.search(s[:m.end()]):
         value = next(v for k, v in m.groupdict().items() if v and k.startswith("v"))
@@ -711,8 +745,9 @@ _ZH_WHEN = (
 _ZH_X = r"[^，,。！!；;？?]"
 #: where the user lives now, verb after the place: 我在上海定居了 / 我现在在上海住 / 我住上海
 _ZH_SETTLED = re.compile(
-    rf"我{_ZH_WHEN}(?:在|到)(?P<v>{_ZH_X}{{1,12}}?)(?:定居|安家|落户|安顿|住|生活)(?:下来)?了?"
-    rf"(?:[。！!~]|$)|我{_ZH_WHEN}落户(?!在)(?P<v2>{_ZH_X}{{1,12}}?)了?(?:[。！!~]|$)"
+    rf"我{_ZH_WHEN}(?:在|到)(?P<v>{_ZH_X}{{1,12}}?)(?:定居|安家|落户|安顿|住|生活)(?:下来|下)?了?"
+    rf"(?:[。！!~]|$)|我{_ZH_WHEN}(?:落户|(?<=现在|目前|如今)住)(?!在)(?P<v2>{_ZH_X}{{1,12}}?)了?"
+    r"(?:[。！!~]|$)"
 )
 #: a job change, then where: 我换工作了，现在在阿里巴巴 / 我辞职了，去了阿里巴巴
 _ZH_JOB_SWITCH = re.compile(r"换了?(?:一份|份)?(?:新)?工作|辞职|离职|跳槽|辞了工作")
@@ -757,7 +792,7 @@ _ZH_FUTURE = re.compile(r"明天|后天|下周|下个月|明年|快要|快到|�
 _ZH_NEW_JOB = re.compile(rf"我{_ZH_WHEN}(?:跳槽|换工作|入职|加入|转到)(?:到|去)?了?"
                          r"(?P<v>[^，,。！!；;]{1,20})")
 _ZH_CAREER = re.compile(
-    rf"我{_ZH_WHEN}(?:转行|改行|成为|成了|当上|变成)(?:当|做|成为|去当)?了?(?:一名|一个|名|个)?"
+    rf"我{_ZH_WHEN}(?:转行|改行|成为|成了|当上|当了|变成)(?:当|做|成为|去当)?了?(?:一名|一个|名|个)?"
     r"(?P<v>[^，,。！!；;]{0,8}?(?:工程师|程序员|老师|教师|医生|护士|学生|设计师|经理|律师|会计|记者|"
     r"研究员|厨师|建筑师|顾问|产品经理|司机|自由职业者))"
 )
@@ -780,7 +815,7 @@ _ZH_KIN = re.compile(
 #: a clause with the subject dropped that states the present: 我换工作了，现在在阿里巴巴上班
 _ZH_PRESENT_CLAUSE = re.compile(r"[，,]\s*(?=(?:现在|目前|如今)(?!是不是)"
                                 r"|(?:又|就|然后|后来|最后)?(?:搬|住在|入职|加入|开始吃|当上|成了))")
-_ZH_WORK_AT = re.compile(r"我(?:现在)?在(?P<v>[^，,。！!；;]{1,20}?)(?:工作|上班|任职)")
+_ZH_WORK_AT = re.compile(rf"我{_ZH_WHEN}在(?P<v>[^，,。！!；;]{{1,20}}?)(?:工作|上班|任职)")
 _ZH_PROFESSIONS = "工程师|程序员|老师|教师|医生|护士|学生|设计师|经理|律师|会计|记者|研究员|厨师|" \
                   "建筑师|顾问|产品经理|司机|自由职业者|退休"
 _ZH_IM_A = re.compile(
@@ -927,7 +962,7 @@ def _chinese(s: str) -> Extracted | None:
 
 #: "I left Berlin and moved to Munich": the second verb is read as its own clause
 _AND_CHANGE = re.compile(
-    r"\s+and\s+(?:then\s+)?(?=(?:now\s+|just\s+|finally\s+)?(?:moved|relocated|joined|became|"
+    r"\s+and\s+(?:then\s+)?(?=(?:now\s+|just\s+|finally\s+)?(?:moved(?!\s+in\b)|relocated|joined|became|"
     r"work|started|live|went)\b)",
     re.IGNORECASE,
 )
@@ -935,7 +970,7 @@ _SUBJECT_ANY = re.compile(r"\b(?:i|we|my|me|our)\b|我", re.IGNORECASE)
 _SUBJECT_I = re.compile(r"^(?:i|we)\b(?!'d)", re.IGNORECASE)
 #: a chat turn without its subject: "Started at Google last week", "Just moved to Munich"
 _NO_SUBJECT = re.compile(r"^(?:just\s+|finally\s+|recently\s+)?(?:started\s+(?:at|working at|a new "
-                         r"job at)|joined|moved to|relocated to|turned\s+\d|went vegan|"
+                         r"job at)|joined|moved to|relocated to|turned\s+\d+|went vegan|"
                          r"went vegetarian|became an?\s|settled in)\b", re.IGNORECASE)
 
 

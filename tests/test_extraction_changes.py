@@ -265,3 +265,20 @@ def test_second_round_phrasings(text: str, slot: tuple[str, str]):
 ])
 def test_second_round_guards(text: str):
     assert not [s for s in slots(text) if s[0] in ("city", "employer", "age")]
+
+
+@pytest.mark.parametrize("text", [
+    "Google hired me as an intern in 2015.", "Kate is my sister, she calls me every day.",
+    "I'm planning my fortieth birthday party.", "From today on, the shop opens at nine.",
+    "My doctor said from now on I should avoid sugar.", "以后他会来接我。",
+])
+def test_third_round_guards(text: str):
+    """A past or temporary job, a name that is only a subject, a birthday being planned,
+    a fact about someone else or someone's words after "from now on"."""
+    assert reads_nothing(text)
+
+
+def test_a_name_offered_as_what_friends_call_the_user():
+    assert slots("Kit is what my friends call me.") == [("name", "Kit")]
+    assert [e.rule for e in extract("From now on, the answers should be short.")] == \
+        ["from_now_on"]

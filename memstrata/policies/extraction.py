@@ -255,8 +255,10 @@ _ADDRESS_AS = re.compile(
     re.IGNORECASE,
 )
 #: "Kate is fine, nobody calls me Katherine": a name offered where naming is the topic
-_NAME_WILL_DO = re.compile(r"^(?:just\s+)?(?P<v>(?-i:[A-Z][a-z]+))(?:'s|\s+is|\s+will do|\s+works)"
-                           r"\b(?:\s+(?:fine|ok|okay|good|great|perfect|enough)\b)?", re.IGNORECASE)
+_NAME_WILL_DO = re.compile(
+    r"^(?:just\s+)?(?P<v>(?-i:[A-Z][a-z]+))(?:(?:'s|\s+is)\s+(?:fine|ok|okay|good|great|perfect"
+    r"|enough|what\s+(?:\w+\s+){0,3}call)|\s+will do|\s+works (?:fine|best|for me))\b",
+    re.IGNORECASE)
 _NAMING_TOPIC = re.compile(r"\b(?:calls?|called|calling|address(?:es)?)\s+me\b|\bmy name\b",
                            re.IGNORECASE)
 _NOT_NAME_WORDS = frozenset({"when", "back", "later", "tomorrow", "tonight", "today", "if",
@@ -363,7 +365,8 @@ def _age(value: str) -> str:
 _BIRTHDAY = re.compile(rf"\bmy\s+(?P<v>\d{{1,3}}(?:st|nd|rd|th)|{_ORDINAL_WORD})\s+birthday\b"
                        r"|\bi\s+(?:just\s+)?celebrated\s+turning\s+(?P<v2>\d{1,3})\b",
                        re.IGNORECASE)
-_FUTURE = re.compile(r"\b(?:tomorrow|next|coming|upcoming|soon|will|'ll|going to|in \d+ days)\b",
+_FUTURE = re.compile(r"\b(?:tomorrow|next|coming|upcoming|soon|will|'ll|going to|in \d+ days|"
+                     r"planning|plan|preparing|organi[sz]ing|before)\b",
                      re.IGNORECASE)
 _WORK_AS = re.compile(r"\bi(?:'m|\s+am|'ve been|\s+have been)?\s+(?:now\s+|currently\s+)?"
                       r"(?:work|working)\s+as\s+(?:an?\s+)?(?P<v>.+)", re.IGNORECASE)
@@ -431,6 +434,11 @@ _NEW_JOB = re.compile(
     r"|was hired by)\s+(?P<v2>(?-i:[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*)*)))",
     re.IGNORECASE,
 )
+#: a job taken long ago or for a while is not the current employer ("hired me as an intern
+#: in 2015", "joined Google years ago")
+_PAST_JOB = re.compile(r"\bas\s+an?\s+(?:intern|temp|trainee|summer\s+\w+)\b|\bin\s+(?:19|20)\d\d\b"
+                       r"|\byears\s+ago\b|\bback\s+(?:in|then)\b|\bfor\s+the\s+summer\b",
+                       re.IGNORECASE)
 _NEGATED_CLAUSE = re.compile(r"\b(?:not|never|n't|no longer)\b|n't\b", re.IGNORECASE)
 _DIET = re.compile(
     r"\bi(?:'m| am|'ve been| have been)\s+(?:now\s+|strictly\s+|fully\s+)?(?:a\s+)?"
@@ -541,6 +549,14 @@ _REQUEST = re.compile(r"^(?:please\s+)?(?:could|can|would)\s+you\b|"
 _ZH_STANDING_END = re.compile(
     r"^(?P<rest>.+?)[，,]\s*(?:以后|今后|从现在开始|从今以后)(?:都|就|也)?(?:这样|如此|这么做|照此)[。！!]?$"
 )
+#: "from today on, the shop opens at nine" states a fact about someone else, and "my doctor
+#: said from now on I should ..." reports someone's words: neither instructs the assistant
+_THIRD_PARTY = re.compile(r"(?:he|she|they|his|her|their)\s+|the\s+(?:\w+\s+){1,2}(?:opens?"
+                          r"|closes?|starts?|begins?|runs?|costs?|leaves?|arrives?)\b"
+                          r"|(?:他|她|它|这家|那家)", re.IGNORECASE)
+_NOT_FOR_THE_ASSISTANT = re.compile(r"\b(?:said|says|told\s+\w+|tells\s+\w+|wrote|thinks|asked)\b"
+                                    r".*\b(?:from now on|going forward|henceforth)\b"
+                                    r"|(?:说|告诉我|觉得).*(?:以后|今后|从现在开始)", re.IGNORECASE)
 _STANDING_HINT = re.compile(r"\b(?:anymore|again|ever|any more)\b", re.IGNORECASE)
 _NOT_BUT = re.compile(
     r"^(?:it'?s\s+|i meant\s+|i said\s+)?not\s+(?P<old>[^,;]+?),?\s+(?:but|it'?s|rather)\s+"
@@ -572,7 +588,7 @@ def _en_profile(s: str) -> Extracted | None:
         return Extracted(s, MemoryType.PROFILE, 0.9, "call_me", _slot("name", m["v"] or m["v2"]),
                          correction=True)
     m = _NAME_WILL_DO.match(s)
-    if m and _NAMING_TOPIC.search(s, m.end()) and m["v"].lower() not in _NOT_NAMES:
+    if m and _NAMING_TOPIC.search(s, m.end("v")) and m["v"].lower() not in _NOT_NAMES:
         return Extracted(s, MemoryType.PROFILE, 0.85, "call_me", _slot("name", m["v"]),
                          correction=True)
     m = _IM_NAME.match(s)
@@ -639,7 +655,7 @@ def _en_profile(s: str) -> Extracted | None:
         return Extracted(s, MemoryType.PROFILE, 0.9, "birthday",
                          _slot("age", _age(m["v"] or m["v2"])), correction=True)
     m = _NEW_JOB.search(s) or _HIRED_ME.search(s)
-    if m and not _NEGATED_CLAUSE.search(s[:m.end()]):
+    if m and not _NEGATED_CLAUSE.search(s[:m.end()]) and not _PAST_JOB.search(s, m.end()):
         value = next(v for k, v in m.groupdict().items() if v and k.startswith("v"))
         return Extracted(s, MemoryType.PROFILE, 0.85, "new_job", _slot("employer", _value(value)),
                          correction=True)
@@ -1059,7 +1075,8 @@ def _read(s: str) -> Extracted | None:
         rest = (m["rest"] if zh else (m["rest"] or m["rest2"])) or ""
     elif not zh and _STANDING_ANY.search(s) is not None:
         rest = _STANDING_ANY.sub("", s).strip(" ,")
-    if m is not None or rest:
+    if (m is not None or rest) and _NOT_FOR_THE_ASSISTANT.search(s) is None \
+            and _THIRD_PARTY.match(rest) is None:
         inner = _read_plain(rest, zh)
         slot = inner.slot if inner is not None else None
         kind = inner.type if inner is not None else MemoryType.PREFERENCE

@@ -282,3 +282,23 @@ def test_a_name_offered_as_what_friends_call_the_user():
     assert slots("Kit is what my friends call me.") == [("name", "Kit")]
     assert [e.rule for e in extract("From now on, the answers should be short.")] == \
         ["from_now_on"]
+
+
+@pytest.mark.parametrize(("text", "slot"), [
+    ("i moved to porto last week", ("city", "porto")),
+    ("Moved to Porto 🎉", ("city", "Porto")),
+    ("We just moved to Porto :)", ("city", "Porto")),
+    ("I moved to Porto (finally).", ("city", "Porto")),
+    ("I moved to St. Louis.", ("city", "St. Louis")),
+    ("I moved to Porto for my new job at Farfetch.", ("city", "Porto")),
+    ("我们搬到厦门已经一个月了。", ("city", "厦门")),
+])
+def test_value_boundaries_and_lower_case(text: str, slot: tuple[str, str]):
+    """Text typed in lower case has no capital to tell a place by; an emoji, an emoticon
+    or a parenthesis after the value is not part of it; "St." does not end a sentence;
+    "for my new job at X" names the new employer, so "moved to" stays a move."""
+    assert slots(text) == [slot]
+
+
+def test_lower_case_text_still_needs_a_place():
+    assert reads_nothing("i moved to the next chapter")

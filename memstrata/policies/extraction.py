@@ -80,7 +80,10 @@ class Extracted:
 
 # ---------------------------------------------------------------- helpers
 
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*|\n+")
+#: a sentence ends at . ! ? ; - not after an abbreviation ("St. Louis", "Dr. Weber")
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?;])(?<!\bSt\.)(?<!\bMt\.)(?<!\bFt\.)(?<!\bDr\.)(?<!\bMr\.)"
+                             r"(?<!\bMs\.)(?<!\bMrs\.)(?<!\bJr\.)(?<!\bSr\.)\s+"
+                             r"|(?<=[。！？；])\s*|\n+")
 #: a new clause about the speaker inside one sentence ("I'm Alice, I live in Berlin")
 _CLAUSE_SPLIT = re.compile(
     r"(?:,\s*|\s+)(?:and|but|so|also)\s+(?=(?:i|i'm|i've|i'd|my)\b)"
@@ -158,8 +161,13 @@ def is_correction_text(text: str) -> bool:
     return _CHANGE_WORDS.search(text) is not None
 
 
+#: what trails a value without being part of it: an emoji, an emoticon, a parenthesis
+_DECORATION = re.compile(r"(?:\s*(?:\([^)]*\)|[:;]-?[)(DPp]|[^\w\s.'’&)-]+))+$")
+
+
 def _clean(value: str) -> str:
     value = _TRAILING.sub("", value.strip().strip(" \"'“”‘’`"))
+    value = _TRAILING.sub("", _DECORATION.sub("", value)) or value
     return value.strip(" \"'“”‘’`")
 
 
@@ -172,7 +180,7 @@ def _value(raw: str) -> str:
 
 
 #: what trails a place or company in Chinese: 搬到上海住了 / 入职阿里巴巴两周了
-_ZH_VALUE_TAIL = re.compile(r"(?:住|居住|定居|生活|工作|上班|去|来|"
+_ZH_VALUE_TAIL = re.compile(r"(?:住|居住|定居|生活|工作|上班|去|来|已经|将近|差不多|"
                             r"[一二两三四五六七八九十几\d]+个?(?:多)?(?:天|周|星期|月|年))+$")
 
 
@@ -289,6 +297,9 @@ _MOVED = re.compile(
 )
 #: a place or a company is named ("the next chapter", "decaf" are not)
 _NAMED = re.compile(r"(?-i:[A-Z])|[\u3400-\u9fff]")
+#: in text typed all in lower case ("i moved to munich") a place cannot be told by its capital
+_NOT_A_PLACE = re.compile(r"(?:the|a|an|my|our|his|her|their|this|that|some|another|new)\b",
+                          re.IGNORECASE)
 _CAPITALISED = r"(?-i:[A-Z][\w'.-]*(?:\s+(?:(?!I\b)[A-Z][\w'.-]*|am|an der|upon|de|del|la|le))*)"
 #: a new home named without a verb of moving: "Munich is home now", "Munich is our new
 #: home", "we now call Munich home", "greetings from Munich, our new home", "settled in Munich"
@@ -599,7 +610,8 @@ def _en_profile(s: str) -> Extracted | None:
         verb = (m["verb"] or "").lower()
         # "moved to" is a new employer only beside the old one ("after years at Siemens");
         # "I quit my job and moved to Lisbon" is a move
-        if _ORG_TENURE.search(s) if verb == "moved" else _JOB_CONTEXT.search(s):
+        # (the old employer named before the move: "for my new job at BMW" names the new one)
+        if _ORG_TENURE.search(s[:m.start()]) if verb == "moved" else _JOB_CONTEXT.search(s):
             return Extracted(s, MemoryType.PROFILE, 0.85, "new_job",
                              _slot("employer", _value(m["v"])), correction=True)
         if verb != "moved":
@@ -609,7 +621,8 @@ def _en_profile(s: str) -> Extracted | None:
                              _value(m["v"])), correction=True, alternatives=("city",),
                              tentative=True)
     m = _MOVED.search(s)
-    if m and not _NEGATED_CLAUSE.search(s[:m.start("v")]) and _NAMED.search(_value(m["v"])):
+    if m and not _NEGATED_CLAUSE.search(s[:m.start("v")]) and (
+            _NAMED.search(_value(m["v"])) or (s.islower() and not _NOT_A_PLACE.match(m["v"]))):
         return Extracted(s, MemoryType.PROFILE, 0.9, "moved", _slot("city", _value(m["v"])),
                          correction=True, alternatives=("employer",))
     m = _NEW_HOME.search(s)

@@ -239,7 +239,8 @@ def llm_section(pg: PostgresServer, script: Path, users: int, seed: int) -> dict
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
                     "platform": platform.platform(),
                     "note": "2 cores shared by PostgreSQL, the workers, the loopback "
-                            "server and other engineers' jobs: CPU-bound cells are noisy"},
+                            "server and other engineers' jobs (see loadavg): CPU-bound cells "
+                            "are noisy"},
         "database": "postgresql (throwaway cluster)",
         "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "model": {"server": "memstrata.testing.OpenAICompatServer on 127.0.0.1",
@@ -253,6 +254,7 @@ def llm_section(pg: PostgresServer, script: Path, users: int, seed: int) -> dict
                   "end, workers already started (opened, embedder loaded); slow cells run "
                   "on fewer users (see 'users')",
     }
+    out["loadavg_before"] = [round(x, 2) for x in os.getloadavg()]
     with OpenAICompatServer(on_chat=_answer, delay=DELAY) as server:
         cells = _Cells(pg, script, template, server)
         base = cells.baseline(min(users, 200))
@@ -267,6 +269,7 @@ def llm_section(pg: PostgresServer, script: Path, users: int, seed: int) -> dict
                 grid[f"workers_{workers}_concurrency_{concurrency}"] = got
                 print(workers, concurrency, got, flush=True)
         out["cells"] = grid
+    out["loadavg_after"] = [round(x, 2) for x in os.getloadavg()]
     target = grid["workers_2_concurrency_32"]
     out["target"] = {
         "goal": "concurrency 32 with 2 workers >= 50x today's single sequential worker",
@@ -287,8 +290,10 @@ def full_size(workers: int, concurrency: int, users: int) -> None:
         url = pg.create_database("llm_template")
         generate(url, users, pg.root)
         with OpenAICompatServer(on_chat=_answer, delay=DELAY) as server:
+            load = [round(x, 2) for x in os.getloadavg()]
             got = _Cells(pg, script, "llm_template", server).cell(workers, concurrency, users)
     got["measured_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+    got["loadavg_before_after"] = [load, [round(x, 2) for x in os.getloadavg()]]
     data = json.loads(out.read_text())
     base = data["llm"]["baseline_single_sequential_worker"]["users_per_second"]
     got["speedup_vs_baseline"] = round(got["users_per_second"] / base, 1)
@@ -307,8 +312,10 @@ def baseline_again(users: int = 200) -> None:
         url = pg.create_database("llm_template")
         generate(url, users, pg.root)
         with OpenAICompatServer(on_chat=_answer, delay=DELAY) as server:
+            load = [round(x, 2) for x in os.getloadavg()]
             got = _Cells(pg, script, "llm_template", server).baseline(users)
     got["measured_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+    got["loadavg_before_after"] = [load, [round(x, 2) for x in os.getloadavg()]]
     data = json.loads(out.read_text())
     full = data["llm"]["full_size"]
     full["baseline_rerun"] = got

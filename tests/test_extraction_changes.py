@@ -302,3 +302,30 @@ def test_value_boundaries_and_lower_case(text: str, slot: tuple[str, str]):
 
 def test_lower_case_text_still_needs_a_place():
     assert reads_nothing("i moved to the next chapter")
+
+
+@pytest.mark.parametrize(("text", "slot"), [
+    ("我从杭州搬到厦门快半年了。", ("city", "厦门")),
+    ("我和老公搬到了厦门。", ("city", "厦门")),
+    ("我跟家人一起搬到厦门了。", ("city", "厦门")),
+    ("我从美团跳到了字节跳动。", ("employer", "字节跳动")),
+    ("我换到字节跳动工作了。", ("employer", "字节跳动")),
+    ("我现在当护士了。", ("occupation", "护士")),
+    ("我已经是一名会计了。", ("occupation", "会计")),
+    ("叫我阿强就可以了。", ("name", "阿强")),
+    ("你叫我阿强吧。", ("name", "阿强")),
+    ("我的新名字是李思。", ("name", "李思")),
+    ("我满四十了。", ("age", "40")),
+    ("我刚过完40岁生日。", ("age", "40")),
+])
+def test_chinese_companions_durations_and_aspect(text: str, slot: tuple[str, str]):
+    """Who moves with the user (我和老公), a duration after the place (快半年), 跳到 /
+    换到X工作, 当 and 是 after an adverb, softened names (就可以了, 你叫我), 新名字,
+    满 without 岁, 过完."""
+    assert slots(text) == [slot]
+
+
+@pytest.mark.parametrize("text", ["下周是我四十岁生日。", "以后会好的。", "我从第一章跳到第三章。",
+                                  "我当过医生。", "我和朋友去厦门玩了。"])
+def test_chinese_round_four_guards(text: str):
+    assert reads_nothing(text)

@@ -181,11 +181,13 @@ def _value(raw: str) -> str:
 
 #: what trails a place or company in Chinese: 搬到上海住了 / 入职阿里巴巴两周了
 _ZH_VALUE_TAIL = re.compile(r"(?:住|居住|定居|生活|工作|上班|去|来|已经|将近|差不多|"
-                            r"[一二两三四五六七八九十几\d]+个?(?:多)?(?:天|周|星期|月|年))+$")
+                            r"快(?=[一二两三四五六七八九十几半\d])|"
+                            r"[一二两三四五六七八九十几半\d]+个?(?:多)?(?:天|周|星期|月|年))+$")
 
 
 #: not a place or a company: 搬回家了, 我在酒店住, 我去公司上班了, 我被单位录用了
-_ZH_NOT_A_VALUE = re.compile(r"^(?:这|那|回|去|来|家|老家|朋友|同学|亲戚|父母|我)"
+_ZH_NOT_A_VALUE = re.compile(r"^(?:这|那|回|去|来|家|老家|朋友|同学|亲戚|父母|我|第)"
+                             r"|(?:章|页|集|节|段|关)$"
                              r"|(?:家|酒店|宾馆|旅馆|医院|院|校|宿舍|公司|单位|办公室|学校|里|这儿|那儿|这边|那边"
                              r"|去|来)$")
 
@@ -760,7 +762,8 @@ def _en_preference(s: str) -> Extracted | None:
 
 # ---------------------------------------------------------------- Chinese rules
 
-_ZH_NAME = re.compile(r"我(?:叫|的名字(?:是|叫)|名字叫)(?P<v>[\u4e00-\u9fffA-Za-z·]{1,12})")
+_ZH_NAME = re.compile(r"我(?:叫|的(?P<new>新)?名字(?:是|叫)|名字叫)"
+                      r"(?P<v>[\u4e00-\u9fffA-Za-z·]{1,12})")
 _ZH_LIVE_STRICT = re.compile(
     r"我(?:现在|目前|如今)?(?:住在|居住在|定居在|定居)(?P<v>[^，,。！!；;]{1,20})"
 )
@@ -788,23 +791,30 @@ _ZH_SWITCHED_TO = re.compile(
 _ZH_JOINED = re.compile(
     rf"我{_ZH_WHEN}(?:去|到|进)了?(?P<v>{_ZH_X}{{1,20}}?)(?:工作|上班|任职)了"
     rf"|我{_ZH_WHEN}被(?P<v2>{_ZH_X}{{1,20}}?)(?:录用|聘用|雇用|聘请|招聘)了"
+    # 我从腾讯跳到了华为 / 我换到华为工作了
+    rf"|我{_ZH_WHEN}(?:从{_ZH_X}{{1,10}}?)?跳(?:到|去)了?(?P<v3>{_ZH_X}{{1,20}}?)(?:工作|上班)?了?(?:[。！!~]|$)"
+    rf"|我{_ZH_WHEN}(?:换|转)(?:到|去)了?(?P<v4>{_ZH_X}{{1,20}}?)(?:工作|上班)了?(?:[。！!~]|$)"
 )
 #: a new name: 我改名叫李明了 / 我把名字改成了李明
 _ZH_RENAMED = re.compile(
     rf"我{_ZH_WHEN}(?:改名|把名字改|的名字改|名字改)(?:叫|为|成|作)了?(?P<v>[\u4e00-\u9fffA-Za-z·]{{1,8}}?)"
     r"(?:了)?(?:[。！!~]|$)"
 )
-_ZH_MOVED = re.compile(rf"我{_ZH_WHEN}(?:从[^，,。！!；;]{{1,10}}?)?搬(?:家)?(?:回到|回|到|去|来)"
+#: who moves with the user: 我和老公 / 我跟家人一起
+_ZH_WITH = r"(?:(?:和|跟|与|同)[\u4e00-\u9fff]{1,4}?(?:一起)?)?"
+_ZH_MOVED = re.compile(rf"我{_ZH_WITH}{_ZH_WHEN}(?:从[^，,。！!；;]{{1,10}}?)?搬(?:家)?"
+                       r"(?:回到|回|到|去|来)"
                        r"了?"
                        r"(?P<v>[^，,。！!；;]{1,20})")
 #: an age in digits or Chinese numerals (30, 三十, 二十九)
 _ZH_N = r"(?:\d{1,3}|[一二两三四五六七八九]?十[一二三四五六七八九]?|[一二两三四五六七八九])"
 _ZH_AGE = re.compile(rf"我{_ZH_WHEN}(?:今天|昨天)?(?:刚|刚刚)?(?:满)?(?:了)?(?P<v>{_ZH_N})(?:周)?岁"
-                     rf"|我(?:今年|已经|现在)+(?P<v2>{_ZH_N})了")
+                     r"(?!(?:的)?生日)"
+                     rf"|我(?:今年|已经|现在|刚|刚刚|满)+(?P<v2>{_ZH_N})(?:周?岁)?了")
 #: a birthday: 今天是我30岁生日 / 我刚过了30岁生日 (not 明天 / 下个月)
 _ZH_BIRTHDAY = re.compile(
     rf"我(?:的)?(?P<v>{_ZH_N})岁(?:的)?生日"
-    rf"|我{_ZH_WHEN}(?:昨天|前天|今天|上周|上个月)?(?:刚)?过了(?P<v2>{_ZH_N})岁(?:的)?生日"
+    rf"|我{_ZH_WHEN}(?:昨天|前天|今天|上周|上个月)?(?:刚)?过(?:完)?了?(?P<v2>{_ZH_N})岁(?:的)?生日"
 )
 _ZH_DIGITS = {d: n for n, ds in enumerate("一 二两 三 四 五 六 七 八 九".split(), 1) for d in ds}
 
@@ -821,7 +831,7 @@ _ZH_FUTURE = re.compile(r"明天|后天|下周|下个月|明年|快要|快到|�
 _ZH_NEW_JOB = re.compile(rf"我{_ZH_WHEN}(?:跳槽|换工作|入职|加入|转到)(?:到|去)?了?"
                          r"(?P<v>[^，,。！!；;]{1,20})")
 _ZH_CAREER = re.compile(
-    rf"我{_ZH_WHEN}(?:转行|改行|成为|成了|当上|当了|变成)(?:当|做|成为|去当)?了?(?:一名|一个|名|个)?"
+    rf"我{_ZH_WHEN}(?:转行|改行|成为|成了|当上|当了|当(?!过)|变成)(?:当|做|成为|去当)?了?(?:一名|一个|名|个)?"
     r"(?P<v>[^，,。！!；;]{0,8}?(?:工程师|程序员|老师|教师|医生|护士|学生|设计师|经理|律师|会计|记者|"
     r"研究员|厨师|建筑师|顾问|产品经理|司机|自由职业者))"
 )
@@ -833,8 +843,9 @@ _ZH_NOT_VEG = re.compile(rf"我{_ZH_WHEN}(?:不再吃素|不吃素了|开始吃�
                          r"开始吃荤|不是素食者了)")
 #: 叫我小王(就行/吧) - a preferred name; 别叫我 / 不要叫我 is not one
 _ZH_CALL = re.compile(
-    r"(?:^|请|你可以|可以|就|大家都|都|你就|以后|今后|以后就|以后都)叫我(?P<v>[\u4e00-\u9fffA-Za-z·]{1,6}?)"
-    r"(?:就行|就好|就可以|就是了|吧|好了|即可)?[。！!~]?$"
+    r"(?:^|请|你|你可以|可以|就|大家都|都|你就|以后|今后|以后就|以后都)叫我"
+    r"(?P<v>[\u4e00-\u9fffA-Za-z·]{1,6}?)"
+    r"(?:就行了?|就好了?|就可以了?|就是了|吧|好了|即可|可以了)?[。！!~]?$"
 )
 _ZH_NOT_CALL = re.compile(r"(?:别|不要|不用|不许|不准)叫我")
 _ZH_KIN = re.compile(
@@ -851,7 +862,7 @@ _ZH_IM_A = re.compile(
     rf"我是(?:一名|一个|个|名)?(?P<v>[^，,。！!；;]{{0,8}}?(?:{_ZH_PROFESSIONS}))"
 )
 _ZH_NOW_A = re.compile(
-    rf"我(?:现在|目前|如今)是(?:一名|一个|个|名)?(?P<v>[^，,。！!；;]{{0,8}}?(?:{_ZH_PROFESSIONS}))"
+    rf"我{_ZH_WHEN}是(?:一名|一个|个|名)?(?P<v>[^，,。！!；;]{{0,8}}?(?:{_ZH_PROFESSIONS}))"
 )
 _ZH_DIET = re.compile(rf"我{_ZH_WHEN}(?:开始|改|改成|成了|成为了?|变成了?|是)?(?:一名|一个)?"
                       r"(?:素食者|素食主义者|吃素|吃全素|不吃肉)")
@@ -866,7 +877,7 @@ _ZH_DURABLE_ATTRS = re.compile(
 _ZH_STANDING = re.compile(
     r"^(?:请)?(?:以后|今后|从现在(?:开始|起)|从今天(?:开始|起)|从明天(?:开始|起)|从今(?:以后|往后)|"
     r"往后|下次起)"
-    r"(?:都|请|就|也|一律)?[,，:：]?(?P<rest>.+)$"
+    r"(?:都|请|就|也|一律)?[,，:：]?(?!会|可能|也许|的|再说)(?P<rest>.+)$"
 )
 _ZH_DONT = re.compile(
     r"^(?:请|麻烦)?(?:你)?(?P<neg>不要|别|不用|不许|禁止)(?P<again>再)?(?P<rest>.+)$"
@@ -895,7 +906,8 @@ _ZH_NOT_BUT = re.compile(
 def _chinese(s: str) -> Extracted | None:
     m = _ZH_NAME.search(s)
     if m:
-        return Extracted(s, MemoryType.PROFILE, 0.9, "name", _slot("name", m["v"]))
+        return Extracted(s, MemoryType.PROFILE, 0.9, "name", _slot("name", m["v"]),
+                         correction=m["new"] is not None)
     m = _ZH_CALL.search(s)
     if m and not _ZH_NOT_CALL.search(s):
         return Extracted(s, MemoryType.PROFILE, 0.9, "call_me", _slot("name", m["v"]),
@@ -908,7 +920,7 @@ def _chinese(s: str) -> Extracted | None:
         return None  # a relative's move or job is not the user's
     m = _ZH_SWITCHED_TO.search(s) or _ZH_JOINED.search(s)
     if m:
-        value = _zh_value(m["v"] or m["v2"])
+        value = _zh_value(next((v for v in m.groupdict().values() if v), ""))
         if value:
             return Extracted(s, MemoryType.PROFILE, 0.85, "new_job", _slot("employer", value),
                              correction=True)

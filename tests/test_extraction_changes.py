@@ -329,3 +329,10 @@ def test_chinese_companions_durations_and_aspect(text: str, slot: tuple[str, str
                                   "我当过医生。", "我和朋友去厦门玩了。"])
 def test_chinese_round_four_guards(text: str):
     assert reads_nothing(text)
+
+
+def test_the_offline_reader_skips_a_tentative_slot():
+    from memstrata.policies.contradiction import read_slots
+
+    assert read_slots("I left Bonn for Leipzig.") == ()
+    assert [s.value for s in read_slots("I moved to Leipzig.")] == ["Leipzig"]

@@ -142,7 +142,9 @@ def _reading(text: str) -> tuple[tuple[Slot, ...], str | None]:
     if _READ_HINT.search(text) is None:
         return (), None
     found = extract(text)
-    slots = tuple(e.slot for e in found if e.slot is not None)
+    # a tentative slot ("I switched to Android") is kept only when the write side finds
+    # the current value it names; offline there is no such check, so it is not read
+    slots = tuple(e.slot for e in found if e.slot is not None and not e.tentative)
     replaced = next((e.replaces for e in found if e.replaces), None)
     return slots, replaced
 

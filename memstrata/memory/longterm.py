@@ -830,7 +830,14 @@ def _newest_first(
         if outdated[i]:
             parts = policy.adjusted(parts, policy.outdated_weight)
         if i in promote:
-            above = scored[promote[i]][0].score
+            updated = scored[promote[i]][0]
+            above = updated.score
+            if parts.score <= 0 < above and parts.confidence > 0 and parts.status_weight > 0:
+                # found by neither retriever's score (a cosine the fusion does not trust)
+                # but the newer value of what the question found: it takes that relevance
+                parts = replace(parts, relevance=updated.relevance,
+                                score=updated.relevance * parts.decay * parts.confidence
+                                * parts.status_weight)
             if parts.score < above and parts.score > 0:
                 parts = policy.adjusted(parts, above / parts.score * (1.0 + 1e-6))
         out.append((parts, row))

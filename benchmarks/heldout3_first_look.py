@@ -1,0 +1,138 @@
+"""The third held-out split of issue 11, written blind: formation of changes and knowledge updates.
+
+``data/formation_changes_heldout3.json`` (96 cases) and
+``data/knowledge_update_heldout3.json`` (32 cases) were written by a colleague who
+had not read the extractor, the ranking code or any result, in phrasings of their
+own (values stated mid-sentence, "X is officially home now", long sentences,
+traps such as a quoted note or "I didn't take the job"). They are evaluated with
+the harnesses of ``consolidation_scenarios.py`` (formation) and
+``bench_knowledge_update.py`` (newest first), unchanged:
+
+* formation: each case is its own user; the prior through ``observe``, ten days
+  later the statement. The first two held-out splits used fixed prior values
+  (Berlin, Siemens); this one varies them: a guard's is its ``expect``, a change's
+  is what the fast extractor reads from the prior alone (listed when it reads
+  nothing). A change is read when the expected value is the only
+  active value of the slot and the briefing no longer quotes the prior; a guard
+  holds when nothing changed.
+* knowledge updates: old value in session 1, the new one 3-8 weeks later, filler
+  around both, asked 100 days after the start; newest first = the new statement
+  ranks above the old one (or the old one is not returned).
+
+The first evaluation is written to ``results/formation_changes_heldout3_first_look.json``
+and ``results/knowledge_update_heldout3_first_look.json`` once and never
+overwritten; later runs print without writing.
+
+    python benchmarks/heldout3_first_look.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import bench_knowledge_update as ku
+import consolidation_scenarios as cs
+from _common import RESULTS
+
+from memstrata import ManualClock, MemoryManager
+from memstrata.memory import default_embedder
+
+DATA = Path(__file__).parent / "data"
+FORMATION = DATA / "formation_changes_heldout3.json"
+UPDATES = DATA / "knowledge_update_heldout3.json"
+FORMATION_LOOK = RESULTS / "formation_changes_heldout3_first_look.json"
+UPDATES_LOOK = RESULTS / "knowledge_update_heldout3_first_look.json"
+
+
+def _prior_value(mm: MemoryManager, case: dict[str, Any]) -> str | None:
+    """The slot value the fast extractor reads from the prior alone."""
+    if case["attribute"] is None:
+        return None
+    user = f"{case['id']}:prior"
+    mm.observe(user, "s1", "user", case["prior"])
+    values = [r.slot.value for r in mm.memories(user, statuses="active")
+              if r.slot is not None and r.slot.attribute == case["attribute"]]
+    return values[0] if len(values) == 1 else None
+
+
+def formation() -> dict[str, Any]:
+    cases = json.loads(FORMATION.read_text())["cases"]
+    embedder = default_embedder()
+    tmp = tempfile.mkdtemp(prefix="memstrata-heldout3-")
+    clock = ManualClock(cs.START)
+    rows = []
+    priors_unread = []
+    with MemoryManager.open(f"sqlite:///{tmp}/f.db", embedder=embedder, clock=clock,
+                            index_dir=Path(tmp) / "index") as mm:
+        for c in cases:
+            prior = _prior_value(mm, c)
+            if c["attribute"] is not None and prior is None:
+                priors_unread.append(c["id"])
+            # a guard keeps the value its author gave (the prior's); a change is
+            # compared with what was read from the prior
+            c = {**c, "prior_value": c["expect"] if c["kind"] == "guard" else prior}
+            rows.append({**cs.formation_case(mm, clock, c), "lang": c["lang"],
+                         "category": c["category"]})
+    out: dict[str, Any] = {"all": cs._formation_metrics(rows)}
+    for lang in ("en", "zh"):
+        out[lang] = cs._formation_metrics([r for r in rows if r["lang"] == lang])
+    out["by_category"] = {
+        cat: {k: v for k, v in cs._formation_metrics(
+            [r for r in rows if r["category"] == cat]).items() if k != "misses"}
+        for cat in sorted({r["category"] for r in rows})}
+    out["priors_not_read_alone"] = priors_unread
+    return out
+
+
+def updates() -> dict[str, Any]:
+    data = json.loads(UPDATES.read_text())
+    cases = data["cases"]
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        clock = ManualClock(ku.START)
+        with MemoryManager.open(f"sqlite:///{tmp}/ku.db", clock=clock, home=tmp) as mm:
+            for mode in ("remember", "observe"):
+                clock.set(ku.START)
+                per_variant = ku._run_cases(mm, clock, cases, data["filler"], mode)
+                results[mode] = {
+                    name: {"all": ku._score(rows),
+                           **{lang: ku._score([r for r in rows if r["lang"] == lang])
+                              for lang in ("en", "zh")}}
+                    for name, rows in per_variant.items()}
+                results[mode]["misses"] = [
+                    {k: r[k] for k in ("id", "lang", "new_rank", "old_rank")}
+                    for r in per_variant["default"] if not r["newest_first"]]
+    return results
+
+
+def _write_once(path: Path, name: str, payload: dict[str, Any]) -> None:
+    if path.exists():
+        print(f"{path.name} exists (the first look is never overwritten); not written")
+        return
+    path.write_text(json.dumps({
+        "benchmark": path.stem, "note": "the first evaluation of the blind heldout3 split, "
+        "written before any tuning on it; never overwritten",
+        "when": datetime.now(UTC).isoformat(timespec="seconds"), name: payload},
+        indent=2, ensure_ascii=False) + "\n")
+    print(f"wrote {path}")
+
+
+def main() -> None:
+    found = formation()
+    print(json.dumps({k: v for k, v in found.items() if k != "by_category"}, indent=1,
+                     ensure_ascii=False))
+    _write_once(FORMATION_LOOK, "heldout3", found)
+    ranked = updates()
+    print(json.dumps(ranked, indent=1, ensure_ascii=False))
+    _write_once(UPDATES_LOOK, "heldout3", ranked)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,285 @@
+"""The Chinese rule tables of the fast extractor.
+
+Profile facts and changes in Chinese word order and with dropped subjects
+("我在上海定居了", "我换工作了，现在在阿里巴巴", "三十岁"), preferences and habits, read
+by :func:`_chinese`; plus the Chinese patterns the driver in
+:mod:`memstrata.policies.extraction` uses (questions, 叫我, relatives, clause splits,
+standing instructions, "不要再...", "不是X而是Y"). Private: imported only by
+:mod:`memstrata.policies.extraction`; the first rule that reads a sentence wins, so
+the order in :func:`_chinese` is the precedence.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memstrata.policies._extraction_common import (
+    _ONE_OFF_OBJECT,
+    Extracted,
+    _clean,
+    _confidence,
+    _slot,
+)
+from memstrata.types import MemoryType
+
+_ZH_QUESTION = re.compile(r"(?:吗|呢|么|吧)[？?。.!！]?$|什么|怎么|哪里|哪儿|为什么|多少|几点")
+_ZH_VALUE_END = re.compile(r"[，,；;。！!？?了啦呀哦].*$")
+_ZH_STANDING_END = re.compile(
+    r"^(?P<rest>.+?)[，,]\s*(?:以后|今后|从现在开始|从今以后)(?:都|就|也)?(?:这样|如此|这么做|照此)[。！!]?$"
+)
+
+
+#: what trails a place or company in Chinese: 搬到上海住了 / 入职阿里巴巴两周了
+_ZH_VALUE_TAIL = re.compile(r"(?:住|居住|定居|生活|工作|上班|去|来|已经|将近|差不多|"
+                            r"快(?=[一二两三四五六七八九十几半\d])|"
+                            r"[一二两三四五六七八九十几半\d]+个?(?:多)?(?:天|周|星期|月|年))+$")
+
+
+#: not a place or a company: 搬回家了, 我在酒店住, 我去公司上班了, 我被单位录用了
+_ZH_NOT_A_VALUE = re.compile(r"^(?:这|那|回|去|来|家|老家|朋友|同学|亲戚|父母|我|第)"
+                             r"|(?:章|页|集|节|段|关)$"
+                             r"|(?:家|酒店|宾馆|旅馆|医院|院|校|宿舍|公司|单位|办公室|学校|里|这儿|那儿|这边|那边"
+                             r"|去|来)$")
+
+
+def _zh_value(raw: str) -> str:
+    """The place or company in a Chinese clause; ``""`` when it names none."""
+    value = _clean(_ZH_VALUE_END.sub("", raw.strip()))
+    value = _ZH_VALUE_TAIL.sub("", value) or value
+    return "" if _ZH_NOT_A_VALUE.search(value) else value
+
+
+_ZH_NAME = re.compile(r"我(?:叫|的(?P<new>新)?名字(?:是|叫)|名字叫)"
+                      r"(?P<v>[\u4e00-\u9fffA-Za-z·]{1,12})")
+_ZH_LIVE_STRICT = re.compile(
+    r"我(?:现在|目前|如今)?(?:住在|居住在|定居在|定居)(?P<v>[^，,。！!；;]{1,20})"
+)
+#: when a change happened: the only words allowed between 我 and the verb of a change
+#: (a plan, a wish or a relative in between is not the user's change: 我明年可能搬到 / 我妹妹搬到)
+_ZH_WHEN = (
+    r"(?:们)?(?:全家|一家|家)?(?:上个月|上周|去年|今年|前年|最近|前几天|前阵子|已经|刚刚|刚|"
+    r"终于|也|又|重新|现在|如今|目前|上个星期|这个月|年初|年底|上周末|前不久|不久前)*"
+)
+#: a Chinese place or company: up to a clause break
+_ZH_X = r"[^，,。！!；;？?]"
+#: where the user lives now, verb after the place: 我在上海定居了 / 我现在在上海住 / 我住上海
+_ZH_SETTLED = re.compile(
+    rf"我{_ZH_WHEN}(?:在|到)(?P<v>{_ZH_X}{{1,12}}?)(?:定居|安家|落户|安顿|住|生活)(?:下来|下)?了?"
+    rf"(?:[。！!~]|$)|我{_ZH_WHEN}(?:落户|(?<=现在|目前|如今)住)(?!在)(?P<v2>{_ZH_X}{{1,12}}?)了?"
+    r"(?:[。！!~]|$)"
+)
+#: a job change, then where: 我换工作了，现在在阿里巴巴 / 我辞职了，去了阿里巴巴
+_ZH_JOB_SWITCH = re.compile(r"换了?(?:一份|份)?(?:新)?工作|辞职|离职|跳槽|辞了工作")
+_ZH_SWITCHED_TO = re.compile(
+    rf"(?:{_ZH_JOB_SWITCH.pattern})了?[，,\s]*(?:现在|目前|如今|然后|后来|最后)?(?:就)?"
+    rf"(?:在|去了|进了|到了|加入了?|入职了?)(?P<v>{_ZH_X}{{1,20}})"
+)
+#: a new employer with the verb after it: 我去阿里巴巴上班了 / 我被阿里巴巴录用了
+_ZH_JOINED = re.compile(
+    rf"我{_ZH_WHEN}(?:去|到|进)了?(?P<v>{_ZH_X}{{1,20}}?)(?:工作|上班|任职)了"
+    rf"|我{_ZH_WHEN}被(?P<v2>{_ZH_X}{{1,20}}?)(?:录用|聘用|雇用|聘请|招聘)了"
+    # 我从腾讯跳到了华为 / 我换到华为工作了
+    rf"|我{_ZH_WHEN}(?:从{_ZH_X}{{1,10}}?)?跳(?:到|去)了?(?P<v3>{_ZH_X}{{1,20}}?)(?:工作|上班)?了?(?:[。！!~]|$)"
+    rf"|我{_ZH_WHEN}(?:换|转)(?:到|去)了?(?P<v4>{_ZH_X}{{1,20}}?)(?:工作|上班)了?(?:[。！!~]|$)"
+)
+#: a new name: 我改名叫李明了 / 我把名字改成了李明
+_ZH_RENAMED = re.compile(
+    rf"我{_ZH_WHEN}(?:改名|把名字改|的名字改|名字改)(?:叫|为|成|作)了?(?P<v>[\u4e00-\u9fffA-Za-z·]{{1,8}}?)"
+    r"(?:了)?(?:[。！!~]|$)"
+)
+#: who moves with the user: 我和老公 / 我跟家人一起
+_ZH_WITH = r"(?:(?:和|跟|与|同)[\u4e00-\u9fff]{1,4}?(?:一起)?)?"
+_ZH_MOVED = re.compile(rf"我{_ZH_WITH}{_ZH_WHEN}(?:从[^，,。！!；;]{{1,10}}?)?搬(?:家)?"
+                       r"(?:回到|回|到|去|来)"
+                       r"了?"
+                       r"(?P<v>[^，,。！!；;]{1,20})")
+#: an age in digits or Chinese numerals (30, 三十, 二十九)
+_ZH_N = r"(?:\d{1,3}|[一二两三四五六七八九]?十[一二三四五六七八九]?|[一二两三四五六七八九])"
+_ZH_AGE = re.compile(rf"我{_ZH_WHEN}(?:今天|昨天)?(?:刚|刚刚)?(?:满)?(?:了)?(?P<v>{_ZH_N})(?:周)?岁"
+                     r"(?!(?:的)?生日)"
+                     rf"|我(?:今年|已经|现在|刚|刚刚|满)+(?P<v2>{_ZH_N})(?:周?岁)?了")
+#: a birthday: 今天是我30岁生日 / 我刚过了30岁生日 (not 明天 / 下个月)
+_ZH_BIRTHDAY = re.compile(
+    rf"我(?:的)?(?P<v>{_ZH_N})岁(?:的)?生日"
+    rf"|我{_ZH_WHEN}(?:昨天|前天|今天|上周|上个月)?(?:刚)?过(?:完)?了?(?P<v2>{_ZH_N})岁(?:的)?生日"
+)
+_ZH_DIGITS = {d: n for n, ds in enumerate("一 二两 三 四 五 六 七 八 九".split(), 1) for d in ds}
+
+
+def _zh_age(value: str) -> str:
+    """"三十" -> "30", "二十九" -> "29", "30" -> "30"."""
+    if value.isdigit():
+        return value
+    head, ten, tail = value.partition("十")
+    if not ten:
+        return str(_ZH_DIGITS.get(value, 0))
+    return str(_ZH_DIGITS.get(head, 1) * 10 + _ZH_DIGITS.get(tail, 0))
+_ZH_FUTURE = re.compile(r"明天|后天|下周|下个月|明年|快要|快到|将要|就要|要到")
+_ZH_NEW_JOB = re.compile(rf"我{_ZH_WHEN}(?:跳槽|换工作|入职|加入|转到)(?:到|去)?了?"
+                         r"(?P<v>[^，,。！!；;]{1,20})")
+_ZH_CAREER = re.compile(
+    rf"我{_ZH_WHEN}(?:转行|改行|成为|成了|当上|当了|当(?!过)|变成)(?:当|做|成为|去当)?了?(?:一名|一个|名|个)?"
+    r"(?P<v>[^，,。！!；;]{0,8}?(?:工程师|程序员|老师|教师|医生|护士|学生|设计师|经理|律师|会计|记者|"
+    r"研究员|厨师|建筑师|顾问|产品经理|司机|自由职业者))"
+)
+_ZH_VEGAN = re.compile(
+    rf"我{_ZH_WHEN}(?:是|成了|成为了?|变成了?|开始)?(?:一名|一个)?"
+    r"(?:吃全素|纯素食者|纯素主义者|严格素食者|全素食者)"
+)
+_ZH_NOT_VEG = re.compile(rf"我{_ZH_WHEN}(?:不再吃素|不吃素了|开始吃肉|又吃肉|重新吃肉|吃肉了|"
+                         r"开始吃荤|不是素食者了)")
+#: 叫我小王(就行/吧) - a preferred name; 别叫我 / 不要叫我 is not one
+_ZH_CALL = re.compile(
+    r"(?:^|请|你|你可以|可以|就|大家都|都|你就|以后|今后|以后就|以后都)叫我"
+    r"(?P<v>[\u4e00-\u9fffA-Za-z·]{1,6}?)"
+    r"(?:就行了?|就好了?|就可以了?|就是了|吧|好了|即可|可以了)?[。！!~]?$"
+)
+_ZH_NOT_CALL = re.compile(r"(?:别|不要|不用|不许|不准)叫我")
+_ZH_KIN = re.compile(
+    r"^我(?:的)?(?:妹妹|姐姐|哥哥|弟弟|爸爸|妈妈|父亲|母亲|父母|儿子|女儿|老公|老婆|丈夫|"
+    r"妻子|朋友|同事|家人|孩子|男朋友|女朋友|室友|邻居|老板)"
+)
+#: a clause with the subject dropped that states the present: 我换工作了，现在在阿里巴巴上班
+_ZH_PRESENT_CLAUSE = re.compile(r"[，,]\s*(?=(?:现在|目前|如今)(?!是不是)"
+                                r"|(?:又|就|然后|后来|最后)?(?:搬|住在|入职|加入|开始吃|当上|成了))")
+_ZH_WORK_AT = re.compile(rf"我{_ZH_WHEN}在(?P<v>[^，,。！!；;]{{1,20}}?)(?:工作|上班|任职)")
+_ZH_PROFESSIONS = "工程师|程序员|老师|教师|医生|护士|学生|设计师|经理|律师|会计|记者|研究员|厨师|" \
+                  "建筑师|顾问|产品经理|司机|自由职业者|退休"
+_ZH_IM_A = re.compile(
+    rf"我是(?:一名|一个|个|名)?(?P<v>[^，,。！!；;]{{0,8}}?(?:{_ZH_PROFESSIONS}))"
+)
+_ZH_NOW_A = re.compile(
+    rf"我{_ZH_WHEN}是(?:一名|一个|个|名)?(?P<v>[^，,。！!；;]{{0,8}}?(?:{_ZH_PROFESSIONS}))"
+)
+_ZH_DIET = re.compile(rf"我{_ZH_WHEN}(?:开始|改|改成|成了|成为了?|变成了?|是)?(?:一名|一个)?"
+                      r"(?:素食者|素食主义者|吃素|吃全素|不吃肉)")
+_ZH_CHANGE_ASPECT = re.compile(r"开始|改|成|变|现在|已经|如今|目前|最近")
+_ZH_ALLERGY = re.compile(r"我对(?P<v>[^，,。！!；;]{1,20})过敏")
+_ZH_MY_ATTR = re.compile(r"^我(?:的|(?=最喜欢的|最爱的))(?P<attr>[^，,。！!；;是]{1,10})是"
+                         r"(?P<v>[^，,。！!；;]{1,40})")
+_ZH_DURABLE_ATTRS = re.compile(
+    r"^(?:名字|全名|英文名|邮箱|电子邮箱|电话|手机|手机号|手机号码|生日|地址|家庭住址|老家|职业|工作|公司|"
+    r"血型|母语|鞋码|时区|(?:最)?喜欢的.+|最爱的.+|常用的.+|偏好的.+|.*预算|.*目标)$"
+)
+_ZH_STANDING = re.compile(
+    r"^(?:请)?(?:以后|今后|从现在(?:开始|起)|从今天(?:开始|起)|从明天(?:开始|起)|从今(?:以后|往后)|"
+    r"往后|下次起)"
+    r"(?:都|请|就|也|一律)?[,，:：]?(?!会|可能|也许|的|再说)(?P<rest>.+)$"
+)
+_ZH_DONT = re.compile(
+    r"^(?:请|麻烦)?(?:你)?(?P<neg>不要|别|不用|不许|禁止)(?P<again>再)?(?P<rest>.+)$"
+)
+_ZH_LIKE = re.compile(
+    r"我(?:比较|更|最|很|非常|特别|一直|还是|也)?"
+    r"(?P<verb>喜欢|爱|偏好|偏爱|习惯|倾向于)(?P<v>.+)"
+)
+_ZH_DISLIKE = re.compile(
+    r"我(?:很|非常|特别|最)?"
+    r"(?P<verb>不喜欢|讨厌|不爱|不吃|不喝|受不了|不能吃|不想要)(?P<v>.+)"
+)
+_ZH_HABIT = re.compile(r"我(?P<adv>总是|一直|通常|一般|每次都|向来|从来不|从不)(?P<v>.+)")
+#: habits and states ("我每天喝两杯咖啡", "我现在不喝咖啡了", "我有两个孩子")
+_ZH_HABITUAL = re.compile(
+    r"^我(?:每天|每周|每晚|每个周末|每次|经常|平时|一般|通常|早上|晚上|周末|现在|已经){0,3}"
+    r"(?:都|也|还)?(?:不再|不|没)?(?P<verb>喝|吃|抽烟|吸烟|跑步|游泳|健身|锻炼|开车|坐|骑车|用|去|有)"
+    r"(?P<rest>.*)$"
+)
+_ZH_NOT_HABIT = re.compile(r"要|想|需要|打算|准备|今天|明天|昨天|刚才|马上|一会|帮我|请")
+_ZH_NOT_BUT = re.compile(
+    r"不是(?P<old>[^，,。而]{1,20})[，,\s]*(?:而)?是(?P<new>[^，,。！!；;]{1,20})"
+)
+
+
+def _chinese(s: str) -> Extracted | None:
+    m = _ZH_NAME.search(s)
+    if m:
+        return Extracted(s, MemoryType.PROFILE, 0.9, "name", _slot("name", m["v"]),
+                         correction=m["new"] is not None)
+    m = _ZH_CALL.search(s)
+    if m and not _ZH_NOT_CALL.search(s):
+        return Extracted(s, MemoryType.PROFILE, 0.9, "call_me", _slot("name", m["v"]),
+                         correction=True)
+    m = _ZH_RENAMED.search(s)
+    if m:
+        return Extracted(s, MemoryType.PROFILE, 0.9, "call_me", _slot("name", m["v"]),
+                         correction=True)
+    if _ZH_KIN.match(s):
+        return None  # a relative's move or job is not the user's
+    m = _ZH_SWITCHED_TO.search(s) or _ZH_JOINED.search(s)
+    if m:
+        value = _zh_value(next((v for v in m.groupdict().values() if v), ""))
+        if value:
+            return Extracted(s, MemoryType.PROFILE, 0.85, "new_job", _slot("employer", value),
+                             correction=True)
+    m = _ZH_NEW_JOB.search(s)
+    if m:
+        value = _zh_value(m["v"])
+        if value.endswith(("工作", "上班")):
+            value = value[:-2]
+        return Extracted(s, MemoryType.PROFILE, 0.85, "new_job", _slot("employer", value),
+                         correction=True)
+    m = _ZH_CAREER.search(s)
+    if m:
+        return Extracted(s, MemoryType.PROFILE, 0.85, "career_change",
+                         _slot("occupation", _zh_value(m["v"])), correction=True)
+    if _ZH_NOT_VEG.search(s):
+        return Extracted(s, MemoryType.PROFILE, 0.9, "diet_change",
+                         _slot("diet", "not vegetarian"), correction=True)
+    if _ZH_VEGAN.search(s):
+        return Extracted(s, MemoryType.PROFILE, 0.9, "diet_change", _slot("diet", "vegan"),
+                         correction=True)
+    m = _ZH_BIRTHDAY.search(s)
+    if m and not _ZH_FUTURE.search(s):
+        return Extracted(s, MemoryType.PROFILE, 0.9, "birthday",
+                         _slot("age", _zh_age(m["v"] or m["v2"])), correction=True)
+    for pattern, rule in ((_ZH_MOVED, "moved"), (_ZH_SETTLED, "city"), (_ZH_LIVE_STRICT, "city")):
+        m = pattern.search(s)
+        value = _zh_value(m["v"] or m.groupdict().get("v2") or "") if m else ""
+        if value:  # 搬回家了 / 在酒店住 name no city: nothing is read
+            return Extracted(s, MemoryType.PROFILE, 0.9, rule, _slot("city", value),
+                             correction=pattern is not _ZH_LIVE_STRICT or "现在" in s)
+    m = _ZH_ALLERGY.search(s)
+    if m:
+        return Extracted(s, MemoryType.PROFILE, 0.95, "allergy")
+    m = _ZH_DIET.search(s)
+    if m:  # 我开始吃素了 / 我现在吃素: the current diet, newest wins
+        return Extracted(s, MemoryType.PROFILE, 0.9, "diet", _slot("diet", "vegetarian"),
+                         correction=_ZH_CHANGE_ASPECT.search(m.group(0)) is not None
+                         or s[m.end():].startswith("了"))
+    m = _ZH_AGE.search(s)
+    if m:
+        return Extracted(s, MemoryType.PROFILE, 0.9, "age",
+                         _slot("age", _zh_age(m["v"] or m["v2"])),
+                         correction="满" in m.group(0) or "了" in m.group(0))
+    m = _ZH_WORK_AT.search(s)
+    if m and not _ONE_OFF_OBJECT.match(m["v"]):
+        return Extracted(s, MemoryType.PROFILE, 0.85, "employer",
+                         _slot("employer", _zh_value(m["v"])))
+    m = _ZH_IM_A.search(s)
+    if m is None:
+        m = _ZH_NOW_A.search(s)
+    if m:
+        return Extracted(s, MemoryType.PROFILE, 0.8, "occupation",
+                         _slot("occupation", _zh_value(m["v"])))
+    m = _ZH_MY_ATTR.match(s)
+    if m and _ZH_DURABLE_ATTRS.match(m["attr"]):
+        attr = m["attr"]
+        kind = MemoryType.PREFERENCE if any(w in attr for w in ("喜欢", "偏好", "常用", "最爱",
+                                                                "预算", "目标")) \
+            else MemoryType.PROFILE
+        value = _zh_value(m["v"])
+        return Extracted(s, kind, _confidence(0.9, value, s), "my_attribute", _slot(attr, value))
+    m = _ZH_DISLIKE.search(s)
+    if m:
+        return Extracted(s, MemoryType.PREFERENCE, _confidence(0.85, m["v"], s), "dislike")
+    m = _ZH_LIKE.search(s)
+    if m:
+        return Extracted(s, MemoryType.PREFERENCE, _confidence(0.85, m["v"], s), "like")
+    m = _ZH_HABIT.search(s)
+    if m:
+        return Extracted(s, MemoryType.PREFERENCE, _confidence(0.8, m["v"], s), "habit")
+    m = _ZH_HABITUAL.match(s)
+    if m and not _ZH_NOT_HABIT.search(s):
+        kind = MemoryType.PROFILE if m["verb"] == "有" else MemoryType.PREFERENCE
+        return Extracted(s, kind, _confidence(0.7, m["rest"], s), "habitual")
+    return None

@@ -225,7 +225,8 @@ texts = [l.strip() for l in open(sys.argv[2], encoding='utf-8') if l.strip()]
 e.embed(texts[:64])
 after_first = rss()
 start = time.perf_counter(); e.embed(texts[64:]); seconds = time.perf_counter() - start
-print(json.dumps({"rss_mb_before_model": round(before, 1), "rss_mb_after_64": round(after_first, 1),
+print(json.dumps({"backend": getattr(e, "backend", None) or "",
+                  "rss_mb_before_model": round(before, 1), "rss_mb_after_64": round(after_first, 1),
                   "rss_mb_after_all": round(rss(), 1), "batch_texts": len(texts) - 64,
                   "batch_texts_per_s": round((len(texts) - 64) / seconds, 1)}))
 """
@@ -495,7 +496,7 @@ def main() -> None:
                 old = merged.get(section, {}).get(key)
                 if key in RENAMED and isinstance(old, dict) and not old.get("backend"):
                     # figures from before the rename: they belong to the new name
-                    kept = {k: v for k, v in old.items() if k not in value}
+                    kept = {k: v for k, v in old.items() if k not in value and k != "note"}
                     if kept:
                         merged[section].setdefault(RENAMED[key], {}).update(
                             {**kept, "note": f"measured as {key} before it ran on ONNX"})
@@ -504,6 +505,12 @@ def main() -> None:
                 merged[section][key].update(value)
         if "e5_backends" in out:
             merged["e5_backends"] = out["e5_backends"]
+        for section in ("chinese", "locomo", "latency", "process"):
+            for key, new_key in RENAMED.items():
+                entry = merged.get(section, {}).get(key)
+                if isinstance(entry, dict) and '"backend"' not in json.dumps(entry):
+                    entry.setdefault("note", f"not re-run since {key} moved to ONNX Runtime: "
+                                             f"these figures are {new_key}'s")
         merged.setdefault("reruns", []).append({
             "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "candidates": candidates, "sections": sorted(sections), "splits": splits,

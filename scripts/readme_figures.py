@@ -185,9 +185,9 @@ def _injection(inj: dict[str, Any]) -> Row:
     )
 
 
-def _formation(sn: dict[str, Any], first2: dict[str, Any]) -> Row:
+def _formation(sn: dict[str, Any], first2: dict[str, Any], first3: dict[str, Any]) -> Row:
     fc = sn["formation_changes"]
-    held, look2 = fc["heldout"]["all"], first2["heldout2"]
+    held, look2, look3 = fc["heldout"]["all"], first2["heldout2"], first3["heldout3"]
     return (
         "formation of changes through `observe` (moves, jobs, careers, diets, preferred names, "
         f"birthdays, \"from now on\"; EN + ZH; the project's own set, {held['cases']} held-out "
@@ -196,8 +196,13 @@ def _formation(sn: dict[str, Any], first2: dict[str, Any]) -> Row:
         f"{held['guards_held']:.2f}; a second held-out set in other phrasings, first look: "
         f"changes **{look2['all']['changes_read_correctly']:.2f}** (EN "
         f"{look2['en']['changes_read_correctly']:.2f}, ZH "
-        f"{look2['zh']['changes_read_correctly']:.2f}), guards {look2['all']['guards_held']:.2f}",
-        "`consolidation_scenarios.json`, `formation_changes_heldout2_first_look.json`",
+        f"{look2['zh']['changes_read_correctly']:.2f}), guards {look2['all']['guards_held']:.2f}; "
+        f"a third, written blind ({look3['all']['cases']} cases), first look: changes "
+        f"**{look3['all']['changes_read_correctly']:.2f}** (EN "
+        f"{look3['en']['changes_read_correctly']:.2f}, ZH "
+        f"{look3['zh']['changes_read_correctly']:.2f}), guards {look3['all']['guards_held']:.2f}",
+        "`consolidation_scenarios.json`, `formation_changes_heldout2_first_look.json`, "
+        "`formation_changes_heldout3_first_look.json`",
     )
 
 
@@ -216,20 +221,25 @@ def _contradiction(c: dict[str, Any], first: dict[str, Any]) -> Row:
     )
 
 
-def _knowledge_update(ku: dict[str, Any], f1: dict[str, Any], f2: dict[str, Any]) -> Row:
+def _knowledge_update(ku: dict[str, Any], f1: dict[str, Any], f2: dict[str, Any],
+                      f3: dict[str, Any]) -> Row:
     a = f1["heldout"]["remember"]
     b = f2["heldout2"]["remember"]
+    c = f3["heldout3"]["remember"]
     names = ku["own_name"]["summary"]
     return (
         "knowledge updates: a value stated, then changed 3-8 weeks later without \"actually\" "
-        "(own probes, EN + ZH), current value ranked first, two held-out first looks; the "
-        "user's own name in the question",
+        "(own probes, EN + ZH), current value ranked first, three held-out first looks (the "
+        "third written blind); the user's own name in the question",
         f"**{a['default']['all']['newest_first']:.2f}** / "
-        f"**{b['default']['all']['newest_first']:.2f}**"
+        f"**{b['default']['all']['newest_first']:.2f}** / "
+        f"**{c['default']['all']['newest_first']:.2f}** (EN "
+        f"{c['default']['en']['newest_first']:.2f}, ZH {c['default']['zh']['newest_first']:.2f})"
         f" (before: {a['before']['all']['newest_first']:.2f} / "
-        f"{b['before']['all']['newest_first']:.2f}; target 0.85); same top-3 with and without "
-        f"the name {names['profile_slot']['same_top3']:.2f}",
-        "`knowledge_update.json`",
+        f"{b['before']['all']['newest_first']:.2f} / {c['before']['all']['newest_first']:.2f}; "
+        f"target 0.85); same top-3 with and without the name "
+        f"{names['profile_slot']['same_top3']:.2f}",
+        "`knowledge_update.json`, `knowledge_update_heldout3_first_look.json`",
     )
 
 
@@ -265,16 +275,20 @@ def _workers(w: dict[str, Any]) -> Row:
     llm = w["llm"]
     base = llm["baseline_single_sequential_worker"]["users_per_second"]
     full = llm["full_size"]
-    cpu = w["cpu"]["expire"]
+    big = w["expire_1m"]
+    cpu = big["expire"]
     one, two = cpu["workers_1"]["seconds"], cpu["workers_2"]["seconds"]
     return (
         "consolidation across workers (PostgreSQL, loopback model answering in 200 ms): "
         f"`summarize` of {full['users']:,} users; `expire` over "
-        f"{w['cpu']['data']['records']:,} records",
+        f"{big['data']['records']:,} records",
         f"**{full['users_per_second']:.1f} users/s** with {full['workers']} workers x "
         f"{full['concurrency']} calls vs {base:.2f} for one sequential worker "
-        f"({full['users_per_second'] / base:.1f}x; target 50x, CPU-bound on 2 cores); 0 duplicate "
-        f"applications, within budget; `expire` 2 workers {one / two:.2f}x one",
+        f"({full['users_per_second'] / base:.1f}x; target 50x, CPU-bound on 2 cores: "
+        f"{full['worker_cpu_seconds_per_user'] * 1000:.0f} ms of worker CPU a user); 0 "
+        f"duplicate applications, within budget; `expire` "
+        f"{cpu['in_process_run']['records_per_second']:,} records/s, 2 workers "
+        f"{one / two:.2f}x one (PostgreSQL-bound on 2 cores)",
         "`consolidation_workers.json`",
     )
 
@@ -283,17 +297,19 @@ def _multilingual(m: dict[str, Any]) -> Row:
     zh = m["chinese"]
     mini, e5 = zh["minilm"]["holdout"], zh["e5-small"]["holdout"]
     lat = m["latency"]
+    paired = mini["paired_default_minus_keyword"]["hit@5"]
     return (
         f"Chinese recall (own multi-day assistant set, {mini['probes']} held-out questions), "
-        "hit@5 of the default hybrid; LoCoMo dev recall@5; recall p50 incl. the query embedding",
-        f"MiniLM (default) {mini['default']['hit@5']['mean']:.2f} (BM25 alone "
-        f"{mini['keyword']['hit@5']['mean']:.2f}); multilingual-e5-small "
-        f"**{e5['default']['hit@5']['mean']:.2f}** (target 0.90); LoCoMo "
-        f"{m['locomo']['minilm']['default']['recall@5']['mean']:.3f} vs "
-        f"{m['locomo']['e5-small']['default']['recall@5']['mean']:.3f}; "
-        f"{lat['minilm']['locomo']['with_embedding']['p50_ms']:.1f} vs "
-        f"{lat['e5-small']['locomo']['with_embedding']['p50_ms']:.1f} ms (load "
-        f"{m['loadavg']['after'][0]:.0f} on 2 cores)",
+        "hit@5 of the default hybrid; LoCoMo dev recall@5; recall p50 incl. the query "
+        "embedding (one thread)",
+        f"MiniLM (default) {mini['default']['hit@5']['mean']:.2f} = BM25 alone "
+        f"{mini['keyword']['hit@5']['mean']:.2f} (paired {paired['mean']:+.3f}); "
+        f"multilingual-e5-small on ONNX Runtime **{e5['default']['hit@5']['mean']:.2f}** (target "
+        f"0.90); LoCoMo {m['locomo']['minilm']['default']['recall@5']['mean']:.3f} vs "
+        f"{m['locomo']['e5-small']['default']['recall@5']['mean']:.3f}; MiniLM "
+        f"{lat['minilm']['locomo']['with_embedding']['p50_ms']:.1f} ms (LoCoMo), e5 "
+        f"{lat['e5-small']['chinese_tune']['with_embedding']['p50_ms']:.1f} ms (Chinese) / "
+        f"{lat['e5-small']['locomo']['with_embedding']['p50_ms']:.1f} ms (LoCoMo), load 1-3",
         "`multilingual.json`",
     )
 
@@ -319,10 +335,12 @@ def rows(results: Path = RESULTS) -> list[Row]:
         lambda: _scale(j("consolidation_scale.json")),
         lambda: _scenarios(j("consolidation_scenarios.json")),
         lambda: _formation(j("consolidation_scenarios.json"),
-                           j("formation_changes_heldout2_first_look.json")),
+                           j("formation_changes_heldout2_first_look.json"),
+                           j("formation_changes_heldout3_first_look.json")),
         lambda: _contradiction(j("contradiction.json"), j("contradiction_first_look.json")),
         lambda: _knowledge_update(j("knowledge_update.json"), j("knowledge_update_first_look.json"),
-                                  j("knowledge_update_heldout2_first_look.json")),
+                                  j("knowledge_update_heldout2_first_look.json"),
+                                  j("knowledge_update_heldout3_first_look.json")),
         lambda: _temporal(j("temporal.json")),
         lambda: _nightly(j("nightly_changes.json")),
         lambda: _workers(j("consolidation_workers.json")),

@@ -61,7 +61,7 @@ import numpy.typing as npt
 
 from memstrata.memory._e5_weights import E5File, E5Tokenizer, dequantize
 from memstrata.memory._onnx import default_cache_dir, writable
-from memstrata.memory._onnx_embedder import ort_errors
+from memstrata.memory._onnx_embedder import cpu_session, ort_errors
 
 __all__ = ["FORMAT", "MIN_FIDELITY", "E5OnnxEncoder", "build", "load", "open_encoder",
            "weights_file"]
@@ -142,18 +142,7 @@ class E5OnnxEncoder:
         self._batch: Any = self._single if batch_threads == threads else None
 
     def _session(self, threads: int) -> Any:
-        import onnxruntime as ort
-
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        options.graph_optimization_level = (
-            ort.GraphOptimizationLevel.ORT_DISABLE_ALL if self._optimized
-            else ort.GraphOptimizationLevel.ORT_ENABLE_ALL)
-        options.log_severity_level = 3
-        if threads > 1:
-            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        return ort.InferenceSession(self._model, options, providers=["CPUExecutionProvider"])
+        return cpu_session(self._model, threads=threads, optimized=self._optimized)
 
     def _batch_session(self) -> Any:
         if self._batch is None:

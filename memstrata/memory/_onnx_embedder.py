@@ -31,7 +31,7 @@ import numpy as np
 
 from memstrata.memory.embedder import Vectors
 
-__all__ = ["ModelSpec", "OnnxEncoder", "ort_errors", "read_spec"]
+__all__ = ["ModelSpec", "OnnxEncoder", "cpu_session", "ort_errors", "read_spec"]
 
 _TRANSFORMER = "sentence_transformers.models.Transformer"
 _POOLING = "sentence_transformers.models.Pooling"
@@ -120,18 +120,7 @@ class OnnxEncoder:
             raise ValueError(f"unexpected ONNX inputs: {sorted(missing)}")
 
     def _session(self, threads: int) -> Any:
-        import onnxruntime as ort
-
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        options.graph_optimization_level = (
-            ort.GraphOptimizationLevel.ORT_DISABLE_ALL if self._optimized
-            else ort.GraphOptimizationLevel.ORT_ENABLE_ALL)
-        options.log_severity_level = 3  # errors only: nothing on stderr when all is well
-        if threads > 1:  # no busy-waiting workers: the cores are shared with the caller
-            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        return ort.InferenceSession(self._model, options, providers=["CPUExecutionProvider"])
+        return cpu_session(self._model, threads=threads, optimized=self._optimized)
 
     def _batch_session(self) -> Any:
         if self._batch is None:
@@ -204,3 +193,20 @@ def ort_errors() -> tuple[type[BaseException], ...]:
     found = [getattr(state, name, None) for name in _ORT_ERROR_NAMES]
     return (RuntimeError, ValueError, TypeError,
             *(t for t in found if isinstance(t, type) and issubclass(t, Exception)))
+
+
+def cpu_session(model: Any, *, threads: int, optimized: bool) -> Any:
+    """An ONNX Runtime CPU session of ``model`` (a path or bytes) on ``threads`` threads;
+    ``optimized``: the graph was saved optimised, so it is loaded with optimisation off."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.graph_optimization_level = (
+        ort.GraphOptimizationLevel.ORT_DISABLE_ALL if optimized
+        else ort.GraphOptimizationLevel.ORT_ENABLE_ALL)
+    options.log_severity_level = 3  # errors only: nothing on stderr when all is well
+    if threads > 1:  # no busy-waiting workers: the cores are shared with the caller
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])

@@ -23,13 +23,20 @@ The first evaluation is written to ``results/formation_changes_heldout3_first_lo
 and ``results/knowledge_update_heldout3_first_look.json`` once and never
 overwritten; later runs print without writing.
 
-    python benchmarks/heldout3_first_look.py
+    python benchmarks/heldout3_first_look.py [--heldout4]
+
+After that first look, heldout3 became a development split: the reader of a new
+value of what the user already holds (``memstrata.policies.slot_change``) was built
+on its misses. ``--heldout4`` evaluates a fourth formation split (64 cases), written
+blind after it, and writes its first look once
+(``results/formation_changes_heldout4_first_look.json``).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
@@ -49,6 +56,10 @@ FORMATION = DATA / "formation_changes_heldout3.json"
 UPDATES = DATA / "knowledge_update_heldout3.json"
 FORMATION_LOOK = RESULTS / "formation_changes_heldout3_first_look.json"
 UPDATES_LOOK = RESULTS / "knowledge_update_heldout3_first_look.json"
+#: a fourth formation split, written blind after the heldout3 first look (which made
+#: heldout3 a development split: the reader of known values was built on its misses)
+FORMATION4 = DATA / "formation_changes_heldout4.json"
+FORMATION4_LOOK = RESULTS / "formation_changes_heldout4_first_look.json"
 
 
 def _prior_value(mm: MemoryManager, case: dict[str, Any]) -> str | None:
@@ -62,8 +73,8 @@ def _prior_value(mm: MemoryManager, case: dict[str, Any]) -> str | None:
     return values[0] if len(values) == 1 else None
 
 
-def formation() -> dict[str, Any]:
-    cases = json.loads(FORMATION.read_text())["cases"]
+def formation(path: Path = FORMATION) -> dict[str, Any]:
+    cases = json.loads(path.read_text())["cases"]
     embedder = default_embedder()
     tmp = tempfile.mkdtemp(prefix="memstrata-heldout3-")
     clock = ManualClock(cs.START)
@@ -125,6 +136,12 @@ def _write_once(path: Path, name: str, payload: dict[str, Any]) -> None:
 
 
 def main() -> None:
+    if "--heldout4" in sys.argv:
+        found = formation(FORMATION4)
+        print(json.dumps({k: v for k, v in found.items() if k != "by_category"}, indent=1,
+                         ensure_ascii=False))
+        _write_once(FORMATION4_LOOK, "heldout4", found)
+        return
     found = formation()
     print(json.dumps({k: v for k, v in found.items() if k != "by_category"}, indent=1,
                      ensure_ascii=False))

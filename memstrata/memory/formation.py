@@ -48,7 +48,15 @@ from memstrata.memory._validate import (
     check_turn,
     check_user,
 )
-from memstrata.types import USER_SUBJECT, MemoryInput, Slot, Source, Status, WriteDecision
+from memstrata.types import (
+    USER_SUBJECT,
+    MemoryInput,
+    MemoryType,
+    Slot,
+    Source,
+    Status,
+    WriteDecision,
+)
 
 if TYPE_CHECKING:
     from memstrata.memory.manager import MemoryManager
@@ -112,6 +120,8 @@ def observe(
     candidates = tuple(extract(text, role="user")) if wanted and text.strip() else ()
     if any(c.alternatives for c in candidates):
         candidates = _resolve_attributes(manager, user_id, scope, candidates)
+    if wanted and not any(c.slot is not None for c in candidates):
+        candidates += _changes_of_known_values(manager, user_id, scope, text)
     turn_meta = {**meta, "scope": scope, "fast_extracted": len(candidates)}
     # check the memories as remember would before the turn is stored, so bad input
     # changes nothing (PostgreSQL would refuse an over-wide slot after the append)
@@ -168,6 +178,39 @@ def _resolve_attributes(manager: MemoryManager, user_id: str, scope: str,
         elif named or not c.tentative:
             out.append(c)
     return tuple(out)
+
+
+def _changes_of_known_values(manager: MemoryManager, user_id: str, scope: str, text: str
+                             ) -> tuple[Extracted, ...]:
+    """A new value of a city, employer or age the user holds, read with the current value
+    in hand (:mod:`memstrata.policies.slot_change`; one read, only for a turn the
+    extractor found no slot in and that has a cue of one of those topics)."""
+    from memstrata.policies import slot_change
+    from memstrata.policies.extraction import Extracted
+
+    if not slot_change.has_cue(text):
+        return ()
+    m = memories.c
+    with manager.db.read() as conn:
+        current = conn.execute(
+            select(m.attribute, m.value).where(
+                m.user_id == user_id, m.scope == scope, m.status == Status.ACTIVE.value,
+                m.subject == USER_SUBJECT, m.attribute.in_(slot_change.ATTRIBUTES))).all()
+    values: dict[str, set[str]] = {}
+    for attribute, value in current:
+        if value:
+            values.setdefault(str(attribute), set()).add(str(value))
+    out: list[Extracted] = []
+    for attribute, held in sorted(values.items()):
+        if len(held) != 1:
+            continue  # an open conflict: not ours to settle
+        value = slot_change.change_of(text, attribute, next(iter(held)))
+        if value is not None:
+            out.append(Extracted(
+                content=text.strip(), type=MemoryType.PROFILE, confidence=0.8,
+                rule="known_value_changed", slot=Slot(USER_SUBJECT, attribute, value),
+                correction=True))
+    return tuple(out) if len(out) == 1 else ()
 
 
 def _supersede_replaced(manager: MemoryManager, user_id: str, scope: str, new_id: str,

@@ -1,0 +1,65 @@
+"""A new value of a city, employer or age the user holds, read with the old value in hand
+(memstrata.policies.slot_change, through observe)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memstrata import ManualClock, MemoryManager
+from memstrata.policies.slot_change import change_of
+
+
+@pytest.mark.parametrize(("text", "attribute", "current", "expected"), [
+    ("Lisbon is our home now, we love it.", "city", "Porto", "Lisbon"),
+    ("Got the keys to a flat in Utrecht last week!", "city", "Leiden", "Utrecht"),
+    ("Sold the place in Graz and we're renting in Vienna, so far so good.", "city", "Graz",
+     "Vienna"),
+    ("Two weeks at Siemens Energy already, the team is great.", "employer", "ABB",
+     "Siemens Energy"),
+    ("Zalando made me an offer and I said yes, so that's my new job.", "employer", "Otto",
+     "Zalando"),
+    ("Finally 40 today, cake for breakfast.", "age", "39", "40"),
+    ("Celebrating my 31st birthday today with friends.", "age", "30", "31"),
+])
+def test_a_new_value_is_read_with_the_old_one_in_hand(text, attribute, current, expected):
+    assert change_of(text, attribute, current) == expected
+
+
+@pytest.mark.parametrize(("text", "attribute", "current"), [
+    ("Is Lisbon a nice home for a family?", "city", "Porto"),            # a question
+    ("If the job works out we'll find a place in Lisbon.", "city", "Porto"),  # a condition
+    ("We might move to Lisbon one day.", "city", "Porto"),               # a plan
+    ("My sister got the keys to a flat in Lisbon.", "city", "Porto"),   # someone else
+    ("We didn't take the flat in Lisbon after all.", "city", "Porto"),   # a negation
+    ("Back home after a long weekend in Lisbon.", "city", "Porto"),      # a trip
+    ("I moved the dentist appointment to Lisbon.", "city", "Porto"),     # something else moved
+    ("I'm moving to Lisbon in the spring.", "city", "Porto"),            # planned
+    ("She said \"my home is Lisbon now\".", "city", "Porto"),            # quoted
+    ("Still loving my flat in Porto.", "city", "Porto"),                 # the same value
+    ("A flat in Lisbon or one in Braga, which is nicer?", "city", "Porto"),  # two, and a question
+    ("I'll be 41 in March.", "age", "40"),                               # not yet
+    ("My son turned 5 today.", "age", "40"),                             # someone else's age
+    ("Turned 60 today, can you believe it?", "age", "40"),                # not just above
+])
+def test_guards_change_nothing(text, attribute, current):
+    assert change_of(text, attribute, current) is None
+
+
+def test_observe_reads_a_change_of_a_held_value_and_supersedes_it(manager: MemoryManager,
+                                                                  clock: ManualClock):
+    manager.observe("u1", "s1", "user", "I live in Leeds.")
+    clock.advance(days=10)
+    obs = manager.observe("u1", "s2", "user",
+                          "We got the keys on Friday, so York is officially home now!")
+    assert [c.rule for c in obs.candidates] == ["known_value_changed"]
+    active = [r.slot.value for r in manager.memories("u1", statuses="active")
+              if r.slot is not None and r.slot.attribute == "city"]
+    assert active == ["York"]
+    superseded = [r.slot.value for r in manager.memories("u1", statuses="superseded")
+                  if r.slot is not None]
+    assert superseded == ["Leeds"]
+
+
+def test_without_a_held_value_nothing_is_guessed(manager: MemoryManager):
+    obs = manager.observe("u2", "s1", "user", "York is officially home now!")
+    assert obs.candidates == ()

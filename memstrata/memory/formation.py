@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
@@ -156,12 +156,7 @@ def _resolve_attributes(manager: MemoryManager, user_id: str, scope: str,
     """
     wanted = {a for c in candidates if c.slot is not None
               for a in (c.slot.attribute, *c.alternatives)}
-    m = memories.c
-    with manager.db.read() as conn:
-        current = conn.execute(
-            select(m.attribute, m.value).where(
-                m.user_id == user_id, m.scope == scope, m.status == Status.ACTIVE.value,
-                m.subject == USER_SUBJECT, m.attribute.in_(sorted(wanted)))).all()
+    current = _held_values(manager, user_id, scope, wanted)
     out: list[Extracted] = []
     for c in candidates:
         if not c.alternatives or c.slot is None:
@@ -180,6 +175,17 @@ def _resolve_attributes(manager: MemoryManager, user_id: str, scope: str,
     return tuple(out)
 
 
+def _held_values(manager: MemoryManager, user_id: str, scope: str,
+                 attributes: Iterable[str]) -> list[tuple[str, str | None]]:
+    """(attribute, value) of the user's active slots about themselves in ``scope``."""
+    m = memories.c
+    with manager.db.read() as conn:
+        return [(str(a), v) for a, v in conn.execute(
+            select(m.attribute, m.value).where(
+                m.user_id == user_id, m.scope == scope, m.status == Status.ACTIVE.value,
+                m.subject == USER_SUBJECT, m.attribute.in_(sorted(set(attributes)))))]
+
+
 def _changes_of_known_values(manager: MemoryManager, user_id: str, scope: str, text: str
                              ) -> tuple[Extracted, ...]:
     """A new value of a city, employer or age the user holds, read with the current value
@@ -190,14 +196,8 @@ def _changes_of_known_values(manager: MemoryManager, user_id: str, scope: str, t
 
     if not slot_change.has_cue(text):
         return ()
-    m = memories.c
-    with manager.db.read() as conn:
-        current = conn.execute(
-            select(m.attribute, m.value).where(
-                m.user_id == user_id, m.scope == scope, m.status == Status.ACTIVE.value,
-                m.subject == USER_SUBJECT, m.attribute.in_(slot_change.ATTRIBUTES))).all()
     values: dict[str, set[str]] = {}
-    for attribute, value in current:
+    for attribute, value in _held_values(manager, user_id, scope, slot_change.ATTRIBUTES):
         if value:
             values.setdefault(str(attribute), set()).add(str(value))
     out: list[Extracted] = []

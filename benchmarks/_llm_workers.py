@@ -281,48 +281,55 @@ def llm_section(pg: PostgresServer, script: Path, users: int, seed: int) -> dict
     return out
 
 
-def full_size(workers: int, concurrency: int, users: int) -> None:
-    """One cell on the full user count, stored as ``llm.full_size`` of the JSON:
-    ``python benchmarks/_llm_workers.py WORKERS CONCURRENCY [USERS]``."""
+def _on_fresh_cluster(users: int, measure: Any) -> dict[str, Any]:
+    """``measure(cells)`` on a fresh cluster with ``users`` generated, timestamped and
+    with the load average before and after."""
     script = Path(__file__).with_name("consolidation_workers.py")
-    out = Path(__file__).parent / "results" / "consolidation_workers.json"
     with PostgresServer() as pg:
         url = pg.create_database("llm_template")
         generate(url, users, pg.root)
         with OpenAICompatServer(on_chat=_answer, delay=DELAY) as server:
             load = [round(x, 2) for x in os.getloadavg()]
-            got = _Cells(pg, script, "llm_template", server).cell(workers, concurrency, users)
+            got: dict[str, Any] = measure(_Cells(pg, script, "llm_template", server))
     got["measured_at"] = datetime.now(UTC).isoformat(timespec="seconds")
     got["loadavg_before_after"] = [load, [round(x, 2) for x in os.getloadavg()]]
+    return got
+
+
+def _update_llm(change: Any, got: dict[str, Any]) -> None:
+    out = Path(__file__).parent / "results" / "consolidation_workers.json"
     data = json.loads(out.read_text())
-    base = data["llm"]["baseline_single_sequential_worker"]["users_per_second"]
-    got["speedup_vs_baseline"] = round(got["users_per_second"] / base, 1)
-    data["llm"]["full_size"] = got
+    change(data["llm"], got)
     out.write_text(json.dumps(data, indent=2) + "\n")
     print(json.dumps(got, indent=2))
+
+
+def full_size(workers: int, concurrency: int, users: int) -> None:
+    """One cell on the full user count, stored as ``llm.full_size`` of the JSON:
+    ``python benchmarks/_llm_workers.py WORKERS CONCURRENCY [USERS]``."""
+    got = _on_fresh_cluster(users, lambda cells: cells.cell(workers, concurrency, users))
+
+    def store(llm: dict[str, Any], got: dict[str, Any]) -> None:
+        base = llm["baseline_single_sequential_worker"]["users_per_second"]
+        got["speedup_vs_baseline"] = round(got["users_per_second"] / base, 1)
+        llm["full_size"] = got
+
+    _update_llm(store, got)
 
 
 def baseline_again(users: int = 200) -> None:
     """The sequential baseline re-measured (``llm.full_size.baseline_rerun``), so the
     full-size cell is compared with a baseline taken under the same machine load:
     ``python benchmarks/_llm_workers.py baseline``."""
-    script = Path(__file__).with_name("consolidation_workers.py")
-    out = Path(__file__).parent / "results" / "consolidation_workers.json"
-    with PostgresServer() as pg:
-        url = pg.create_database("llm_template")
-        generate(url, users, pg.root)
-        with OpenAICompatServer(on_chat=_answer, delay=DELAY) as server:
-            load = [round(x, 2) for x in os.getloadavg()]
-            got = _Cells(pg, script, "llm_template", server).baseline(users)
-    got["measured_at"] = datetime.now(UTC).isoformat(timespec="seconds")
-    got["loadavg_before_after"] = [load, [round(x, 2) for x in os.getloadavg()]]
-    data = json.loads(out.read_text())
-    full = data["llm"]["full_size"]
-    full["baseline_rerun"] = got
-    full["speedup_vs_baseline_rerun"] = round(full["users_per_second"]
-                                              / got["users_per_second"], 1)
-    out.write_text(json.dumps(data, indent=2) + "\n")
-    print(json.dumps(got, indent=2))
+    got = _on_fresh_cluster(users, lambda cells: cells.baseline(users))
+
+    def store(llm: dict[str, Any], got: dict[str, Any]) -> None:
+        full = llm["full_size"]
+        full["baseline_rerun"] = got
+        full["speedup_vs_baseline_rerun"] = round(full["users_per_second"]
+                                                  / got["users_per_second"], 1)
+
+    _update_llm(store, got)
 
 
 if __name__ == "__main__":

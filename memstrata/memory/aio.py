@@ -19,8 +19,8 @@ PostgreSQL connection pool.
 
 This was chosen by measurement over SQLAlchemy's async engines (aiosqlite,
 asyncpg) - ``benchmarks/bench_async.py``, ``docs/async.md``: the raw async drivers
-were faster at a recall's SQL read (1.4x aiosqlite, 3.5x asyncpg), but that read
-is 5-10 % of a recall; the embedding, the searches and the ranking are CPU work
+were faster at a recall's SQL read (1.1x aiosqlite, 4.7x asyncpg), but that read
+is 5-9 % of a recall; the embedding, the searches and the ranking are CPU work
 that needs the threads anyway, so async SQL could save a few per cent at most -
 for a second copy of the store and the write path, and a new dependency
 (greenlet). aiosqlite itself runs each connection on a thread.
@@ -40,6 +40,7 @@ import asyncio
 import contextvars
 import functools
 import logging
+import os
 import threading
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -78,13 +79,16 @@ from memstrata.types import (
 
 __all__ = ["DEFAULT_MAX_THREADS", "AsyncMemoryManager", "OpeningManager"]
 
-#: calls running at once. Measured (``benchmarks/results/async.json``, 100 clients,
-#: 2 shared cores): 16 was the best arm on SQLite and PostgreSQL - the throughput
-#: of the sync API called from 100 threads or more, with a p95 about 45 % lower;
-#: 2-8 lost throughput, because a thread waiting (SQLite's busy handler sleeping
-#: for the writer lock, a database round trip) holds its slot. 16 stays about
-#: within the PostgreSQL pool (5 + 10 overflow connections per manager).
-DEFAULT_MAX_THREADS = 16
+#: calls running at once: two per CPU, at least 4 and at most 16 (about the
+#: PostgreSQL pool of a manager: 5 + 10 overflow), so 4 on a 2-core machine.
+#: Measured (``benchmarks/results/async.json``, 100 clients, 80 % recall, 2 cores,
+#: load 1-5): 4 threads was the best arm on PostgreSQL and within noise of the best
+#: (2) on SQLite, with about twice the throughput of the sync API called from 100
+#: threads and a p95 about a quarter of it; 8 and 16 lost 5-30 %, their threads
+#: only contending for the two cores. Under heavy contention from other processes
+#: (a load average of 15-20) 16 did best - more threads win a larger share of the
+#: CPUs - so a busy shared host may want ``max_threads=`` higher.
+DEFAULT_MAX_THREADS = max(4, min(16, 2 * (os.cpu_count() or 1)))
 _MAX_THREADS_LIMIT = 256
 
 log = logging.getLogger("memstrata")

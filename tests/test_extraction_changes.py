@@ -278,6 +278,26 @@ def test_third_round_guards(text: str):
     assert reads_nothing(text)
 
 
+@pytest.mark.parametrize("text", [
+    "My landlord just texted: bins go out on Tuesdays from now on, not Mondays.",
+    "Great news from work; the canteen serves breakfast from now on.",
+    "The gym opens at 6 from now on.",
+])
+def test_from_now_on_inside_someone_elses_rule_is_not_an_instruction(text: str):
+    """Mid-sentence "from now on" instructs the assistant only in a clause that speaks to
+    it or of the user (a guard of the fourth held-out split, read as an instruction)."""
+    assert [e.rule for e in extract(text)] == []
+
+
+@pytest.mark.parametrize("text", [
+    "Could you, from now on, answer in German?", "Please answer in German from now on.",
+    "I want shorter answers from now on.", "ok so from now on no emojis please",
+    "Thanks! Use metric units from now on.",
+])
+def test_from_now_on_in_any_position_still_instructs(text: str):
+    assert [e.rule for e in extract(text)] == ["from_now_on"]
+
+
 def test_a_name_offered_as_what_friends_call_the_user():
     assert slots("Kit is what my friends call me.") == [("name", "Kit")]
     assert [e.rule for e in extract("From now on, the answers should be short.")] == \

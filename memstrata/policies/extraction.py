@@ -164,6 +164,15 @@ _NOT_FOR_THE_ASSISTANT = re.compile(r"\b(?:said|says|told\s+\w+|tells\s+\w+|wrot
                                     r".*\b(?:from now on|going forward|henceforth)\b"
                                     r"|(?:说|告诉我|觉得).*(?:以后|今后|从现在开始)", re.IGNORECASE)
 
+#: how a clause speaking to the assistant (or of the user) starts: a request, an
+#: imperative, "you", "I", "my" ("could you answer in German", "call me Kate", "I want
+#: shorter answers"); "bins go out on Tuesdays", "the gym opens at 6" do not
+_FOR_THE_ASSISTANT = re.compile(
+    r"^(?:(?:please|so|and|but|ok|okay|also|oh|hey)[,!]?\s+)*"
+    r"(?:(?:could|can|would|will)\s+you\b|(?:you|your|i|i'd|i'm|i’d|i’m|i'll|i’ll|my|me|"
+    r"let's|let’s|call|answer|reply|respond|write|use|keep|talk|speak|address|give|send|show|"
+    r"stop|don't|don’t|do not|always|never|just|only|tell|remind|refer|put|list|skip|avoid|"
+    r"include|be|make|start|no more|no|less|more)\b)", re.IGNORECASE)
 
 # ---------------------------------------------------------------- driver
 
@@ -265,8 +274,13 @@ def _read(s: str) -> Extracted | None:
     rest = ""
     if m is not None:
         rest = (m["rest"] if zh else (m["rest"] or m["rest2"])) or ""
-    elif not zh and _STANDING_ANY.search(s) is not None:
-        rest = _STANDING_ANY.sub("", s).strip(" ,")
+    elif not zh and (marker := _STANDING_ANY.search(s)) is not None:
+        # only the clause the marker stands in, and only if it speaks to the assistant or
+        # of the user ("My landlord texted: bins go out on Tuesdays from now on" does not)
+        clause = re.split(r"[:;—–]\s*", s[:marker.start()])[-1] + s[marker.start():]
+        rest = _STANDING_ANY.sub("", clause).strip(" ,")
+        if not any(_FOR_THE_ASSISTANT.match(part) for part in re.split(r",\s*", rest)):
+            rest = ""
     if (m is not None or rest) and _NOT_FOR_THE_ASSISTANT.search(s) is None \
             and _THIRD_PARTY.match(rest) is None:
         inner = _read_plain(rest, zh)

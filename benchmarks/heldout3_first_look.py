@@ -23,13 +23,16 @@ The first evaluation is written to ``results/formation_changes_heldout3_first_lo
 and ``results/knowledge_update_heldout3_first_look.json`` once and never
 overwritten; later runs print without writing.
 
-    python benchmarks/heldout3_first_look.py [--heldout4]
+    python benchmarks/heldout3_first_look.py [--heldout4 | --heldout5]
 
 After that first look, heldout3 became a development split: the reader of a new
 value of what the user already holds (``memstrata.policies.slot_change``) was built
 on its misses. ``--heldout4`` evaluates a fourth formation split (64 cases), written
 blind after it, and writes its first look once
-(``results/formation_changes_heldout4_first_look.json``).
+(``results/formation_changes_heldout4_first_look.json``). heldout4 then became a
+development split too (the Chinese reader of held values and the mid-sentence
+"from now on" guard were built on its misses); ``--heldout5`` evaluates a fifth
+split (80 cases, half Chinese), written blind after that.
 """
 
 from __future__ import annotations
@@ -60,6 +63,9 @@ UPDATES_LOOK = RESULTS / "knowledge_update_heldout3_first_look.json"
 #: heldout3 a development split: the reader of known values was built on its misses)
 FORMATION4 = DATA / "formation_changes_heldout4.json"
 FORMATION4_LOOK = RESULTS / "formation_changes_heldout4_first_look.json"
+#: a fifth, written blind after the Chinese reader of held values was built on heldout4
+FORMATION5 = DATA / "formation_changes_heldout5.json"
+FORMATION5_LOOK = RESULTS / "formation_changes_heldout5_first_look.json"
 
 
 def _prior_value(mm: MemoryManager, case: dict[str, Any]) -> str | None:
@@ -128,7 +134,7 @@ def _write_once(path: Path, name: str, payload: dict[str, Any]) -> None:
         print(f"{path.name} exists (the first look is never overwritten); not written")
         return
     path.write_text(json.dumps({
-        "benchmark": path.stem, "note": "the first evaluation of the blind heldout3 split, "
+        "benchmark": path.stem, "note": f"the first evaluation of the blind {name} split, "
         "written before any tuning on it; never overwritten",
         "when": datetime.now(UTC).isoformat(timespec="seconds"), name: payload},
         indent=2, ensure_ascii=False) + "\n")
@@ -136,12 +142,14 @@ def _write_once(path: Path, name: str, payload: dict[str, Any]) -> None:
 
 
 def main() -> None:
-    if "--heldout4" in sys.argv:
-        found = formation(FORMATION4)
-        print(json.dumps({k: v for k, v in found.items() if k != "by_category"}, indent=1,
-                         ensure_ascii=False))
-        _write_once(FORMATION4_LOOK, "heldout4", found)
-        return
+    for flag, data, look in (("--heldout4", FORMATION4, FORMATION4_LOOK),
+                             ("--heldout5", FORMATION5, FORMATION5_LOOK)):
+        if flag in sys.argv:
+            found = formation(data)
+            print(json.dumps({k: v for k, v in found.items() if k != "by_category"},
+                             indent=1, ensure_ascii=False))
+            _write_once(look, flag.lstrip("-"), found)
+            return
     found = formation()
     print(json.dumps({k: v for k, v in found.items() if k != "by_category"}, indent=1,
                      ensure_ascii=False))

@@ -63,3 +63,49 @@ def test_observe_reads_a_change_of_a_held_value_and_supersedes_it(manager: Memor
 def test_without_a_held_value_nothing_is_guessed(manager: MemoryManager):
     obs = manager.observe("u2", "s1", "user", "York is officially home now!")
     assert obs.candidates == ()
+
+
+@pytest.mark.parametrize(("text", "attribute", "current", "expected"), [
+    ("跟你说一声，我们已经在苏州安家了，小区离地铁很近。", "city", "无锡", "苏州"),
+    ("我和老公现在在珠海生活了，原来的房子已经卖掉。", "city", "中山", "珠海"),
+    ("上周刚搬到了青岛，海边空气真好", "city", "济南", "青岛"),
+    ("离职手续办完了，上周一开始我就是美团的人了。", "employer", "滴滴", "美团"),
+    ("换了个东家，目前在招商证券做研究，节奏很快。", "employer", "中信证券", "招商证券"),
+    ("终于入职小红书了！", "employer", "知乎", "小红书"),
+    ("今天生日，三十六了，蛋糕是自己烤的。", "age", "35", "36"),
+    ("生日那天朋友们给我办了派对，28岁了。", "age", "27", "28"),
+])
+def test_a_chinese_change_is_read_with_the_old_value_in_hand(text, attribute, current,
+                                                            expected):
+    """Chinese names have no capitals: the reader goes by where a name stands (在X安家,
+    搬到X, 是X的人了, 在X做 ...) and by a number just above the current age."""
+    assert change_of(text, attribute, current) == expected
+
+
+@pytest.mark.parametrize(("text", "attribute", "current"), [
+    ("我们会在苏州安家吗？", "city", "无锡"),                      # a question
+    ("如果公司同意，我就搬到苏州。", "city", "无锡"),                # a condition
+    ("我打算明年搬到苏州。", "city", "无锡"),                        # a plan
+    ("我姐姐上个月搬到了苏州。", "city", "无锡"),                    # someone else
+    ("下周去苏州出差，住两晚。", "city", "无锡"),                    # a trip
+    ("我在苏州住了三天，玩得很开心。", "city", "无锡"),              # a stay
+    ("我没有搬到苏州，还在无锡。", "city", "无锡"),                  # a negation
+    ("他说“我已经在苏州安家了”。", "city", "无锡"),                  # quoted
+    ("我现在在上海做产品经理。", "employer", "滴滴"),                # a place, not an employer
+    ("我老公入职美团了。", "employer", "滴滴"),                      # someone else
+    ("我儿子今天生日，六岁了。", "age", "5"),                         # someone else's birthday
+    ("这件衣服花了三十六块。", "age", "35"),                          # not an age cue
+])
+def test_chinese_guards_change_nothing(text, attribute, current):
+    assert change_of(text, attribute, current) is None
+
+
+def test_observe_reads_a_chinese_change_of_a_held_value(manager: MemoryManager,
+                                                        clock: ManualClock):
+    manager.observe("u3", "s1", "user", "我住在无锡。")
+    clock.advance(days=10)
+    obs = manager.observe("u3", "s2", "user", "跟你说一声，我们已经在苏州安家了，小区离地铁很近。")
+    assert [c.rule for c in obs.candidates] == ["known_value_changed"]
+    active = [r.slot.value for r in manager.memories("u3", statuses="active")
+              if r.slot is not None and r.slot.attribute == "city"]
+    assert active == ["苏州"]

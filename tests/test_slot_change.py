@@ -38,6 +38,7 @@ def test_a_new_value_is_read_with_the_old_one_in_hand(text, attribute, current, 
     ("Still loving my flat in Porto.", "city", "Porto"),                 # the same value
     ("A flat in Lisbon or one in Braga, which is nicer?", "city", "Porto"),  # two, and a question
     ("I'll be 41 in March.", "age", "40"),                               # not yet
+    ("Finished my 41st marathon this morning!", "age", "40"),           # an ordinal, no birthday
     ("My son turned 5 today.", "age", "40"),                             # someone else's age
     ("Turned 60 today, can you believe it?", "age", "40"),                # not just above
 ])

@@ -49,7 +49,7 @@ _CUES = {
         r"month)|badge|team|hired|role|colleagues?|gig|notice)\b", re.I),
     "age": re.compile(
         r"\b(?:birthday|turned|turning|today|officially|years? old|older|b-?day)\b|"
-        r"\b\d{1,3}(?:st|nd|rd|th)\b", re.I),
+        r"\b\d{1,3}(?:st|nd|rd|th)\s+(?:birthday|b-?day)\b", re.I),
 }
 
 _GUARD = re.compile(

@@ -293,6 +293,7 @@ def test_from_now_on_inside_someone_elses_rule_is_not_an_instruction(text: str):
     "Could you, from now on, answer in German?", "Please answer in German from now on.",
     "I want shorter answers from now on.", "ok so from now on no emojis please",
     "Thanks! Use metric units from now on.",
+    "Stick to bullet points for everything from today on please, my screen is tiny.",
 ])
 def test_from_now_on_in_any_position_still_instructs(text: str):
     assert [e.rule for e in extract(text)] == ["from_now_on"]

@@ -279,7 +279,8 @@ def _read(s: str) -> Extracted | None:
         # of the user ("My landlord texted: bins go out on Tuesdays from now on" does not)
         clause = re.split(r"[:;—–]\s*", s[:marker.start()])[-1] + s[marker.start():]
         rest = _STANDING_ANY.sub("", clause).strip(" ,")
-        if not any(_FOR_THE_ASSISTANT.match(part) for part in re.split(r",\s*", rest)):
+        if not re.search(r"\b(?:please|pls|plz)\b", rest, re.IGNORECASE) and not any(
+                _FOR_THE_ASSISTANT.match(part) for part in re.split(r",\s*", rest)):
             rest = ""
     if (m is not None or rest) and _NOT_FOR_THE_ASSISTANT.search(s) is None \
             and _THIRD_PARTY.match(rest) is None:

@@ -23,7 +23,7 @@ The first evaluation is written to ``results/formation_changes_heldout3_first_lo
 and ``results/knowledge_update_heldout3_first_look.json`` once and never
 overwritten; later runs print without writing.
 
-    python benchmarks/heldout3_first_look.py [--heldout4 | --heldout5]
+    python benchmarks/heldout3_first_look.py [--heldout4 | --heldout5 | --heldout6]
 
 After that first look, heldout3 became a development split: the reader of a new
 value of what the user already holds (``memstrata.policies.slot_change``) was built
@@ -32,7 +32,10 @@ blind after it, and writes its first look once
 (``results/formation_changes_heldout4_first_look.json``). heldout4 then became a
 development split too (the Chinese reader of held values and the mid-sentence
 "from now on" guard were built on its misses); ``--heldout5`` evaluates a fifth
-split (80 cases, half Chinese), written blind after that.
+split (80 cases, half Chinese), written blind after that. heldout5 then became a
+development split too (the readers of a held name and diet, the city gazetteer, clause-level
+English guards); ``--heldout6`` evaluates a sixth split (96 cases, half Chinese), written
+blind after that.
 """
 
 from __future__ import annotations
@@ -66,6 +69,10 @@ FORMATION4_LOOK = RESULTS / "formation_changes_heldout4_first_look.json"
 #: a fifth, written blind after the Chinese reader of held values was built on heldout4
 FORMATION5 = DATA / "formation_changes_heldout5.json"
 FORMATION5_LOOK = RESULTS / "formation_changes_heldout5_first_look.json"
+#: a sixth, written blind after the readers of held names and diets, the city gazetteer
+#: and the clause-level English guards were built on heldout5 (and 3, 4)
+FORMATION6 = DATA / "formation_changes_heldout6.json"
+FORMATION6_LOOK = RESULTS / "formation_changes_heldout6_first_look.json"
 
 
 def _prior_value(mm: MemoryManager, case: dict[str, Any]) -> str | None:
@@ -143,7 +150,8 @@ def _write_once(path: Path, name: str, payload: dict[str, Any]) -> None:
 
 def main() -> None:
     for flag, data, look in (("--heldout4", FORMATION4, FORMATION4_LOOK),
-                             ("--heldout5", FORMATION5, FORMATION5_LOOK)):
+                             ("--heldout5", FORMATION5, FORMATION5_LOOK),
+                             ("--heldout6", FORMATION6, FORMATION6_LOOK)):
         if flag in sys.argv:
             found = formation(data)
             print(json.dumps({k: v for k, v in found.items() if k != "by_category"},

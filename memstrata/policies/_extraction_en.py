@@ -238,7 +238,8 @@ _PROFESSIONS = (
     r"founder|product manager|data scientist|pilot|driver|freelancer|retiree|retired"
 )
 _IM_A = re.compile(rf"\bi(?:'m| am|'ve been| have been)\s+(?:now\s+|currently\s+)?(?:an?\s+)?"
-                   rf"(?P<v>(?:[\w-]+\s+){{0,2}}(?:{_PROFESSIONS}))\b", re.IGNORECASE)
+                   rf"(?P<v>(?:(?!(?:at|in|with|the|to|on|for|my|seeing|visiting)\b)[\w-]+\s+)"
+                   rf"{{0,2}}(?:{_PROFESSIONS}))\b", re.IGNORECASE)
 #: a career change: "I became a nurse", "I retrained as a nurse"
 _BECAME = re.compile(
     rf"\bi(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+|now\s+)?(?:became|become|"
@@ -347,7 +348,9 @@ _HABIT = re.compile(r"\bi\s+(?P<adv>always|usually|normally|never|typically)\s+(
 #: "from now on" and its kin: from today on, from this point onwards, henceforth
 _HENCEFORTH = (r"(?:from\s+(?:now|today|tonight|this\s+point|this\s+moment|here|this\s+day)"
                r"(?:\s+(?:on(?:wards?)?|forward|out))+|going forward|henceforth|hereafter"
-               r"|starting\s+(?:now|today|tomorrow|from\s+today)|as of (?:now|today))")
+               r"|starting\s+(?:now|today|tomorrow|from\s+today)|as of (?:now|today)"
+               r"|(?:for|in)\s+all\s+(?:our\s+|future\s+|of\s+our\s+)?(?:chats|conversations|"
+               r"replies|answers)(?:\s+after\s+this\s+one)?)")
 _STANDING = re.compile(
     rf"^(?:please\s+)?(?:{_HENCEFORTH}|in (?:the )?future|moving forward(?=[,:])|"
     r"next time(?: and after)?)[,:]?\s+(?P<rest>.+)$"
@@ -365,7 +368,7 @@ _STANDING_ANY = re.compile(
     re.IGNORECASE,
 )
 #: a polite request or a tag is not a question ("could you ... from now on?", "..., alright?")
-_REQUEST = re.compile(r"^(?:please\s+)?(?:could|can|would)\s+you\b|"
+_REQUEST = re.compile(r"(?:^|,\s*)(?:please\s+)?(?:could|can|would)\s+you\b|"
                       r",?\s*(?:alright|all right|ok|okay|right|please)\s*\?$", re.IGNORECASE)
 _STANDING_HINT = re.compile(r"\b(?:anymore|again|ever|any more)\b", re.IGNORECASE)
 _NOT_BUT = re.compile(

@@ -25,7 +25,8 @@ from memstrata.types import MemoryType
 _ZH_QUESTION = re.compile(r"(?:吗|呢|么|吧)[？?。.!！]?$|什么|怎么|哪里|哪儿|为什么|多少|几点")
 _ZH_VALUE_END = re.compile(r"[，,；;。！!？?了啦呀哦].*$")
 _ZH_STANDING_END = re.compile(
-    r"^(?P<rest>.+?)[，,]\s*(?:以后|今后|从现在开始|从今以后)(?:都|就|也)?(?:这样|如此|这么做|照此)[。！!]?$"
+    r"^(?P<rest>.+?)[，,]\s*(?:以后|今后|从现在开始|从今以后)(?:都|就|也|一直)?(?:这样|如此|这么做|照此)"
+    r"(?:就行|就好|吧)?[。！!]?$"
 )
 
 
@@ -41,6 +42,15 @@ _ZH_NOT_A_VALUE = re.compile(r"^(?:这|那|回|去|来|家|老家|朋友|同学|
                              r"|(?:家|酒店|宾馆|旅馆|医院|院|校|宿舍|公司|单位|办公室|学校|里|这儿|那儿|这边|那边"
                              r"|去|来)$")
 
+
+#: big cities and provinces: where an employer would stand, "在上海做产品" names a place
+_ZH_PLACE_NAMES = frozenset(
+    "北京 上海 天津 重庆 广州 深圳 杭州 南京 苏州 成都 武汉 西安 长沙 郑州 青岛 厦门 宁波 合肥 "
+    "济南 沈阳 大连 哈尔滨 长春 昆明 贵阳 南宁 福州 南昌 石家庄 太原 兰州 乌鲁木齐 呼和浩特 "
+    "海口 三亚 珠海 东莞 佛山 无锡 常州 温州 香港 澳门 台北 台湾 广东 浙江 江苏 四川 湖北 "
+    "湖南 河南 河北 山东 山西 福建 安徽 江西 云南 贵州 广西 海南 陕西 甘肃 辽宁 吉林 黑龙江 "
+    "内蒙古 新疆 西藏 宁夏 青海 "
+    "国外 海外 美国 英国 日本 德国 法国 加拿大 澳洲 新加坡 伦敦 纽约 东京".split())
 
 def _zh_value(raw: str) -> str:
     """The place or company in a Chinese clause; ``""`` when it names none."""
@@ -163,8 +173,9 @@ _ZH_DURABLE_ATTRS = re.compile(
 )
 _ZH_STANDING = re.compile(
     r"^(?:请)?(?:以后|今后|从现在(?:开始|起)|从今天(?:开始|起)|从明天(?:开始|起)|从今(?:以后|往后)|"
-    r"往后|下次起)"
-    r"(?:都|请|就|也|一律)?[,，:：]?(?!会|可能|也许|的|再说)(?P<rest>.+)$"
+    r"往后|下次起|接下来(?=你|的?(?:回复|回答|对话|聊天)))"
+    r"(?:的(?=回复|回答|对话|聊天))?(?:你)?(?:都|请|就|也|一律)?[,，:：]?(?!会|可能|也许|的|再说)"
+    r"(?P<rest>.+)$"
 )
 _ZH_DONT = re.compile(
     r"^(?:请|麻烦)?(?:你)?(?P<neg>不要|别|不用|不许|禁止)(?P<again>再)?(?P<rest>.+)$"
@@ -252,7 +263,7 @@ def _chinese(s: str) -> Extracted | None:
                          _slot("age", _zh_age(m["v"] or m["v2"])),
                          correction="满" in m.group(0) or "了" in m.group(0))
     m = _ZH_WORK_AT.search(s)
-    if m and not _ONE_OFF_OBJECT.match(m["v"]):
+    if m and not _ONE_OFF_OBJECT.match(m["v"]) and _zh_value(m["v"]) not in _ZH_PLACE_NAMES:
         return Extracted(s, MemoryType.PROFILE, 0.85, "employer",
                          _slot("employer", _zh_value(m["v"])))
     m = _ZH_IM_A.search(s)

@@ -151,6 +151,9 @@ def _is_request(sentence: str) -> bool:
     """A standing instruction phrased as a question ("could you answer in German from now
     on?") or a preferred name with a softening 吧 ("叫我小王吧")."""
     if _CJK.search(sentence):
+        if re.search(r"吧[。！!]?$", sentence) and (_ZH_STANDING.match(sentence)
+                                                  or _ZH_STANDING_END.match(sentence)):
+            return True  # 以后回复都用繁体中文吧: a softened instruction
         return _ZH_CALL.search(sentence) is not None and _ZH_NOT_CALL.search(sentence) is None
     return _STANDING_ANY.search(sentence) is not None and _REQUEST.search(sentence) is not None
 

@@ -33,55 +33,100 @@ from __future__ import annotations
 
 import re
 
-from memstrata.policies._extraction_zh import _ZH_N, _zh_age
+from memstrata.policies._extraction_zh import _ZH_N, _ZH_PLACE_NAMES, _zh_age
 
 __all__ = ["ATTRIBUTES", "change_of", "has_cue"]
 
 #: the attributes :func:`change_of` can read a new value of
-ATTRIBUTES = ("city", "employer", "age")
+ATTRIBUTES = ("city", "employer", "age", "name", "diet")
 
 _CUES = {
     "city": re.compile(
         r"\b(?:home|move|moved|moving|relocat\w*|apartment|flat|house|place|new city|"
-        r"lived|living|settled|keys|unpacked|neighbou?rhood|balcony|rent|rents)\b", re.I),
+        r"lived|living|settled|keys|unpack\w*|neighbou?rhood|balcony|rent|rents|boxes|"
+        r"weather|people now|locals now)\b", re.I),
     "employer": re.compile(
         r"\b(?:job|joined|started|starting|working|work|offer|onboarding|first (?:day|week|"
-        r"month)|badge|team|hired|role|colleagues?|gig|notice)\b", re.I),
+        r"month)|badge|team|hired|role|colleagues?|gig|notice|employee|business cards?|crew|"
+        r"payroll|signature|been with)\b", re.I),
     "age": re.compile(
-        r"\b(?:birthday|turned|turning|today|officially|years? old|older|b-?day)\b|"
+        r"\b(?:birthday|turned|turning|today|officially|years? old|older|b-?day|celebrated|"
+        r"cake|candles|as of (?:today|yesterday|this morning))\b|🎂|"
+        r"\bmy\s+\d{1,3}(?:st|nd|rd|th)\b(?!\s+(?!birthday|b-?day|on|and|yesterday|today)\w)|"
         r"\b\d{1,3}(?:st|nd|rd|th)\s+(?:birthday|b-?day)\b", re.I),
 }
 
-_GUARD = re.compile(
-    r"\?|[\"“”«»「」]|"
-    r"\b(?:if|unless|might|maybe|perhaps|would|could|should|thinking|considering|consider|"
-    r"plan|plans|planning|hope|hoping|someday|wish|dream|gonna|going to|will|"
-    r"\w+n['’]t|never|not|nope|no|"
+#: anywhere in the text, nothing in it is read: quoted speech, a condition, a dream
+_TEXT_GUARD = re.compile(
+    r"[\"“”«»「」]|"
+    r"\b(?:if|unless|imagine|imagined|dream|dreams|dreamt|dreamed|dreaming|pretend|suppose|"
+    r"wish|someday|joke|joking|kidding|swear|swears)\b", re.I)
+#: in the sentence that names the value: a question, a plan or the future, a trip
+_SENTENCE_GUARD = re.compile(
+    r"\?|"
+    r"\b(?:might|maybe|perhaps|would|could|should|thinking|considering|consider|"
+    r"plan to|plans to|plan on|planning|plan is|plan was|hope|hoping|gonna|going to|will|"
     r"next|soon|tomorrow|upcoming|later this|"
-    r"visit|visiting|visited|trip|vacation|holiday|conference|business|flight|flying|"
-    r"weekend|stay|stayed|staying|hotel|back home|"
-    r"look|looks|feel like|guess|swear|swears|joke|kidding)\b|"
+    r"visit|visiting|visited|trip|vacation|holiday|conference|business(?!\s+cards?)|flight|"
+    r"flying|weekend|stay|stayed|staying|hotel|back home|"
+    r"look|looks|feel like|guess|idea|floated|suggest\w*|propos\w*|asked|wants?|wanted|"
+    r"(?:relocating|moving|transferring|sending)\s+me)\b|"
     r"\w(?:'ll|’ll)\b|"
     # planned: "I'm moving to ...", "we're relocating", "I'm turning 30"
     r"\b(?:am|are|['’]m|['’]re)\s+(?:moving|relocating|turning|starting|joining|going)\b|"
     # something else moved: "I moved the meeting to Munich", "the company moved its office"
     r"\bmov(?:e|ed|es|ing)\s+(?:the|a|an|its|their|his|her)\s+(?!(?:whole\s+)?family\b)|"
     r"\b(?:company|office|firm|school|shop|store|business|team|meeting)\s+(?:moved|"
-    r"relocated|is moving)\b|"
+    r"relocated|is moving)\b", re.I)
+#: in the clause that names the value: a negation
+_CLAUSE_GUARD = re.compile(r"\b(?:\w+n['’]t|never|not|nope|no|cannot)\b", re.I)
+#: another person: in the value's clause, or anywhere when that clause has no "I" or "we"
+_OTHERS = re.compile(
     r"\b(?:my|our|his|her|their)\s+(?:sister|brother|mom|mum|mother|dad|father|friend|son|"
     r"daughter|cousin|aunt|uncle|wife|husband|partner|boss|colleague|neighbou?r|kid|kids|"
-    r"grandma|grandpa|parents)s?\b|"
+    r"grandma|grandpa|parents|roommate|flatmate|coworker|nephew|niece)s?\b|"
     r"\b(?:he|she|they)\b(?!['’]s)", re.I)
+_FIRST_PERSON = re.compile(r"\b(?:i|i['’]m|i['’]ve|i['’]d|me|my|we|we['’]re|we['’]ve|our|us)\b",
+                           re.I)
+_SENTENCES = re.compile(r"(?<=[.!?…])\s+|\n+|\s+[—–]\s+")
+_CLAUSES = re.compile(r"\s*[,;:()—–]\s*|\s+-\s+|\s+(?:but|and|so|which|though|although|"
+                      r"while|whereas)\s+", re.I)
+
+
+def _clean_clauses(text: str) -> list[str]:
+    """The clauses of ``text`` a value may be read from (none when a text guard fires)."""
+    if _TEXT_GUARD.search(text):
+        return []
+    others_elsewhere = _OTHERS.search(text) is not None
+    out = []
+    for sentence in _SENTENCES.split(text):
+        if not sentence.strip() or _SENTENCE_GUARD.search(sentence):
+            continue
+        for clause in _CLAUSES.split(sentence):
+            if not clause or _CLAUSE_GUARD.search(clause) or _OTHERS.search(clause):
+                continue
+            if others_elsewhere and not _FIRST_PERSON.search(clause):
+                continue
+            out.append(clause)
+    return out
+
 
 _NAME = r"[A-Z][\w’'&.-]*[\w&](?:\s+[A-Z][\w’'&.-]*[\w&])*"
 _BEFORE = {
     "city": re.compile(rf"\b(?:in|to|from|at)\s+(?P<v>{_NAME})"),
-    "employer": re.compile(rf"\b(?:at|joined|for|with)\s+(?P<v>{_NAME})"),
+    "employer": re.compile(
+        rf"\b(?:at|joined|for|with)\s+(?P<v>{_NAME})|"
+        # "officially a Stripe employee", "my business cards now say Honda"
+        rf"\b(?:an?|the)\s+(?P<v2>{_NAME})\s+(?:employee|staffer|hire|new hire)\b|"
+        rf"\b(?:cards?|badge|signature|lanyard)\s+(?:now\s+)?(?:says?|reads?)\s+(?P<v3>{_NAME})"),
 }
 _AFTER = {
     "city": re.compile(
         rf"(?P<v>{_NAME})(?:\s+is|['’]s(?:\s+been)?)\s+(?:officially\s+|now\s+|finally\s+)?"
-        r"(?:my\s+|our\s+)?(?:new\s+)?home\b"),
+        r"(?:my\s+|our\s+)?(?:new\s+)?home\b|"
+        # "we're Brisbane people now"
+        rf"\b(?:we['’]re|I['’]m|we are|I am)\s+(?P<v2>{_NAME})\s+"
+        r"(?:people|locals|residents)\s+now\b"),
     "employer": re.compile(
         rf"(?P<v>{_NAME})\s+(?:made me an offer|offered me|hired me|took me on)\b"),
 }
@@ -92,38 +137,62 @@ _NOT_NAMES = frozenset(
     "monday tuesday wednesday thursday friday saturday sunday january february march april "
     "may june july august september october november december spring summer autumn fall "
     "winter christmas easter".split())
-_NUMBER = re.compile(r"(?<![\d.,])(\d{1,3})(?:st|nd|rd|th)?(?![\d.,])")
+_NUMBER = re.compile(r"(?<![\d.,])(\d{1,3})(?![\d.,])(?!(?:st|nd|rd|th)\b)"
+                     r"(?!\s*(?:%|percent|km|miles|kg|lbs?|minutes?|hours?|days?|weeks?|months?|people|times|euros?|dollars?|pounds?|"
+                     r"kids|boxes)\b)")
+#: an ordinal is an age only as one: "my 31st birthday", "celebrated my 57th on Saturday"
+#: ("just ran my 57th parkrun" is not)
+_ORDINAL = re.compile(
+    r"(?<![\d.,])(\d{1,3})(?:st|nd|rd|th)(?=\s+(?:birthday|b-?day)\b|"
+    r"\s*(?:[!.,🎂🎉]|$|\s+(?:on|yesterday|today|last|this|with|at|and)\b))", re.I)
+_TENS = {w: 10 * n for n, w in enumerate(
+    "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()) if n >= 2}
+_UNITS = {w: n for n, w in enumerate(
+    "_ one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen".split()) if n >= 1}
+_WORD_NUMBER = re.compile(
+    rf"\b(?P<t>{'|'.join(_TENS)})(?:[-\s](?P<u>{'|'.join(list(_UNITS)[:9])}))?\b|"
+    rf"\b(?P<s>{'|'.join(_UNITS)})\b", re.I)
+
+
+def _ages(text: str) -> set[int]:
+    """The numbers in ``text`` that may be an age: digits, ordinals as ages, number words."""
+    found = {int(n) for n in _NUMBER.findall(text)} | {int(n) for n in _ORDINAL.findall(text)}
+    for m in _WORD_NUMBER.finditer(text):
+        if m["t"]:
+            found.add(_TENS[m["t"].lower()] + (_UNITS[m["u"].lower()] if m["u"] else 0))
+        else:
+            found.add(_UNITS[m["s"].lower()])
+    return found
 
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _ZH_CUES = {
-    "city": re.compile(r"住|搬|安家|定居|落户|生活|扎根|租|房子|新家|城市|地址"),
+    "city": re.compile(r"住|搬|安家|定居|落户|生活|扎根|租|房子|新家|城市|地址|安顿|落脚|安在|"
+                       r"待了"),
     "employer": re.compile(r"工作|上班|入职|加入|跳槽|东家|公司|离职|offer|团队|任职|的人了|做"),
     "age": re.compile(r"生日|岁|满"),
 }
 _ZH_OTHERS = (r"他|她|它|我妈|我爸|妈妈|爸爸|父母|爸妈|老婆|老公|妻子|丈夫|爱人|朋友|同事|"
-              r"哥哥|姐姐|弟弟|妹妹|儿子|女儿|孩子|室友|邻居|领导|老板|同学")
+              r"哥哥|姐姐|弟弟|妹妹|儿子|女儿|孩子|室友|邻居|领导|老板|同学|表姐|表哥|表妹|表弟|"
+              r"堂哥|堂姐|堂弟|堂妹|亲戚|叔叔|阿姨|舅舅|姑姑|男朋友|女朋友|闺蜜|家人|家里人")
 #: a question, a condition, quoted speech or a trip anywhere: nothing in the text is read
 _ZH_GUARD = re.compile(r"[?？「」“”『』]|吗|如果|要是|假如|假设|万一|的话|倘若|"
                        r"出差|旅游|旅行|度假|玩|探亲|开会|参观|路过|住了[一两二三四五六七八九十几\d]+天")
 #: in the clause that names the value: a plan, the future, a trip, a negation, someone else
 _ZH_CLAUSE_GUARD = re.compile(
-    r"打算|准备|计划|考虑|想要|想去|想搬|可能|也许|或许|希望|梦想|说不定|下周|下个月|明年|明天|将来|"
+    r"打算|准备|计划|考虑|想|可能|也许|或许|希望|梦想|说不定|下周|下个月|明年|明天|将来|"
+    r"以前|之前|曾经|原来|过去|当年|小时候|"
     rf"快要|就要|将要|没|不|别|未|(?<![和跟与同])(?:{_ZH_OTHERS})")
 #: someone else's birthday or age: 我儿子今天生日, 我弟弟满三十岁了
-_ZH_OTHERS_AGE = re.compile(rf"(?<![和跟与同])(?:{_ZH_OTHERS})[^，,。！!；;]{{0,6}}?(?:生日|岁|满)")
-#: big cities and provinces: where an employer would stand, "在上海做产品" names a place
-_ZH_PLACE_NAMES = frozenset(
-    "北京 上海 天津 重庆 广州 深圳 杭州 南京 苏州 成都 武汉 西安 长沙 郑州 青岛 厦门 宁波 合肥 "
-    "济南 沈阳 大连 哈尔滨 长春 昆明 贵阳 南宁 福州 南昌 石家庄 太原 兰州 乌鲁木齐 呼和浩特 "
-    "海口 三亚 珠海 东莞 佛山 无锡 常州 温州 香港 澳门 台北 广东 浙江 江苏 四川 湖北 湖南 河南 "
-    "河北 山东 山西 福建 安徽 江西 云南 贵州 广西 海南 陕西 甘肃 辽宁 吉林 黑龙江 内蒙古 新疆 "
-    "西藏 宁夏 青海 国外 海外 美国 英国 日本 德国 法国 加拿大 澳洲 新加坡 伦敦 纽约 东京".split())
-_ZH_CLAUSE = re.compile(r"[，,。！!；;…~～\n]+")
+_ZH_OTHERS_AGE = re.compile(rf"(?<![和跟与同])(?:{_ZH_OTHERS})(?!们?(?:给|为|帮|替|陪)我)"
+                            r"[^，,。！!；;]{0,6}?(?:生日|岁|满)")
+_ZH_CLAUSE = re.compile(r"[，,。！!；;…~～\n\s\U0001F300-\U0001FAFF]+")
 #: characters no place or company name of these patterns contains
 _ZH_STOP = r"我你他她它们这那哪边个一了的是在和与也都还就又很太现今明后前家到"
 _ZH_X = rf"(?P<v>(?:(?![{_ZH_STOP}])[\u4e00-\u9fffA-Za-z]){{2,6}}?)"
-_ZH_END = r"(?=[，,。！!；;、\s了啦的]|$)"
+_ZH_END = (r"(?=[，,。！!；;、\s了啦的]|$|快(?=[一二两三四五六七八九十几半\d])|"
+           r"[一二两三四五六七八九十几半\d]+个?多?(?:天|周|星期|月|年))")
 _ZH_PLACES = {
     "city": (
         re.compile(rf"在{_ZH_X}(?:市)?(?:安家|定居|落户|生活|扎根|住下|买了房|租了房|租房)"),
@@ -140,7 +209,12 @@ _ZH_PLACES = {
 _ZH_NUMBER = re.compile(rf"(?<![\d.])({_ZH_N})(?![\d.])")
 
 
+#: a number in quotes is not quoted speech: 蛋糕上插了个“48”的蜡烛
+_ZH_QUOTED_NUMBER = re.compile(r"[“”\"]([\d一二三四五六七八九十]{1,3})[“”\"]")
+
+
 def _zh_change_of(text: str, attribute: str, current: str) -> str | None:
+    text = _ZH_QUOTED_NUMBER.sub(r"\1", text)
     if _ZH_GUARD.search(text) or not _ZH_CUES[attribute].search(text):
         return None
     clauses = [c for c in _ZH_CLAUSE.split(text) if c and not _ZH_CLAUSE_GUARD.search(c)]
@@ -152,10 +226,15 @@ def _zh_change_of(text: str, attribute: str, current: str) -> str | None:
         ages = {n for n in ages if now < n <= now + 5}
         return str(ages.pop()) if len(ages) == 1 else None
     old = current.strip()
+    olds = {old, re.sub(r"市$", "", old)}
     new = {m["v"] for c in clauses for pattern in _ZH_PLACES[attribute]
            for m in pattern.finditer(c)}
-    new = {v for v in new if v not in (old, re.sub(r"市$", "", old))
+    new = {v for v in new if v not in olds
            and (attribute != "employer" or v not in _ZH_PLACE_NAMES)}
+    if not new and attribute == "city":
+        from memstrata.policies.gazetteer import find_cities_zh
+
+        new = {v for c in clauses for v in find_cities_zh(c) if v not in olds}
     return new.pop() if len(new) == 1 else None
 
 
@@ -163,39 +242,75 @@ def _norm(value: str) -> str:
     return re.sub(r"[’']s$", "", value.strip(" .,!;:")).casefold()
 
 
-def _names(text: str, attribute: str) -> list[str]:
+def _names(clause: str, attribute: str) -> list[str]:
     found: list[str] = []
     for pattern in (_BEFORE[attribute], _AFTER[attribute]):
-        for m in pattern.finditer(text):
-            value = re.sub(r"[’']s$", "", m.group("v").strip(" .,!;:"))
+        for m in pattern.finditer(clause):
+            raw = next(v for v in m.groups() if v)
+            value = re.sub(r"[’']s$", "", raw.strip(" .,!;:"))
             if value.split()[0].casefold() not in _NOT_NAMES:
                 found.append(value)
     return found
 
 
+def _en_cities(clause: str) -> list[str]:
+    """Capitalised runs of one to three words in ``clause`` that are city names."""
+    from memstrata.policies.gazetteer import cities_en
+
+    names = cities_en()
+    found = []
+    for m in re.finditer(_NAME, clause):
+        words = m.group(0).split()
+        for size in range(min(3, len(words)), 0, -1):
+            hit = next((" ".join(words[i:i + size]) for i in range(len(words) - size + 1)
+                        if " ".join(words[i:i + size]) in names
+                        and words[i].casefold() not in _NOT_NAMES), None)
+            if hit:
+                found.append(hit)
+                break
+    return found
+
+
 def has_cue(text: str) -> bool:
-    """Does ``text`` speak of any topic :func:`change_of` reads (and pass the guards)?"""
+    """Does ``text`` speak of any topic :func:`change_of` reads (and pass the text guards)?"""
+    from memstrata.policies import _held_name_diet as nd
+
     if _CJK.search(text):
-        return _ZH_GUARD.search(text) is None and any(c.search(text) for c in _ZH_CUES.values())
-    return not _GUARD.search(text) and any(c.search(text) for c in _CUES.values())
+        return ((_ZH_GUARD.search(text) is None and any(c.search(text) for c in _ZH_CUES.values()))
+                or nd.zh_cue(text))
+    return ((not _TEXT_GUARD.search(text) and any(c.search(text) for c in _CUES.values()))
+            or nd.en_cue(text))
+
+
+def _en_change_of(text: str, attribute: str, current: str) -> str | None:
+    if not _CUES[attribute].search(text):
+        return None
+    clauses = _clean_clauses(text)
+    if attribute == "age":
+        if not current.isdigit():
+            return None
+        now = int(current)
+        ages = {n for c in clauses for n in _ages(c) if now < n <= now + 5}
+        return str(ages.pop()) if len(ages) == 1 else None
+    new = {_norm(v): v for c in clauses for v in _names(c, attribute)
+           if _norm(v) != _norm(current)}
+    if not new and attribute == "city":
+        new = {_norm(v): v for c in clauses for v in _en_cities(c)
+               if _norm(v) != _norm(current)}
+    return next(iter(new.values())) if len(new) == 1 else None
 
 
 def change_of(text: str, attribute: str, current: str) -> str | None:
     """The new value of ``attribute`` the user's ``text`` states, given its ``current``
     value, or ``None`` (no cue, a guard, no single new value)."""
+    from memstrata.policies import _held_name_diet as nd
+
     if attribute not in ATTRIBUTES or not current:
         return None
-    if _CJK.search(text):
-        return _zh_change_of(text, attribute, current)
-    if _GUARD.search(text):
-        return None
-    if not _CUES[attribute].search(text):
-        return None
-    if attribute == "age":
-        if not current.isdigit():
-            return None
-        now = int(current)
-        ages = {int(n) for n in _NUMBER.findall(text) if now < int(n) <= now + 5}
-        return str(ages.pop()) if len(ages) == 1 else None
-    new = {_norm(v): v for v in _names(text, attribute) if _norm(v) != _norm(current)}
-    return next(iter(new.values())) if len(new) == 1 else None
+    zh = _CJK.search(text) is not None
+    if attribute == "name":
+        return nd.zh_name(text, current) if zh else nd.en_name(text, current)
+    if attribute == "diet":
+        return nd.zh_diet(text, current) if zh else nd.en_diet(text, current)
+    return _zh_change_of(text, attribute, current) if zh else _en_change_of(
+        text, attribute, current)

@@ -1,0 +1,268 @@
+"""The readers of a new preferred name and a new diet, with the current one in hand.
+
+Private to :mod:`memstrata.policies.slot_change`, which dispatches to them. As the
+readers of a new city, employer or age there, they run only for a user turn the
+extractor read no slot from and only for a value the user holds, so they can read
+what the sentence alone does not say:
+
+* a **name**: "Kat instead of Katherine", "everybody calls me Paco, it'd feel more
+  natural if you did too", "it's Priya Kapoor on everything now" (a full name that
+  keeps a part of the current one), 叫浩子就好, 新名字是赵一鸣, 你以后也叫我Angela吧;
+  never when the current name is kept ("for you Francisco is perfect", 你千万别这么叫我),
+  in a question that is not a request, under a condition, in quotes or in a clause
+  that negates;
+* a **diet**: a label said outright in a clause of the user's own ("fully vegan since
+  that documentary") or, failing one, what the user eats again or no longer eats,
+  applied to the current diet ("eating eggs and dairy again, still no meat or fish"
+  turns vegan into vegetarian; 现在偶尔吃点鱼虾了，别的肉还是不碰 turns vegetarian into
+  pescatarian). Someone else's plate, a question, a plan, a dream or a quote reads
+  nothing.
+"""
+
+from __future__ import annotations
+
+import re
+
+# ----------------------------------------------------------------------------- names
+
+_EN_NAME_CUE = re.compile(
+    r"\b(?:call|calls|calling|called|name|surname|go by|goes by|known as|knows me as|"
+    r"instead of|address|addressed|deed poll|switching to)\b", re.I)
+_EN_NAME_TEXT_GUARD = re.compile(
+    r"[\"“”«»]|\bif\b(?!\s+you\b)|\b(?:unless|imagine|dream\w*|suppose|pretend|wish|joke|"
+    r"kidding)\b", re.I)
+_EN_NEGATION = re.compile(r"\b(?:\w+n['’]t|never|not|no|nobody|no one|stop)\b", re.I)
+_REQUEST_QUESTION = re.compile(r"^\W*(?:can|could|would|will)\s+(?:you|we)\b", re.I)
+_PNAME = r"(?-i:[A-Z][a-z’'-]+(?:\s+[A-Z][a-z’'-]+)?)"
+_EN_NAME_PATTERNS = (
+    re.compile(rf"\b(?:call|calling)\s+me\s+(?P<v>{_PNAME})", re.I),
+    re.compile(rf"(?P<v>{_PNAME})\s+instead\s+of\s+(?P<old>{_PNAME})"),
+    re.compile(rf"\b(?:go|goes|going)\s+by\s+(?P<v>{_PNAME})", re.I),
+    re.compile(rf"\b(?:known|knows\s+me|addressed|refer\s+to\s+me)\s+as\s+(?P<v>{_PNAME})", re.I),
+    re.compile(rf"\bswitch(?:ing)?\s+to\s+(?P<v>{_PNAME})", re.I),
+    re.compile(rf"(?P<v>{_PNAME})\s+is\s+what\s+(?:I|everyone|people)\s+(?:go\s+by|use|call\s+me)",
+               re.I),
+)
+#: others call me X - a name for the assistant too only when the text asks for it
+_EN_CALLED_BY_OTHERS = re.compile(rf"\b(?:calls|called)\s+me\s+(?P<v>{_PNAME})", re.I)
+_EN_YOU_TOO = re.compile(r"\byou\b[^.!?]*\b(?:too|as well|also)\b|\bso can you\b|\bplease\b",
+                         re.I)
+#: "it's Priya Kapoor now", "I'm officially Olivia Bennett now": a full name stated
+_EN_IT_IS = re.compile(rf"\b(?:it['’]s|I['’]m|I am)\s+(?:officially\s+|now\s+|just\s+)?"
+                       rf"(?P<v>{_PNAME})(?!['’]s)\b", re.I)
+_NOT_A_NAME = frozenset(
+    "i i'm i’m me my we our the a an this that it you your please just so and but that's "
+    "everyone everybody nobody mr mrs ms dr".split())
+
+
+def en_cue(text: str) -> bool:
+    """Could ``text`` speak of the user's name or diet (English)?"""
+    return bool(_EN_NAME_CUE.search(text) or _EN_DIET_CUE.search(text))
+
+
+def _en_keeps(text: str, current: str) -> bool:
+    """Does ``text`` keep the current name ("for you Francisco is perfect")?"""
+    n = re.escape(current)
+    return re.search(rf"\b{n}\s+is\s+(?:perfect|fine|good|great|ok|okay)\b|"
+                     rf"\b(?:stick\s+with|keep(?:\s+using)?|still)\s+{n}\b", text, re.I) is not None
+
+
+def en_name(text: str, current: str) -> str | None:
+    """A new preferred name in an English ``text``, given the ``current`` one."""
+    if _EN_NAME_TEXT_GUARD.search(text) or _en_keeps(text, current):
+        return None
+    old = current.casefold()
+    found: dict[str, str] = {}
+
+    def take(value: str) -> None:
+        value = value.strip(" .,!;:")
+        words = value.split()
+        if words and words[0].casefold() not in _NOT_A_NAME and value.casefold() != old:
+            found[value.casefold()] = value
+
+    for sentence in re.split(r"(?<=[.!?])\s+", text):
+        if sentence.rstrip().endswith("?") and not _REQUEST_QUESTION.search(sentence):
+            continue
+        for clause in re.split(r"\s*[,;:()—–]\s*|\s+-\s+", sentence):
+            if _EN_NEGATION.search(clause):
+                continue
+            for pattern in _EN_NAME_PATTERNS:
+                for m in pattern.finditer(clause):
+                    if "old" in m.groupdict() and m["old"].casefold() != old:
+                        continue
+                    take(m["v"])
+            for m in _EN_CALLED_BY_OTHERS.finditer(clause):
+                if _EN_YOU_TOO.search(text):
+                    take(m["v"])
+            for m in _EN_IT_IS.finditer(clause):
+                shares = set(m["v"].casefold().split()) & set(old.split())
+                if shares or re.search(r"\b(?:everyone|everybody|everything|name)\b", clause,
+                                       re.I):
+                    take(m["v"])
+    return next(iter(found.values())) if len(found) == 1 else None
+
+
+_ZH_NAME_CUE = re.compile(r"叫|称呼|名字|改名|喊我|名叫")
+_ZH_TEXT_GUARD = re.compile(r"[?？「」“”『』\"]|吗|如果|要是|假如|假设|万一|的话|倘若|梦")
+_ZH_CLAUSES = re.compile(r"[，,。！!；;…~～\n]+")
+_ZH_PN = r"(?P<v>[\u4e00-\u9fff]{1,4}?|[A-Za-z]+)"
+_ZH_NAME_PATTERNS = (
+    re.compile(rf"叫我{_ZH_PN}(?:吧|就好|就行|就可以|好了|即可|$)"),
+    re.compile(rf"^(?:以后|今后|你)?(?:就)?叫(?!我){_ZH_PN}就(?:好|行|可以)"),
+    re.compile(rf"新名字(?:是|叫){_ZH_PN}(?:$|了|吧)"),
+    re.compile(rf"(?:改名|名字改)(?:叫|为|成)了?{_ZH_PN}(?:$|了|吧)"),
+    re.compile(rf"身份证上(?:现在)?(?:是|叫){_ZH_PN}(?:$|了)"),
+)
+#: 大家都喊我阿强 - a name for the assistant too when the text asks: 你也这么叫我
+_ZH_CALLED_BY_OTHERS = re.compile(rf"(?:都|也)?(?:管我叫|喊我|叫我){_ZH_PN}$")
+_ZH_YOU_TOO = re.compile(r"你(?:以后)?也(?:这么|这样)?(?:叫|喊|称呼)")
+#: a negated call: 别这么叫我 keeps the name; 别叫我全名了 asks for another
+_ZH_NOT_CALL = re.compile(r"(?:别|不要|不用|不许|千万别)(?:再)?(?P<what>这么|这样)?(?:叫|喊|称呼)我"
+                          r"(?P<obj>全名|大名|名字)?")
+_ZH_NOT_A_NAME = frozenset("全名 大名 名字 这个 这么 这样 什么 我 你 吧 呀 啊 了 呢 哦 嘛".split())
+_ZH_OTHERS = re.compile(r"他|她|我妈|我爸|妈妈|爸爸|父母|爸妈|老婆|老公|妻子|丈夫|同事|哥哥|姐姐|"
+                        r"弟弟|妹妹|儿子|女儿|孩子|室友|邻居|领导|老板|同学|实习生")
+
+
+def zh_cue(text: str) -> bool:
+    """Could ``text`` speak of the user's name or diet (Chinese)?"""
+    return bool(_ZH_NAME_CUE.search(text) or _ZH_DIET_CUE.search(text))
+
+
+def zh_name(text: str, current: str) -> str | None:
+    """A new preferred name in a Chinese ``text``, given the ``current`` one."""
+    if _ZH_TEXT_GUARD.search(text):
+        return None
+    if re.search(r"(?<!别)(?<!不要)(?<!不用)叫我(?:全名|大名)|用(?:我的)?(?:全名|大名)", text):
+        return None  # 你还是叫我全名吧: the current name is kept
+    for m in _ZH_NOT_CALL.finditer(text):
+        if m["obj"] is None:  # 别这么叫我 / 别叫我X: the request keeps the current name
+            return None
+    found: set[str] = set()
+    for clause in _ZH_CLAUSES.split(text):
+        if not clause or _ZH_NOT_CALL.search(clause):
+            continue
+        by_others = re.search(r"(?:都|大家|人)(?:管我叫|喊我|叫我)", clause) is not None
+        values = [] if by_others else [
+            m["v"] for p in _ZH_NAME_PATTERNS for m in p.finditer(clause)]
+        if not values and _ZH_YOU_TOO.search(text):
+            values = [m["v"] for m in _ZH_CALLED_BY_OTHERS.finditer(clause)]
+        elif _ZH_OTHERS.search(clause):
+            continue
+        found |= {v for v in values if v not in _ZH_NOT_A_NAME and v != current}
+    return found.pop() if len(found) == 1 else None
+
+
+# ----------------------------------------------------------------------------- diets
+
+_MEAT, _FISH, _EGGS = "meat", "fish", "eggs and dairy"
+#: what each diet allows; a new set of allowed foods names the new diet
+_ALLOWS = {
+    "vegan": frozenset(),
+    "vegetarian": frozenset({_EGGS}),
+    "pescatarian": frozenset({_EGGS, _FISH}),
+    "not vegetarian": frozenset({_EGGS, _FISH, _MEAT}),
+}
+_DIET_OF = {v: k for k, v in _ALLOWS.items()}
+_DIET_OF[frozenset({_FISH})] = "pescatarian"
+_DIET_OF[frozenset({_FISH, _MEAT})] = "not vegetarian"
+_DIET_OF[frozenset({_EGGS, _MEAT})] = "not vegetarian"
+_DIET_OF[frozenset({_MEAT})] = "not vegetarian"
+
+_EN_FOODS = {
+    _MEAT: re.compile(r"\b(?:meat|chicken|beef|pork|burgers?|brisket|steak|lamb|bacon|ham|"
+                      r"turkey|sausages?)\b", re.I),
+    _FISH: re.compile(r"\b(?:fish|salmon|tuna|seafood|shrimp|prawns?|sushi)\b", re.I),
+    _EGGS: re.compile(r"\b(?:eggs?|dairy|cheese|milk|butter|yogh?urt)\b", re.I),
+}
+_EN_DIET_CUE = re.compile(r"\b(?:vegan|vegetarian|pescatarian|plant-based|meat|fish|eggs?|"
+                          r"dairy|cheese)\b", re.I)
+_EN_LABEL = re.compile(r"\b(?P<v>vegan|vegetarian|pescatarian|plant-based)\b", re.I)
+_EN_NOT_LABEL = re.compile(r"\b(?:rather than|instead of|not|no longer|than)\s+(?:a\s+)?"
+                           r"(?:vegan|vegetarian|pescatarian)\b", re.I)
+_EN_DIET_SENTENCE_GUARD = re.compile(
+    r"\?|\b(?:might|maybe|perhaps|would|should|thinking|considering|consider|plan to|planning|"
+    r"hope|gonna|going to|idea|accidentally|tried|try|trying)\b", re.I)
+_EN_DIET_OTHERS = re.compile(
+    r"\b(?:my|our)\s+(?:sister|brother|mom|mum|mother|dad|father|friends?|son|daughter|"
+    r"cousin|wife|husband|partner|boyfriend|girlfriend|roommate|kids?|in-laws|trainer|"
+    r"doctor|guests)\b(?!['’]s)|\b(?:he|she|they|everyone|everybody)\b(?!['’]s)", re.I)
+_EN_STOP_EATING = re.compile(
+    r"\b(?:no more|no|dropped|drop|cut out|cutting out|gave up|given up|quit|without|"
+    r"stopped (?:eating|having)|don['’]t eat|not eating|off)\b", re.I)
+_EN_EATING = re.compile(r"\b(?:eat|eating|eats|having|have|had|added|back on|back in|started|"
+                        r"on the menu)\b",
+                        re.I)
+_EN_CHANGE = re.compile(r"\b(?:again|now|these days|back|started|since|anymore|from now on)\b",
+                        re.I)
+
+
+def _apply(current: str, steps: list[tuple[bool, set[str]]]) -> str | None:
+    """The diet after the user's steps in order: (eats again?, foods)."""
+    allowed = _ALLOWS.get(current)
+    if allowed is None or not steps:
+        return None
+    for eats, foods in steps:
+        allowed = allowed | foods if eats else allowed - foods
+    new = _DIET_OF.get(allowed)
+    return new if new is not None and new != current else None
+
+
+def en_diet(text: str, current: str) -> str | None:
+    """A new diet in an English ``text``, given the ``current`` one."""
+    if _EN_NAME_TEXT_GUARD.search(text):
+        return None
+    labels: set[str] = set()
+    steps: list[tuple[bool, set[str]]] = []
+    for sentence in re.split(r"(?<=[.!?])\s+", text):
+        if _EN_DIET_SENTENCE_GUARD.search(sentence):
+            continue
+        for clause in re.split(r"\s*[,;:()—–]\s*|\s+-\s+|\s+(?:but|so)\s+", sentence):
+            if not clause or _EN_DIET_OTHERS.search(clause):
+                continue
+            kept = _EN_NOT_LABEL.sub(" ", clause)
+            if not _EN_STOP_EATING.search(kept):
+                labels |= {("vegan" if m["v"].lower() == "plant-based" else m["v"].lower())
+                           for m in _EN_LABEL.finditer(kept)}
+            foods = {f for f, p in _EN_FOODS.items() if p.search(clause)}
+            if _EN_STOP_EATING.search(clause):
+                steps.append((False, foods))
+            elif _EN_EATING.search(clause) and _EN_CHANGE.search(clause):
+                steps.append((True, foods))
+    labels.discard(current)
+    if len(labels) == 1:
+        return labels.pop()
+    return None if labels else _apply(current, steps)
+
+
+_ZH_FOODS = {
+    _MEAT: re.compile(r"(?<!蛋)(?:肉|荤)"),
+    _FISH: re.compile(r"鱼|虾|海鲜"),
+    _EGGS: re.compile(r"蛋(?!白)|奶|乳制品|芝士"),
+}
+_ZH_DIET_CUE = re.compile(r"素|肉|荤|鱼|虾|海鲜|蛋|奶")
+_ZH_DIET_GUARD = re.compile(r"[?？「」“”『』\"]|吗|如果|要是|假如|假设|万一|的话|倘若|梦|打算|准备|"
+                            r"考虑|想|犹豫|建议我(?!多补充)")
+_ZH_STOP_EATING = re.compile(r"不吃|不碰|戒了|戒掉|不沾|别放|不要放|不放|一口不吃|也不碰")
+_ZH_EATING = re.compile(r"(?:开始|又|恢复|重新|正常|偶尔|现在|最近)[^，,。！!；;]{0,4}?吃|"
+                        r"吃点|可以加")
+
+
+def zh_diet(text: str, current: str) -> str | None:
+    """A new diet in a Chinese ``text``, given the ``current`` one."""
+    if _ZH_DIET_GUARD.search(text):
+        return None
+    if re.search(r"纯素|全素", text) and not re.search(r"不(?:是|再)?(?:吃)?(?:纯素|全素)", text):
+        return "vegan" if current != "vegan" else None
+    steps: list[tuple[bool, set[str]]] = []
+    for clause in _ZH_CLAUSES.split(text):
+        if not clause or _ZH_OTHERS.search(clause):
+            continue
+        foods = {f for f, p in _ZH_FOODS.items() if p.search(clause)}
+        if _ZH_STOP_EATING.search(clause):
+            steps.append((False, foods))
+        elif re.search(r"没|不(?!用)|别", clause):
+            continue  # 我没有开始吃肉: a negation that stops no food
+        elif _ZH_EATING.search(clause):
+            steps.append((True, foods))
+    return _apply(current, steps)

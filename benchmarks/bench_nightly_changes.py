@@ -20,10 +20,11 @@ modes:
 
 Per probe (a value that changed): is the new value the active one and the old one
 retired; does the top ``recall`` hit (k=3) for the probe's question carry the new
-value (``top_recall_hit_current``), the old one only (``stale``), or is there no
-hit at all? Also: how many evidence turns became memories at ``observe`` time.
-Recall itself (ranking, the relevance gate, Chinese embeddings) belongs to other
-work; these columns show what the user would get today.
+value (``top_recall_hit_current``: in its text, or as its slot's value), the old
+one only (``stale``), or is there no hit at all? Also: how many evidence turns
+became memories at ``observe`` time. A probe's question asks for a profile fact, so
+recall answers it from the current slot first (``asked_attribute``); these columns
+show what the user would get today.
 
     python benchmarks/bench_nightly_changes.py   # -> results/nightly_changes.json
 """
@@ -243,6 +244,11 @@ def run(mode: str) -> dict[str, Any]:
                           if r.slot is not None and r.slot.attribute == probe["attribute"]]
                 hits = mm.recall(conv["id"], probe["query"], k=3, record_use=False)
                 top = _norm(hits[0].content) if hits else ""
+                # the top hit names the value in its text, or holds it as its slot
+                # ("我现在吃全素了" is the slot diet = vegan)
+                slot = hits[0].record.slot if hits else None
+                if slot is not None and slot.attribute == probe["attribute"]:
+                    top = f"{top} {_norm(slot.value)}"
                 new, old = _norm(probe["new"]), _norm(probe["old"])
                 probes_out.append({
                     "conversation": conv["id"], "lang": conv["lang"],

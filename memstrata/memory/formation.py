@@ -120,8 +120,11 @@ def observe(
     candidates = tuple(extract(text, role="user")) if wanted and text.strip() else ()
     if any(c.alternatives for c in candidates):
         candidates = _resolve_attributes(manager, user_id, scope, candidates)
-    if wanted and not any(c.slot is not None for c in candidates):
-        candidates += _changes_of_known_values(manager, user_id, scope, text)
+    if wanted and text.strip():
+        # also beside a slot the extractor read ("I'm a senior scientist at Moderna now":
+        # the occupation is read, the employer the user holds is read here)
+        read = {c.slot.attribute for c in candidates if c.slot is not None}
+        candidates += _changes_of_known_values(manager, user_id, scope, text, read)
     turn_meta = {**meta, "scope": scope, "fast_extracted": len(candidates)}
     # check the memories as remember would before the turn is stored, so bad input
     # changes nothing (PostgreSQL would refuse an over-wide slot after the append)
@@ -186,8 +189,8 @@ def _held_values(manager: MemoryManager, user_id: str, scope: str,
                 m.subject == USER_SUBJECT, m.attribute.in_(sorted(set(attributes)))))]
 
 
-def _changes_of_known_values(manager: MemoryManager, user_id: str, scope: str, text: str
-                             ) -> tuple[Extracted, ...]:
+def _changes_of_known_values(manager: MemoryManager, user_id: str, scope: str, text: str,
+                             read: set[str]) -> tuple[Extracted, ...]:
     """A new value of a city, employer or age the user holds, read with the current value
     in hand (:mod:`memstrata.policies.slot_change`; one read, only for a turn the
     extractor found no slot in and that has a cue of one of those topics)."""
@@ -197,7 +200,10 @@ def _changes_of_known_values(manager: MemoryManager, user_id: str, scope: str, t
     if not slot_change.has_cue(text):
         return ()
     values: dict[str, set[str]] = {}
-    for attribute, value in _held_values(manager, user_id, scope, slot_change.ATTRIBUTES):
+    wanted = [a for a in slot_change.ATTRIBUTES if a not in read]
+    if not wanted:
+        return ()
+    for attribute, value in _held_values(manager, user_id, scope, wanted):
         if value:
             values.setdefault(str(attribute), set()).add(str(value))
     out: list[Extracted] = []

@@ -62,7 +62,12 @@ from memstrata.memory.embedder import CachingEmbedder, Embedder, embed_queries
 from memstrata.memory.rerank import Reranker, apply_reranker
 from memstrata.memory.vector import SearchFilter, VectorIndex, Watermark
 from memstrata.policies import language
-from memstrata.policies.retrieval import MAX_TOP_K, RetrievalPolicy, about_the_user
+from memstrata.policies.retrieval import (
+    MAX_TOP_K,
+    RetrievalPolicy,
+    about_the_user,
+    asked_attribute,
+)
 from memstrata.policies.temporal import DateRange, TemporalQuery, read_query, reads_as_change
 from memstrata.policies.write import screen
 from memstrata.types import (
@@ -439,8 +444,18 @@ class LongTermMemory:
         admits = policy.admits
         scored: list[tuple[ScoreParts, Any]] = []
         admitted: list[bool] = []
+        asked = asked_attribute(query)
+        answers: set[str] = set()
         with self._db.read() as conn:
             state = _store.user_state(conn, user_id)
+            if asked is not None and state is not None:
+                # "Which city do I live in?": the user's current value of the slot
+                answers = {str(r.id) for attribute in _ASKED_SLOTS.get(asked, (asked,))
+                           for r in _store.list_rows(
+                               conn, user_id, scopes=None if scopes is None else sorted(scopes),
+                               types=None, statuses=[Status.ACTIVE.value], limit=3,
+                               subject=USER_SUBJECT, attribute=attribute)}
+                ids = list(dict.fromkeys([*ids, *sorted(answers)]))
             rows = _store.rank_rows(conn, user_id, ids) if ids and state is not None else []
         for row in rows:
             status = _STATUS.get(row.status)
@@ -471,12 +486,14 @@ class LongTermMemory:
             )
             if parts is not None:
                 scored.append((parts, row))
-                admitted.append(admits(dense_score, bm25))
+                admitted.append(admits(dense_score, bm25) or row.id in answers)
         scored, keep = _newest_first(scored, admitted, policy, cut)
         if when is not None and when.range is not None and policy.range_boost > 1.0:
             scored = _in_range(scored, keep, when.range, policy)
         else:
             scored = [s for s, ok in zip(scored, keep, strict=True) if ok]
+        if answers:
+            scored = _answers_first(scored, answers, policy)
         scored.sort(key=lambda s: (-s[0].score, s[1].id))
         hits = [
             RecallHit(record=_store.ranked_record(row), score=parts.score, parts=parts)
@@ -842,6 +859,34 @@ def _newest_first(
                 parts = policy.adjusted(parts, above / parts.score * (1.0 + 1e-6))
         out.append((parts, row))
     return out, [ok or i in promote for i, ok in enumerate(admitted)]
+
+
+#: the slots that answer a question about an attribute (a preferred name answers "what
+#: should you call me" ahead of the legal name)
+_ASKED_SLOTS = {"name": ("preferred name", "name")}
+
+
+def _answers_first(scored: list[tuple[ScoreParts, Any]], answers: set[str],
+                   policy: RetrievalPolicy) -> list[tuple[ScoreParts, Any]]:
+    """The user's current value of the slot a question asks for, ranked above every
+    candidate said before it (a newer statement the extractor did not read as a change
+    of the slot - "we finally settled into our flat in Munich" - may be the newer
+    value: it keeps its place); the rest keep their scores."""
+    out = []
+    for parts, row in scored:
+        best = max((p.score for p, r in scored if r.id not in answers
+                    and float(r.valid_from) <= float(row.valid_from)), default=0.0)
+        if row.id in answers and parts.score <= best:
+            if parts.score <= 0 or parts.relevance <= 0:
+                # matched by neither retriever (a question in words the record does not
+                # share): it answers the question, so it takes the best relevance found
+                relevance = max(best, policy.min_relevance, 1e-6)
+                parts = replace(parts, relevance=relevance, score=relevance * parts.decay
+                                * parts.confidence * parts.status_weight)
+            if 0 < parts.score <= best:
+                parts = policy.adjusted(parts, best / parts.score * (1.0 + 1e-3))
+        out.append((parts, row))
+    return out
 
 
 def _indexed(item: MemoryInput) -> str:

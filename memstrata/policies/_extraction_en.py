@@ -264,10 +264,20 @@ _PAST_JOB = re.compile(r"\bas\s+an?\s+(?:intern|temp|trainee|summer\s+\w+)\b|\bi
 _NEGATED_CLAUSE = re.compile(r"\b(?:not|never|n't|no longer)\b|n't\b", re.IGNORECASE)
 _DIET = re.compile(
     r"\bi(?:'m| am|'ve been| have been)\s+(?:now\s+|strictly\s+|fully\s+)?(?:a\s+)?"
-    r"(?P<v>vegetarian|vegan|pescatarian|"
-    r"halal|kosher|gluten[- ]free|lactose[- ]intolerant|on a (?:keto|low[- ]carb) diet)\b",
+    r"(?P<v>vegetarian|vegan|pescatarian|plant-based|"
+    r"halal|kosher|gluten[- ]free|lactose[- ]intolerant|on a (?:keto|low[- ]carb) diet)\b"
+    r"|\bi\s+(?:follow|eat|keep)\s+(?:a\s+|an\s+)?(?:strict(?:ly)?\s+)?"
+    r"(?P<v2>vegetarian|vegan|pescatarian|plant-based|keto|low[- ]carb|halal|kosher|"
+    r"gluten[- ]free)(?:\s+diet)?\b"
+    r"|\bi\s+(?P<v3>eat\s+(?:meat|everything|anything))\b(?!\s+(?:again|now|these days))",
     re.IGNORECASE,
 )
+#: a diet as stored: "on a keto diet" -> "keto", "plant-based" -> "vegan", "eat meat" ->
+#: "not vegetarian" (the value the change rules give "I eat meat again")
+_DIET_VALUE = {"plant-based": "vegan", "on a keto diet": "keto", "on a low carb diet": "low-carb",
+               "on a low-carb diet": "low-carb", "low carb": "low-carb",
+               "eat meat": "not vegetarian", "eat everything": "not vegetarian",
+               "eat anything": "not vegetarian"}
 _ALLERGY = re.compile(
     r"\bi(?:'m| am)\s+(?:severely\s+|very\s+)?allergic\s+to\s+(?P<v>.+)"
     r"|\bi\s+have\s+(?:an?\s+|a\s+severe\s+)?(?P<v2>[\w-]+(?:\s+[\w-]+)?)\s+allergy\b",
@@ -458,7 +468,9 @@ def _en_profile(s: str) -> Extracted | None:
                          _slot("diet", "not vegetarian"), correction=True)
     m = _DIET.search(s)
     if m:  # "I've been vegan since May" states the current diet: newest wins
-        return Extracted(s, MemoryType.PROFILE, 0.9, "diet", _slot("diet", m["v"].lower()),
+        value = " ".join((m["v"] or m["v2"] or m["v3"]).lower().split())
+        return Extracted(s, MemoryType.PROFILE, 0.9, "diet",
+                         _slot("diet", _DIET_VALUE.get(value, value)),
                          correction="been" in m.group(0).lower())
     m = _AGE.search(s)
     if m:

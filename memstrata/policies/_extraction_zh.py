@@ -22,7 +22,8 @@ from memstrata.policies._extraction_common import (
 )
 from memstrata.types import MemoryType
 
-_ZH_QUESTION = re.compile(r"(?:吗|呢|么|吧)[？?。.!！]?$|什么|怎么|哪里|哪儿|为什么|多少|几点")
+_ZH_QUESTION = re.compile(r"(?:吗|呢|么|吧)[？?。.!！]?$|什么(?!都|也)|怎么|哪里|哪儿|为什么|多少|"
+                          r"几点")
 _ZH_VALUE_END = re.compile(r"[，,；;。！!？?了啦呀哦].*$")
 _ZH_STANDING_END = re.compile(
     r"^(?P<rest>.+?)[，,]\s*(?:以后|今后|从现在开始|从今以后)(?:都|就|也|一直)?(?:这样|如此|这么做|照此)"
@@ -164,6 +165,14 @@ _ZH_NOW_A = re.compile(
 _ZH_DIET = re.compile(rf"我{_ZH_WHEN}(?:开始|改|改成|成了|成为了?|变成了?|是)?(?:一名|一个)?"
                       r"(?:素食者|素食主义者|吃素|吃全素|不吃肉)")
 _ZH_CHANGE_ASPECT = re.compile(r"开始|改|成|变|现在|已经|如今|目前|最近")
+#: a diet stated in other words: 我是蛋奶素 / 我只吃鱼和海鲜 / 我在吃生酮饮食 / 我什么都吃
+_ZH_DIET_OTHER = (
+    (re.compile(r"^我(?:是|吃)?蛋奶素"), "vegetarian"),
+    (re.compile(r"^我(?:是|吃)?(?:鱼素|海鲜素)|^我只吃鱼(?:和海鲜|和虾)?[，,]?(?:不吃)"),
+     "pescatarian"),
+    (re.compile(r"^我(?:在|正在)?(?:吃|搞|做)?生酮(?:饮食)?"), "keto"),
+    (re.compile(r"^我(?:什么都吃|吃肉|荤素都吃|不挑食)(?:[。！!]|$)"), "not vegetarian"),
+)
 _ZH_ALLERGY = re.compile(r"我对(?P<v>[^，,。！!；;]{1,20})过敏")
 _ZH_MY_ATTR = re.compile(r"^我(?:的|(?=最喜欢的|最爱的))(?P<attr>[^，,。！!；;是]{1,10})是"
                          r"(?P<v>[^，,。！!；;]{1,40})")
@@ -177,6 +186,11 @@ _ZH_STANDING = re.compile(
     r"(?:的(?=回复|回答|对话|聊天))?(?:你)?(?:都|请|就|也|一律)?[,，:：]?(?!会|可能|也许|的|再说)"
     r"(?P<rest>.+)$"
 )
+#: "from now on" after a comma, in a clause that speaks to the assistant:
+#: 我在准备日语考试，以后跟我说话都用日语吧
+_ZH_STANDING_MID = re.compile(
+    r"[，,]\s*(?:以后|今后|从现在(?:开始|起)|往后|从今(?:以后|往后))(?:都|就|也|一律)?"
+    r"(?P<rest>[^，,。！!]*(?:你|跟我|给我|对我|回复|回答|称呼我|叫我)[^。！!]*)[。！!]?$")
 _ZH_DONT = re.compile(
     r"^(?:请|麻烦)?(?:你)?(?P<neg>不要|别|不用|不许|禁止)(?P<again>再)?(?P<rest>.+)$"
 )
@@ -252,6 +266,9 @@ def _chinese(s: str) -> Extracted | None:
     m = _ZH_ALLERGY.search(s)
     if m:
         return Extracted(s, MemoryType.PROFILE, 0.95, "allergy")
+    for pattern, diet in _ZH_DIET_OTHER:
+        if pattern.search(s):
+            return Extracted(s, MemoryType.PROFILE, 0.85, "diet", _slot("diet", diet))
     m = _ZH_DIET.search(s)
     if m:  # 我开始吃素了 / 我现在吃素: the current diet, newest wins
         return Extracted(s, MemoryType.PROFILE, 0.9, "diet", _slot("diet", "vegetarian"),

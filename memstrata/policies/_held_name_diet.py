@@ -27,7 +27,8 @@ import re
 
 _EN_NAME_CUE = re.compile(
     r"\b(?:call|calls|calling|called|name|surname|go by|goes by|known as|knows me as|"
-    r"instead of|address|addressed|deed poll|switching to)\b", re.I)
+    r"instead of|address|addressed|deed poll|switching to|prefer|drop the full|pls|please)\b",
+    re.I)
 _EN_NAME_TEXT_GUARD = re.compile(
     r"[\"“”«»]|\bif\b(?!\s+you\b)|\b(?:unless|imagine|dream\w*|suppose|pretend|wish|joke|"
     r"kidding)\b", re.I)
@@ -42,7 +43,14 @@ _EN_NAME_PATTERNS = (
     re.compile(rf"\bswitch(?:ing)?\s+to\s+(?P<v>{_PNAME})", re.I),
     re.compile(rf"(?P<v>{_PNAME})\s+is\s+what\s+(?:I|everyone|people)\s+(?:go\s+by|use|call\s+me)",
                re.I),
+    # "just Jon pls", "Jon is fine"
+    re.compile(rf"^\W*(?:just\s+)?(?P<v>{_PNAME})\s+(?:pls|please|plz|is fine|works|will do)\b",
+               re.I),
 )
+#: "most people just say Seun and that's what I prefer now": a name others use, taken up
+_EN_SAY = re.compile(rf"\b(?:say|says|use|uses)\s+(?P<v>{_PNAME})\b")
+_EN_TAKEN_UP = re.compile(r"\bwhat I prefer\b|\bI prefer that\b|\bdrop\s+the\b|\byou can\b",
+                          re.I)
 #: others call me X - a name for the assistant too only when the text asks for it
 _EN_CALLED_BY_OTHERS = re.compile(rf"\b(?:calls|called)\s+me\s+(?P<v>{_PNAME})", re.I)
 _EN_YOU_TOO = re.compile(r"\byou\b[^.!?]*\b(?:too|as well|also)\b|\bso can you\b|\bplease\b",
@@ -94,6 +102,9 @@ def en_name(text: str, current: str) -> str | None:
             for m in _EN_CALLED_BY_OTHERS.finditer(clause):
                 if _EN_YOU_TOO.search(text):
                     take(m["v"])
+            for m in _EN_SAY.finditer(clause):
+                if _EN_TAKEN_UP.search(text):
+                    take(m["v"])
             for m in _EN_IT_IS.finditer(clause):
                 shares = set(m["v"].casefold().split()) & set(old.split())
                 if shares or re.search(r"\b(?:everyone|everybody|everything|name)\b", clause,
@@ -107,7 +118,7 @@ _ZH_TEXT_GUARD = re.compile(r"[?？「」“”『』\"]|吗|如果|要是|假�
 _ZH_CLAUSES = re.compile(r"[，,。！!；;…~～\n]+")
 _ZH_PN = r"(?P<v>[\u4e00-\u9fff]{1,4}?|[A-Za-z]+)"
 _ZH_NAME_PATTERNS = (
-    re.compile(rf"叫我{_ZH_PN}(?:吧|就好|就行|就可以|好了|即可|$)"),
+    re.compile(rf"(?:叫|称呼|喊)我{_ZH_PN}(?:吧|就好|就行|就可以|好了|即可|$)"),
     re.compile(rf"^(?:以后|今后|你)?(?:就)?叫(?!我){_ZH_PN}就(?:好|行|可以)"),
     re.compile(rf"新名字(?:是|叫){_ZH_PN}(?:$|了|吧)"),
     re.compile(rf"(?:改名|名字改)(?:叫|为|成)了?{_ZH_PN}(?:$|了|吧)"),
@@ -121,7 +132,8 @@ _ZH_NOT_CALL = re.compile(r"(?:别|不要|不用|不许|千万别)(?:再)?(?P<wh
                           r"(?P<obj>全名|大名|名字)?")
 _ZH_NOT_A_NAME = frozenset("全名 大名 名字 这个 这么 这样 什么 我 你 吧 呀 啊 了 呢 哦 嘛".split())
 _ZH_OTHERS = re.compile(r"他|她|我妈|我爸|妈妈|爸爸|父母|爸妈|老婆|老公|妻子|丈夫|同事|哥哥|姐姐|"
-                        r"弟弟|妹妹|儿子|女儿|孩子|室友|邻居|领导|老板|同学|实习生")
+                        r"弟弟|妹妹|儿子|女儿|孩子|室友|邻居|领导|老板|同学|实习生|我弟|我哥|我姐|"
+                        r"我妹|老伴|对象|男朋友|女朋友|闺蜜|朋友")
 
 
 def zh_cue(text: str) -> bool:
@@ -175,14 +187,17 @@ _EN_FOODS = {
     _FISH: re.compile(r"\b(?:fish|salmon|tuna|seafood|shrimp|prawns?|sushi)\b", re.I),
     _EGGS: re.compile(r"\b(?:eggs?|dairy|cheese|milk|butter|yogh?urt)\b", re.I),
 }
-_EN_DIET_CUE = re.compile(r"\b(?:vegan|vegetarian|pescatarian|plant-based|meat|fish|eggs?|"
+_EN_DIET_CUE = re.compile(r"\b(?:vegan|vegetarian|pescatarian|plant-based|keto|meat|fish|eggs?|"
                           r"dairy|cheese)\b", re.I)
-_EN_LABEL = re.compile(r"\b(?P<v>vegan|vegetarian|pescatarian|plant-based)\b", re.I)
+_EN_LABEL = re.compile(r"\b(?P<v>vegan|vegetarian|pescatarian|plant-based|keto)\b", re.I)
 _EN_NOT_LABEL = re.compile(r"\b(?:rather than|instead of|not|no longer|than)\s+(?:a\s+)?"
-                           r"(?:vegan|vegetarian|pescatarian)\b", re.I)
+                           r"(?:vegan|vegetarian|pescatarian|keto)\b", re.I)
 _EN_DIET_SENTENCE_GUARD = re.compile(
     r"\?|\b(?:might|maybe|perhaps|would|should|thinking|considering|consider|plan to|planning|"
-    r"hope|gonna|going to|idea|accidentally|tried|try|trying)\b", re.I)
+    r"hope|gonna|going to|idea|accidentally|tried|try|trying|"
+    # the past: "back in college I was vegan for a year"
+    r"was|were|used to|back then|years ago|in college|at uni|"
+    r"back in (?:college|school|uni|university|the day|my \w+ies|\d{4}))\b", re.I)
 _EN_DIET_OTHERS = re.compile(
     r"\b(?:my|our)\s+(?:sister|brother|mom|mum|mother|dad|father|friends?|son|daughter|"
     r"cousin|wife|husband|partner|boyfriend|girlfriend|roommate|kids?|in-laws|trainer|"
@@ -236,14 +251,16 @@ def en_diet(text: str, current: str) -> str | None:
 
 
 _ZH_FOODS = {
-    _MEAT: re.compile(r"(?<!蛋)(?:肉|荤)"),
+    _MEAT: re.compile(r"(?<!蛋)(?:肉|荤)|鸡(?!蛋)|鸭|猪|牛(?!奶)|羊(?!奶)"),
     _FISH: re.compile(r"鱼|虾|海鲜"),
     _EGGS: re.compile(r"蛋(?!白)|奶|乳制品|芝士"),
 }
-_ZH_DIET_CUE = re.compile(r"素|肉|荤|鱼|虾|海鲜|蛋|奶")
+_ZH_DIET_CUE = re.compile(r"素|肉|荤|鱼|虾|海鲜|蛋|奶|生酮")
 _ZH_DIET_GUARD = re.compile(r"[?？「」“”『』\"]|吗|如果|要是|假如|假设|万一|的话|倘若|梦|打算|准备|"
-                            r"考虑|想|犹豫|建议我(?!多补充)")
-_ZH_STOP_EATING = re.compile(r"不吃|不碰|戒了|戒掉|不沾|别放|不要放|不放|一口不吃|也不碰")
+                            r"考虑|想|犹豫|建议我(?!多补充)|"
+                            # the past: 大学那会儿我吃过两年纯素
+                            r"吃过|那会儿|那时候|那时|以前|当年|曾经|小时候")
+_ZH_STOP_EATING = re.compile(r"不吃|不碰|戒|不沾|别放|不要放|不放|一口不吃|也不碰")
 _ZH_EATING = re.compile(r"(?:开始|又|恢复|重新|正常|偶尔|现在|最近)[^，,。！!；;]{0,4}?吃|"
                         r"吃点|可以加")
 
@@ -252,8 +269,12 @@ def zh_diet(text: str, current: str) -> str | None:
     """A new diet in a Chinese ``text``, given the ``current`` one."""
     if _ZH_DIET_GUARD.search(text):
         return None
-    if re.search(r"纯素|全素", text) and not re.search(r"不(?:是|再)?(?:吃)?(?:纯素|全素)", text):
+    own = [c for c in _ZH_CLAUSES.split(text) if c and not _ZH_OTHERS.search(c)]
+    if any(re.search(r"纯素|全素", c) and not re.search(r"不(?:是|再)?(?:吃)?(?:纯素|全素)", c)
+           for c in own):
         return "vegan" if current != "vegan" else None
+    if any(re.search(r"生酮", c) and not re.search(r"不|停|没|戒", c) for c in own):
+        return "keto" if current != "keto" else None
     steps: list[tuple[bool, set[str]]] = []
     for clause in _ZH_CLAUSES.split(text):
         if not clause or _ZH_OTHERS.search(clause):

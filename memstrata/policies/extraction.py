@@ -78,6 +78,7 @@ from memstrata.policies._extraction_zh import (
     _ZH_QUESTION,
     _ZH_STANDING,
     _ZH_STANDING_END,
+    _ZH_STANDING_MID,
     _chinese,
 )
 from memstrata.types import USER_SUBJECT, MemoryType
@@ -151,8 +152,9 @@ def _is_request(sentence: str) -> bool:
     """A standing instruction phrased as a question ("could you answer in German from now
     on?") or a preferred name with a softening 吧 ("叫我小王吧")."""
     if _CJK.search(sentence):
-        if re.search(r"吧[。！!]?$", sentence) and (_ZH_STANDING.match(sentence)
-                                                  or _ZH_STANDING_END.match(sentence)):
+        if re.search(r"吧[。！!]?$", sentence) and (
+                _ZH_STANDING.match(sentence) or _ZH_STANDING_END.match(sentence)
+                or _ZH_STANDING_MID.search(sentence)):
             return True  # 以后回复都用繁体中文吧: a softened instruction
         return _ZH_CALL.search(sentence) is not None and _ZH_NOT_CALL.search(sentence) is None
     return _STANDING_ANY.search(sentence) is not None and _REQUEST.search(sentence) is not None
@@ -165,6 +167,12 @@ _THIRD_PARTY = re.compile(r"(?:he|she|they|his|her|their)\s+|the\s+(?:\w+\s+){1,
                           r"|(?:他|她|它|这家|那家)", re.IGNORECASE)
 _NOT_FOR_THE_ASSISTANT = re.compile(r"\b(?:said|says|told\s+\w+|tells\s+\w+|wrote|thinks|asked)\b"
                                     r".*\b(?:from now on|going forward|henceforth)\b"
+                                    # "my boss wants ...", "my wife's new rule for the house: ..."
+                                    r"|\b(?:my|our)\s+(?:boss|wife|husband|partner|mom|mum|dad|"
+                                    r"manager|landlord|school|teacher|company|team|doctor|kids?|"
+                                    r"son|daughter|family|office|gym|club)(?:['’]s)?\s+"
+                                    r"(?:\w+\s+){0,3}?(?:wants?|rules?|policy|says|said|insists?|"
+                                    r"decided|requires?|announced)\b"
                                     r"|(?:说|告诉我|觉得).*(?:以后|今后|从现在开始)", re.IGNORECASE)
 
 #: how a clause speaking to the assistant (or of the user) starts: a request, an
@@ -273,7 +281,8 @@ def _read(s: str) -> Extracted | None:
                              "correction+" + inner.rule, inner.slot, correction=True)
         return None
     # standing instructions
-    m = (_ZH_STANDING.match(s) or _ZH_STANDING_END.match(s)) if zh else _STANDING.match(s)
+    m = (_ZH_STANDING.match(s) or _ZH_STANDING_END.match(s) or _ZH_STANDING_MID.search(s)) \
+        if zh else _STANDING.match(s)
     rest = ""
     if m is not None:
         rest = (m["rest"] if zh else (m["rest"] or m["rest2"])) or ""

@@ -27,6 +27,8 @@ _ZH_COMMON = frozenset("东方 中山 新城 开平 长安 城关 新都 永安 
                        "东城 西城 南城 北城 城中 城东 城西 城南 城北 新区 高新 开发".split())
 _CJK = re.compile(r"^[\u4e00-\u9fff]{2,5}$")
 _ZH_MIN_POPULATION = 100_000
+#: what makes a city name part of another name: 厦门大学, 北京路, 上海站, 深圳机场
+_ZH_NOT_THE_CITY = re.compile(r"大学|学院|路|街|站|机场|银行|医院|中学|小学|队")
 
 
 @cache
@@ -71,7 +73,8 @@ def find_cities_zh(text: str) -> list[str]:
     while i < len(text):
         for size in (5, 4, 3, 2):
             if text[i:i + size] in names:
-                found.append(text[i:i + size])
+                if not _ZH_NOT_THE_CITY.match(text, i + size):
+                    found.append(text[i:i + size])  # 厦门大学 names a university
                 i += size
                 break
         else:

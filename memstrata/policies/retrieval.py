@@ -70,7 +70,7 @@ from types import MappingProxyType
 from memstrata._text import STOP_WORDS
 from memstrata.types import MemoryType, ScoreParts, Status
 
-__all__ = ["DEFAULT_HALF_LIFE", "RetrievalPolicy", "about_the_user"]
+__all__ = ["DEFAULT_HALF_LIFE", "RetrievalPolicy", "about_the_user", "asked_attribute"]
 
 DEFAULT_HALF_LIFE: Mapping[MemoryType, timedelta | None] = MappingProxyType(
     {
@@ -436,3 +436,48 @@ def about_the_user(query: str, names: Sequence[str]) -> str:
             text = re.sub(rf"(^|(?<=[.!?]\s)){word},\s*", "", text)
     text = re.sub(r"\s+([?.!,;:])", r"\1", re.sub(r"\s{2,}", " ", text)).strip(" ,")
     return text if re.search(r"\w", text) else query
+
+
+#: a question asking for one of the user's profile facts, by attribute (EN, ZH)
+_ASKED = (
+    ("city", re.compile(
+        r"\b(?:which|what)\s+(?:city|town)\s+(?:do|did|am)\s+i\b|\bwhere\s+do\s+i\s+live\b|"
+        r"\bwhere\s+(?:is|'s)\s+my\s+(?:home|apartment|flat|place)\b|\bmy\s+(?:home\s+)?city\b|"
+        r"我住在?哪|哪个城市|我家在哪|住在什么地方", re.I)),
+    ("employer", re.compile(
+        r"\bwhere\s+do\s+i\s+work\b|\bwho\s+do\s+i\s+work\s+for\b|"
+        r"\b(?:which|what)\s+company\s+do\s+i\b|\bmy\s+(?:employer|company)\b|"
+        r"哪家公司|在哪(?:里|儿)?(?:工作|上班)|我的(?:公司|东家)", re.I)),
+    ("occupation", re.compile(
+        r"\bwhat\s+(?:is|'s)\s+my\s+(?:job|occupation|profession)\b|"
+        r"\bwhat\s+do\s+i\s+do\s+for\s+(?:a\s+)?(?:living|work)\b|\bmy\s+(?:occupation|profession)\b|"
+        r"职业|做什么工作|干什么工作|是做什么的", re.I)),
+    ("age", re.compile(r"\bhow\s+old\s+am\s+i\b|\bmy\s+age\b|我多大|我几岁|我的年龄|我今年多少岁",
+                       re.I)),
+    ("diet", re.compile(
+        r"\bmy\s+diet\b|\bdietary\b|\bam\s+i\s+(?:vegan|vegetarian|pescatarian)\b|"
+        r"\bwhat\s+(?:do|can|don't|can't)\s+i\s+eat\b|饮食|忌口|我吃素吗", re.I)),
+    ("name", re.compile(
+        r"\bwhat(?:'s|\s+is)\s+my\s+name\b|\b(?:what|how)\s+should\s+you\s+(?:call|address)\s+me\b|"
+        r"\bwhat\s+do\s+i\s+(?:like|want|prefer)\s+to\s+be\s+called\b|"
+        r"怎么称呼我|叫我什么|我叫什么|我的名字", re.I)),
+)
+
+
+def asked_attribute(query: str) -> str | None:
+    """The profile attribute a question asks for, if it asks for one of the user's.
+
+    A question such as "Which city do I live in?", "How old am I?" or 我在哪家公司工作？
+    is answered by the user's current value of that attribute: recall puts the active
+    record of that slot first (the structured half of the memory answers it; a
+    session summary quoting the old value does not outrank it).
+
+    >>> asked_attribute("Which city do I live in?"), asked_attribute("我多大了？")
+    ('city', 'age')
+    >>> asked_attribute("Which city should I visit in May?") is None
+    True
+    """
+    for attribute, pattern in _ASKED:
+        if pattern.search(query):
+            return attribute
+    return None

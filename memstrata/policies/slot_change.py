@@ -48,7 +48,8 @@ _CUES = {
     "employer": re.compile(
         r"\b(?:job|joined|started|starting|working|work|offer|onboarding|first (?:day|week|"
         r"month)|badge|team|hired|role|colleagues?|gig|notice|employee|business cards?|crew|"
-        r"payroll|signature|been with)\b", re.I),
+        r"payroll|signature|been with|left)\b|"
+        r"\bI['’]m\s+(?:now\s+)?an?\s+(?:[\w-]+\s+){0,2}[\w-]+\s+at\s+[A-Z]", re.I),
     "age": re.compile(
         r"\b(?:birthday|turned|turning|today|officially|years? old|older|b-?day|celebrated|"
         r"cake|candles|as of (?:today|yesterday|this morning))\b|🎂|"
@@ -170,12 +171,14 @@ _CJK = re.compile(r"[\u4e00-\u9fff]")
 _ZH_CUES = {
     "city": re.compile(r"住|搬|安家|定居|落户|生活|扎根|租|房子|新家|城市|地址|安顿|落脚|安在|"
                        r"待了"),
-    "employer": re.compile(r"工作|上班|入职|加入|跳槽|东家|公司|离职|offer|团队|任职|的人了|做"),
+    "employer": re.compile(r"工作|上班|入职|加入|跳槽|东家|公司|离职|offer|团队|任职|的人了|做|"
+                           r"报到|工牌"),
     "age": re.compile(r"生日|岁|满"),
 }
 _ZH_OTHERS = (r"他|她|它|我妈|我爸|妈妈|爸爸|父母|爸妈|老婆|老公|妻子|丈夫|爱人|朋友|同事|"
               r"哥哥|姐姐|弟弟|妹妹|儿子|女儿|孩子|室友|邻居|领导|老板|同学|表姐|表哥|表妹|表弟|"
-              r"堂哥|堂姐|堂弟|堂妹|亲戚|叔叔|阿姨|舅舅|姑姑|男朋友|女朋友|闺蜜|家人|家里人")
+              r"堂哥|堂姐|堂弟|堂妹|亲戚|叔叔|阿姨|舅舅|姑姑|男朋友|女朋友|闺蜜|家人|家里人|"
+              r"我弟|我哥|我姐|我妹|老伴|对象")
 #: a question, a condition, quoted speech or a trip anywhere: nothing in the text is read
 _ZH_GUARD = re.compile(r"[?？「」“”『』]|吗|如果|要是|假如|假设|万一|的话|倘若|"
                        r"出差|旅游|旅行|度假|玩|探亲|开会|参观|路过|住了[一两二三四五六七八九十几\d]+天")
@@ -204,6 +207,9 @@ _ZH_PLACES = {
         re.compile(rf"在{_ZH_X}(?:公司)?(?:做|上班|工作|任职|当|干)(?!什么)"),
         re.compile(rf"(?:入职|加入|跳槽到|跳到|转到|进了)了?{_ZH_X}{_ZH_END}"),
         re.compile(rf"是{_ZH_X}的人了"),
+        re.compile(rf"(?:新东家|新公司|现在的公司|新单位)(?:是|就是){_ZH_X}{_ZH_END}"),
+        re.compile(rf"{_ZH_X}(?:这边|这里)(?:入职|上班|报到)"),
+        re.compile(rf"去{_ZH_X}报到"),
     ),
 }
 _ZH_NUMBER = re.compile(rf"(?<![\d.])({_ZH_N})(?![\d.])")

@@ -54,6 +54,19 @@ from memstrata.policies.slot_change import change_of
     ("thirty-two as of today 🎂", "age", "31", "32"),
     ("Celebrated my 57th on Saturday with a hike", "age", "56", "57"),
     ("终于19了🎉 零点的时候室友们给我唱了生日歌", "age", "18", "19"),
+    # heldout7's misses
+    ("Book me a dentist near home? Home being Minneapolis these days, Uptown area.", "city",
+     "Denver", "Minneapolis"),
+    ("I'd much rather go by Maggie if that's alright.", "name", "Margaret", "Maggie"),
+    ("Everyone at office addresses me as Venky only, you also use Venky from now", "name",
+     "Venkatesh", "Venky"),
+    ("群里大家都喊我小鹿，你也这么称呼我就好，丽娟太老气了😅", "name", "黄丽娟", "小鹿"),
+    ("doc said my iron is in the bin so fish, eggs and dairy are back on the menu for me. still "
+     "no meat tho", "diet", "vegan", "pescatarian"),
+    ("医生说我蛋白质不够，所以蛋奶都加回来了，荤的照样一点不碰", "diet", "vegan", "vegetarian"),
+    ("今年开始啥都吃了，牛排鸡翅都来", "diet", "pescatarian", "not vegetarian"),
+    ("帮我把简历上的现任公司改成小米，华为那边十月份已经办完离职了", "employer", "华为", "小米"),
+    ("今天36啦🎂 老公订了个小蛋糕", "age", "35", "36"),
 ])
 def test_a_new_value_is_read(text, attribute, current, expected):
     assert change_of(text, attribute, current) == expected
@@ -80,6 +93,13 @@ def test_a_new_value_is_read(text, attribute, current, expected):
      "Melbourne"),
     ("老伴今天过72岁生日，我给她织了条围巾。", "age", "71"),     # someone else's birthday
     ("Just ran my 57th parkrun!", "age", "56"),
+    # heldout7's lost guards
+    ("Company is offering relocation to Hyderabad with 20% hike. Should I take it?", "city",
+     "Pune"),
+    ("when I lived in Minneapolis I drove a Subaru and never once got stuck.", "city", "Denver"),
+    ("周末去深圳看演唱会，住一晚就回来，帮我订个福田附近的酒店", "city", "广州"),
+    ("在考虑要不要改名叫孙哲，但是要改的证件太多了", "name", "孙建国"),
+    ("我儿子最近天天嚷着要吃炸鸡，给他做个健康版的鸡翅吧，我自己不吃", "diet", "vegetarian"),
 ])
 def test_guards_change_nothing(text, attribute, current):
     assert change_of(text, attribute, current) is None
@@ -96,6 +116,10 @@ def test_a_university_named_after_a_city_is_no_city():
     ("我是蛋奶素。", "diet", "vegetarian"),
     ("我只吃鱼和海鲜，不吃其他肉。", "diet", "pescatarian"),
     ("我在吃生酮饮食。", "diet", "keto"),
+    ("我是纯素食主义者。", "diet", "vegan"),
+    ("我不吃肉，但吃鱼。", "diet", "pescatarian"),
+    ("我只吃素。", "diet", "vegetarian"),
+    ("no more bullet points from now on — write in normal paragraphs", "from_now_on", None),
     ("我在准备日语N2考试，以后跟我说话都用日语吧。", "from_now_on", None),
     ("以后回复都用繁体中文吧，我在台湾工作，已经看习惯了。", "from_now_on", None),
     ("For all our chats after this one, can you write to me in Portuguese?", "from_now_on",

@@ -167,7 +167,9 @@ _ZH_DIET = re.compile(rf"我{_ZH_WHEN}(?:开始|改|改成|成了|成为了?|变
 _ZH_CHANGE_ASPECT = re.compile(r"开始|改|成|变|现在|已经|如今|目前|最近")
 #: a diet stated in other words: 我是蛋奶素 / 我只吃鱼和海鲜 / 我在吃生酮饮食 / 我什么都吃
 _ZH_DIET_OTHER = (
-    (re.compile(r"^我(?:是|吃)?蛋奶素"), "vegetarian"),
+    (re.compile(r"^我(?:是|吃)?蛋奶素|^我只吃素"), "vegetarian"),
+    (re.compile(r"^我(?:是)?纯素(?:食)?(?:主义)?者"), "vegan"),
+    (re.compile(r"^我不吃肉[，,]?\s*(?:但|但是|可是|不过)?(?:会|还)?吃鱼"), "pescatarian"),
     (re.compile(r"^我(?:是|吃)?(?:鱼素|海鲜素)|^我只吃鱼(?:和海鲜|和虾)?[，,]?(?:不吃)"),
      "pescatarian"),
     (re.compile(r"^我(?:在|正在)?(?:吃|搞|做)?生酮(?:饮食)?"), "keto"),

@@ -27,11 +27,11 @@ import re
 
 _EN_NAME_CUE = re.compile(
     r"\b(?:call|calls|calling|called|name|surname|go by|goes by|known as|knows me as|"
-    r"instead of|address|addressed|deed poll|switching to|prefer|drop the full|pls|please)\b",
-    re.I)
+    r"instead of|address|addressed|addresses|deed poll|switching to|prefer|drop the full|"
+    r"pls|please)\b", re.I)
 _EN_NAME_TEXT_GUARD = re.compile(
-    r"[\"“”«»]|\bif\b(?!\s+you\b)|\b(?:unless|imagine|dream\w*|suppose|pretend|wish|joke|"
-    r"kidding)\b", re.I)
+    r"[\"“”«»]|\bif\b(?!\s+you\b|\s+that['’]?s\s+(?:alright|all right|ok|okay|fine)\b)|"
+    r"\b(?:unless|imagine|dream\w*|suppose|pretend|wish|joke|kidding)\b", re.I)
 _EN_NEGATION = re.compile(r"\b(?:\w+n['’]t|never|not|no|nobody|no one|stop)\b", re.I)
 _REQUEST_QUESTION = re.compile(r"^\W*(?:can|could|would|will)\s+(?:you|we)\b", re.I)
 _PNAME = r"(?-i:[A-Z][a-z’'-]+(?:\s+[A-Z][a-z’'-]+)?)"
@@ -39,7 +39,11 @@ _EN_NAME_PATTERNS = (
     re.compile(rf"\b(?:call|calling)\s+me\s+(?P<v>{_PNAME})", re.I),
     re.compile(rf"(?P<v>{_PNAME})\s+instead\s+of\s+(?P<old>{_PNAME})"),
     re.compile(rf"\b(?:go|goes|going)\s+by\s+(?P<v>{_PNAME})", re.I),
-    re.compile(rf"\b(?:known|knows\s+me|addressed|refer\s+to\s+me)\s+as\s+(?P<v>{_PNAME})", re.I),
+    re.compile(rf"\b(?:known|knows\s+me|addressed|addresses\s+me|refer\s+to\s+me)\s+as\s+"
+               rf"(?P<v>{_PNAME})", re.I),
+    # "pls just use Sasha from here on", "you also use Venky"
+    re.compile(rf"\b(?:pls|please|plz|you(?:\s+also|\s+too)?|just)\s+(?:just\s+)?use\s+"
+               rf"(?P<v>{_PNAME})", re.I),
     re.compile(rf"\bswitch(?:ing)?\s+to\s+(?P<v>{_PNAME})", re.I),
     re.compile(rf"(?P<v>{_PNAME})\s+is\s+what\s+(?:I|everyone|people)\s+(?:go\s+by|use|call\s+me)",
                re.I),
@@ -88,7 +92,7 @@ def en_name(text: str, current: str) -> str | None:
         if words and words[0].casefold() not in _NOT_A_NAME and value.casefold() != old:
             found[value.casefold()] = value
 
-    for sentence in re.split(r"(?<=[.!?])\s+", text):
+    for sentence in re.split(r"(?<=[.!?])\s+|\s+[—–]\s+", text):
         if sentence.rstrip().endswith("?") and not _REQUEST_QUESTION.search(sentence):
             continue
         for clause in re.split(r"\s*[,;:()—–]\s*|\s+-\s+", sentence):
@@ -114,15 +118,18 @@ def en_name(text: str, current: str) -> str | None:
 
 
 _ZH_NAME_CUE = re.compile(r"叫|称呼|名字|改名|喊我|名叫")
-_ZH_TEXT_GUARD = re.compile(r"[?？「」“”『』\"]|吗|如果|要是|假如|假设|万一|的话|倘若|梦")
+_ZH_TEXT_GUARD = re.compile(r"[?？「」“”『』\"]|吗|如果|要是|假如|假设|万一|的话|倘若|梦|考虑|"
+                            r"要不要|打算|准备|想改")
 _ZH_CLAUSES = re.compile(r"[，,。！!；;…~～\n]+")
-_ZH_PN = r"(?P<v>[\u4e00-\u9fff]{1,4}?|[A-Za-z]+)"
+_ZH_PN = r"(?!就|也|吧|了|呢)(?P<v>[\u4e00-\u9fff]{1,4}?|[A-Za-z]+)"
 _ZH_NAME_PATTERNS = (
     re.compile(rf"(?:叫|称呼|喊)我{_ZH_PN}(?:吧|就好|就行|就可以|好了|即可|$)"),
     re.compile(rf"^(?:以后|今后|你)?(?:就)?叫(?!我){_ZH_PN}就(?:好|行|可以)"),
     re.compile(rf"新名字(?:是|叫){_ZH_PN}(?:$|了|吧)"),
     re.compile(rf"(?:改名|名字改)(?:叫|为|成)了?{_ZH_PN}(?:$|了|吧)"),
-    re.compile(rf"身份证上(?:现在)?(?:是|叫){_ZH_PN}(?:$|了)"),
+    re.compile(rf"身份证上(?:现在|已经)*(?:是|叫){_ZH_PN}(?:$|了)"),
+    # 我现在工作上都用英文名Tina，你这边也改一下吧
+    re.compile(r"(?:都|就)?用(?:英文名|新名字|小名)?(?P<v>[A-Za-z]+)(?:$|了|吧)"),
 )
 #: 大家都喊我阿强 - a name for the assistant too when the text asks: 你也这么叫我
 _ZH_CALLED_BY_OTHERS = re.compile(rf"(?:都|也)?(?:管我叫|喊我|叫我){_ZH_PN}$")
@@ -232,7 +239,11 @@ def en_diet(text: str, current: str) -> str | None:
     for sentence in re.split(r"(?<=[.!?])\s+", text):
         if _EN_DIET_SENTENCE_GUARD.search(sentence):
             continue
-        for clause in re.split(r"\s*[,;:()—–]\s*|\s+-\s+|\s+(?:but|so)\s+", sentence):
+        # a comma ends a clause only before a clause's first word: "fish, eggs and dairy
+        # are back" is one clause, "eggs and dairy again, still no meat" two
+        for clause in re.split(r"\s*[;:()—–]\s*|\s+-\s+|,?\s+(?:but|so|though|although)\s+|"
+                               r",\s+(?=(?:still|and|i|i['’]m|i['’]ve|no|not|never|plus|also)\b)",
+                               sentence, flags=re.I):
             if not clause or _EN_DIET_OTHERS.search(clause):
                 continue
             kept = _EN_NOT_LABEL.sub(" ", clause)
@@ -262,7 +273,7 @@ _ZH_DIET_GUARD = re.compile(r"[?？「」“”『』\"]|吗|如果|要是|假�
                             r"吃过|那会儿|那时候|那时|以前|当年|曾经|小时候")
 _ZH_STOP_EATING = re.compile(r"不吃|不碰|戒|不沾|别放|不要放|不放|一口不吃|也不碰")
 _ZH_EATING = re.compile(r"(?:开始|又|恢复|重新|正常|偶尔|现在|最近)[^，,。！!；;]{0,4}?吃|"
-                        r"吃点|可以加")
+                        r"吃点|可以加|加回|加点")
 
 
 def zh_diet(text: str, current: str) -> str | None:
@@ -275,6 +286,8 @@ def zh_diet(text: str, current: str) -> str | None:
         return "vegan" if current != "vegan" else None
     if any(re.search(r"生酮", c) and not re.search(r"不|停|没|戒", c) for c in own):
         return "keto" if current != "keto" else None
+    if any(re.search(r"(?:啥|什么)都吃|荤素都吃", c) and not re.search(r"不|没", c) for c in own):
+        return "not vegetarian" if current != "not vegetarian" else None
     steps: list[tuple[bool, set[str]]] = []
     for clause in _ZH_CLAUSES.split(text):
         if not clause or _ZH_OTHERS.search(clause):

@@ -108,7 +108,8 @@ _LEAD = re.compile(r"^(?:(?:ok(?:ay)?|so|and|but|also|well|oh|btw|by the way|hey
                    r"也|还有|另外|对了|嗯|哦)[,，:\s]+)+", re.IGNORECASE)
 
 _CORRECTION_MARK = re.compile(
-    r"^(?:actually|correction|sorry|oops|wait|no|i meant|let me correct (?:that|myself)|"
+    r"^(?:actually|correction|sorry|oops|wait|no(?!\s+(?:more|longer)\b)|i meant|"
+    r"let me correct (?:that|myself)|"
     r"to correct (?:that|myself))[,:!\s—-]+"
     r"|^(?:其实|实际上|更正一下|纠正一下|更正|纠正|我说错了|说错了|不对)[,，:：\s]*",
     re.IGNORECASE,

@@ -61,7 +61,7 @@ _CUES = {
 _TEXT_GUARD = re.compile(
     r"[\"“”«»「」]|"
     r"\b(?:if|unless|imagine|imagined|dream|dreams|dreamt|dreamed|dreaming|pretend|suppose|"
-    r"wish|someday|joke|joking|kidding|swear|swears)\b", re.I)
+    r"wish|someday|joke|joking|kidding|swear|swears|should i|pros and cons)\b", re.I)
 #: in the sentence that names the value: a question, a plan or the future, a trip
 _SENTENCE_GUARD = re.compile(
     r"\?|"
@@ -70,7 +70,10 @@ _SENTENCE_GUARD = re.compile(
     r"next|soon|tomorrow|upcoming|later this|"
     r"visit|visiting|visited|trip|vacation|holiday|conference|business(?!\s+cards?)|flight|"
     r"flying|weekend|stay|stayed|staying|hotel|back home|"
-    r"look|looks|feel like|guess|idea|floated|suggest\w*|propos\w*|asked|wants?|wanted|"
+    r"look|looks|feel like|guess|the idea|floated|suggest\w*|propos\w*|asked|wants?|wanted|"
+    r"offering|relocation to|"
+    # the past: "when I lived in Minneapolis", "I used to live in"
+    r"when\s+(?:i|we)\s+(?:lived|was living|were living|worked|was working)|used to|"
     r"(?:relocating|moving|transferring|sending)\s+me)\b|"
     r"\w(?:'ll|’ll)\b|"
     # planned: "I'm moving to ...", "we're relocating", "I'm turning 30"
@@ -119,12 +122,16 @@ _BEFORE = {
         rf"\b(?:at|joined|for|with)\s+(?P<v>{_NAME})|"
         # "officially a Stripe employee", "my business cards now say Honda"
         rf"\b(?:an?|the)\s+(?P<v2>{_NAME})\s+(?:employee|staffer|hire|new hire)\b|"
-        rf"\b(?:cards?|badge|signature|lanyard)\s+(?:now\s+)?(?:says?|reads?)\s+(?P<v3>{_NAME})"),
+        rf"\b(?:cards?|badge|signature|lanyard)\s+(?:now\s+)?(?:says?|reads?)\s+(?P<v3>{_NAME})|"
+        # "update my email signature — KPMG, Senior Associate"
+        rf"\b(?:signature|bio|title)\s*(?:to\s+|[:—–-]\s*)(?P<v4>{_NAME})"),
 }
 _AFTER = {
     "city": re.compile(
         rf"(?P<v>{_NAME})(?:\s+is|['’]s(?:\s+been)?)\s+(?:officially\s+|now\s+|finally\s+)?"
         r"(?:my\s+|our\s+)?(?:new\s+)?home\b|"
+        # "home being Minneapolis these days", "home is Minneapolis now"
+        rf"\b(?i:home)\s+(?:being|is)\s+(?:now\s+)?(?P<v3>{_NAME})|"
         # "we're Brisbane people now"
         rf"\b(?:we['’]re|I['’]m|we are|I am)\s+(?P<v2>{_NAME})\s+"
         r"(?:people|locals|residents)\s+now\b"),
@@ -173,7 +180,7 @@ _ZH_CUES = {
                        r"待了"),
     "employer": re.compile(r"工作|上班|入职|加入|跳槽|东家|公司|离职|offer|团队|任职|的人了|做|"
                            r"报到|工牌"),
-    "age": re.compile(r"生日|岁|满"),
+    "age": re.compile(r"生日|岁|满|🎂|蛋糕|蜡烛"),
 }
 _ZH_OTHERS = (r"他|她|它|我妈|我爸|妈妈|爸爸|父母|爸妈|老婆|老公|妻子|丈夫|爱人|朋友|同事|"
               r"哥哥|姐姐|弟弟|妹妹|儿子|女儿|孩子|室友|邻居|领导|老板|同学|表姐|表哥|表妹|表弟|"
@@ -181,7 +188,8 @@ _ZH_OTHERS = (r"他|她|它|我妈|我爸|妈妈|爸爸|父母|爸妈|老婆|老
               r"我弟|我哥|我姐|我妹|老伴|对象")
 #: a question, a condition, quoted speech or a trip anywhere: nothing in the text is read
 _ZH_GUARD = re.compile(r"[?？「」“”『』]|吗|如果|要是|假如|假设|万一|的话|倘若|"
-                       r"出差|旅游|旅行|度假|玩|探亲|开会|参观|路过|住了[一两二三四五六七八九十几\d]+天")
+                       r"出差|旅游|旅行|度假|玩|探亲|开会|参观|路过|住了[一两二三四五六七八九十几\d]+天|"
+                       r"住[一两二三四五六七八九十几\d]+(?:晚|天|夜)|酒店|民宿|演唱会|就回来|要不要")
 #: in the clause that names the value: a plan, the future, a trip, a negation, someone else
 _ZH_CLAUSE_GUARD = re.compile(
     r"打算|准备|计划|考虑|想|可能|也许|或许|希望|梦想|说不定|下周|下个月|明年|明天|将来|"
@@ -210,6 +218,7 @@ _ZH_PLACES = {
         re.compile(rf"(?:新东家|新公司|现在的公司|新单位)(?:是|就是){_ZH_X}{_ZH_END}"),
         re.compile(rf"{_ZH_X}(?:这边|这里)(?:入职|上班|报到)"),
         re.compile(rf"去{_ZH_X}报到"),
+        re.compile(rf"(?:现任公司|公司名|公司|单位)(?:改成|换成|改为)了?{_ZH_X}{_ZH_END}"),
     ),
 }
 _ZH_NUMBER = re.compile(rf"(?<![\d.])({_ZH_N})(?![\d.])")

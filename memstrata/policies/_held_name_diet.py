@@ -28,7 +28,7 @@ import re
 _EN_NAME_CUE = re.compile(
     r"\b(?:call|calls|calling|called|name|surname|go by|goes by|known as|knows me as|"
     r"instead of|address|addressed|addresses|deed poll|switching to|prefer|drop the full|"
-    r"pls|please)\b", re.I)
+    r"pls|please|use|knows me by)\b", re.I)
 _EN_NAME_TEXT_GUARD = re.compile(
     r"[\"“”«»]|\bif\b(?!\s+you\b|\s+that['’]?s\s+(?:alright|all right|ok|okay|fine)\b)|"
     r"\b(?:unless|imagine|dream\w*|suppose|pretend|wish|joke|kidding)\b", re.I)
@@ -42,7 +42,7 @@ _EN_NAME_PATTERNS = (
     re.compile(rf"\b(?:known|knows\s+me|addressed|addresses\s+me|refer\s+to\s+me)\s+as\s+"
                rf"(?P<v>{_PNAME})", re.I),
     # "pls just use Sasha from here on", "you also use Venky"
-    re.compile(rf"\b(?:pls|please|plz|you(?:\s+also|\s+too)?|just)\s+(?:just\s+)?use\s+"
+    re.compile(rf"(?:^\W*|\b(?:pls|please|plz|you(?:\s+also|\s+too)?|just)\s+)(?:just\s+)?use\s+"
                rf"(?P<v>{_PNAME})", re.I),
     re.compile(rf"\bswitch(?:ing)?\s+to\s+(?P<v>{_PNAME})", re.I),
     re.compile(rf"(?P<v>{_PNAME})\s+is\s+what\s+(?:I|everyone|people)\s+(?:go\s+by|use|call\s+me)",
@@ -83,6 +83,10 @@ def en_name(text: str, current: str) -> str | None:
     """A new preferred name in an English ``text``, given the ``current`` one."""
     if _EN_NAME_TEXT_GUARD.search(text) or _en_keeps(text, current):
         return None
+    # "you don't need to use Margaret", "not Alexander": the current name retired
+    text = re.sub(rf"\b(?:you\s+)?(?:don['’]t|do not|no)\s+(?:need\s+to\s+)?(?:use|call\s+me)\s+"
+                  rf"{re.escape(current)}\b|,?\s*not\s+{re.escape(current)}\b", " ", text,
+                  flags=re.I)
     old = current.casefold()
     found: dict[str, str] = {}
 
@@ -120,7 +124,7 @@ def en_name(text: str, current: str) -> str | None:
 _ZH_NAME_CUE = re.compile(r"叫|称呼|名字|改名|喊我|名叫")
 _ZH_TEXT_GUARD = re.compile(r"[?？「」“”『』\"]|吗|如果|要是|假如|假设|万一|的话|倘若|梦|考虑|"
                             r"要不要|打算|准备|想改")
-_ZH_CLAUSES = re.compile(r"[，,。！!；;…~～\n]+")
+_ZH_CLAUSES = re.compile(r"[，,。！!；;…~～\n\s]+")
 _ZH_PN = r"(?!就|也|吧|了|呢)(?P<v>[\u4e00-\u9fff]{1,4}?|[A-Za-z]+)"
 _ZH_NAME_PATTERNS = (
     re.compile(rf"(?:叫|称呼|喊)我{_ZH_PN}(?:吧|就好|就行|就可以|好了|即可|$)"),
@@ -131,6 +135,8 @@ _ZH_NAME_PATTERNS = (
     # 我现在工作上都用英文名Tina，你这边也改一下吧
     re.compile(r"(?:都|就)?用(?:英文名|新名字|小名)?(?P<v>[A-Za-z]+)(?:$|了|吧)"),
 )
+#: 名字改好了，现在叫周若敏: a new name said after the change was named
+_ZH_RENAMED = re.compile(rf"(?:现在|已经|如今)(?:叫|是){_ZH_PN}(?:$|了|啦)")
 #: 大家都喊我阿强 - a name for the assistant too when the text asks: 你也这么叫我
 _ZH_CALLED_BY_OTHERS = re.compile(rf"(?:都|也)?(?:管我叫|喊我|叫我){_ZH_PN}$")
 _ZH_YOU_TOO = re.compile(r"你(?:以后)?也(?:这么|这样)?(?:叫|喊|称呼)")
@@ -164,6 +170,8 @@ def zh_name(text: str, current: str) -> str | None:
         by_others = re.search(r"(?:都|大家|人)(?:管我叫|喊我|叫我)", clause) is not None
         values = [] if by_others else [
             m["v"] for p in _ZH_NAME_PATTERNS for m in p.finditer(clause)]
+        if not values and re.search(r"改名|名字改|改了名", text):
+            values = [m["v"] for m in _ZH_RENAMED.finditer(clause)]
         if not values and _ZH_YOU_TOO.search(text):
             values = [m["v"] for m in _ZH_CALLED_BY_OTHERS.finditer(clause)]
         elif _ZH_OTHERS.search(clause):
@@ -203,7 +211,8 @@ _EN_DIET_SENTENCE_GUARD = re.compile(
     r"\?|\b(?:might|maybe|perhaps|would|should|thinking|considering|consider|plan to|planning|"
     r"hope|gonna|going to|idea|accidentally|tried|try|trying|"
     # the past: "back in college I was vegan for a year"
-    r"was|were|used to|back then|years ago|in college|at uni|"
+    r"(?:i|we)\s+(?:was|were)\s+(?:a\s+)?(?:vegan|vegetarian|pescatarian|keto|plant-based)|"
+    r"used to|back then|years ago|in college|at uni|"
     r"back in (?:college|school|uni|university|the day|my \w+ies|\d{4}))\b", re.I)
 _EN_DIET_OTHERS = re.compile(
     r"\b(?:my|our)\s+(?:sister|brother|mom|mum|mother|dad|father|friends?|son|daughter|"
@@ -272,7 +281,7 @@ _ZH_DIET_GUARD = re.compile(r"[?？「」“”『』\"]|吗|如果|要是|假�
                             # the past: 大学那会儿我吃过两年纯素
                             r"吃过|那会儿|那时候|那时|以前|当年|曾经|小时候")
 _ZH_STOP_EATING = re.compile(r"不吃|不碰|戒|不沾|别放|不要放|不放|一口不吃|也不碰")
-_ZH_EATING = re.compile(r"(?:开始|又|恢复|重新|正常|偶尔|现在|最近)[^，,。！!；;]{0,4}?吃|"
+_ZH_EATING = re.compile(r"(?:开始|又|恢复|重新|正常|偶尔|现在|最近)[^，,。！!；;]{0,6}?吃|"
                         r"吃点|可以加|加回|加点")
 
 
@@ -281,17 +290,17 @@ def zh_diet(text: str, current: str) -> str | None:
     if _ZH_DIET_GUARD.search(text):
         return None
     own = [c for c in _ZH_CLAUSES.split(text) if c and not _ZH_OTHERS.search(c)]
-    if any(re.search(r"纯素|全素", c) and not re.search(r"不(?:是|再)?(?:吃)?(?:纯素|全素)", c)
-           for c in own):
-        return "vegan" if current != "vegan" else None
-    if any(re.search(r"生酮", c) and not re.search(r"不|停|没|戒", c) for c in own):
-        return "keto" if current != "keto" else None
-    if any(re.search(r"(?:啥|什么)都吃|荤素都吃", c) and not re.search(r"不|没", c) for c in own):
-        return "not vegetarian" if current != "not vegetarian" else None
+    for label, said in (("vegan", r"纯素|全素"), ("keto", r"生酮"),
+                        ("not vegetarian", r"(?:啥|什么)都吃|荤素都吃")):
+        if label != current and any(re.search(said, c) and not re.search(r"不|停|没|戒", c)
+                                    for c in own):
+            return label
     steps: list[tuple[bool, set[str]]] = []
     for clause in _ZH_CLAUSES.split(text):
         if not clause or _ZH_OTHERS.search(clause):
             continue
+        # 除了鱼虾海鲜别的肉还是不碰: the foods after 除了 are the exception, not the stop
+        clause = re.sub(r"除了.*?(?=别的|其他|以外|之外)", "", clause)
         foods = {f for f, p in _ZH_FOODS.items() if p.search(clause)}
         if _ZH_STOP_EATING.search(clause):
             steps.append((False, foods))

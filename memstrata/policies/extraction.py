@@ -172,7 +172,8 @@ _NOT_FOR_THE_ASSISTANT = re.compile(r"\b(?:said|says|told\s+\w+|tells\s+\w+|wrot
                                     r"|\b(?:my|our)\s+(?:boss|wife|husband|partner|mom|mum|dad|"
                                     r"manager|landlord|school|teacher|company|team|doctor|kids?|"
                                     r"son|daughter|family|office|gym|club)(?:['’]s)?\s+"
-                                    r"(?:\w+\s+){0,3}?(?:wants?|rules?|policy|says|said|insists?|"
+                                    r"(?:(?!and\b|we\b|i\b)\w+\s+){0,3}?(?:wants?|rules?|policy|says|"
+                                    r"said|insists?|"
                                     r"decided|requires?|announced)\b"
                                     r"|(?:说|告诉我|觉得).*(?:以后|今后|从现在开始)", re.IGNORECASE)
 

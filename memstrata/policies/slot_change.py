@@ -44,11 +44,12 @@ _CUES = {
     "city": re.compile(
         r"\b(?:home|move|moved|moving|relocat\w*|apartment|flat|house|place|new city|"
         r"lived|living|settled|keys|unpack\w*|neighbou?rhood|balcony|rent|rents|boxes|"
-        r"weather|people now|locals now)\b", re.I),
+        r"weather|people now|locals now|based|sharehouse|lease|address|bungalow|suburb)\b",
+        re.I),
     "employer": re.compile(
         r"\b(?:job|joined|started|starting|working|work|offer|onboarding|first (?:day|week|"
         r"month)|badge|team|hired|role|colleagues?|gig|notice|employee|business cards?|crew|"
-        r"payroll|signature|been with|left)\b|"
+        r"payroll|signature|been with|left|quit|resigned|mat leave|barista)\b|"
         r"\bI['’]m\s+(?:now\s+)?an?\s+(?:[\w-]+\s+){0,2}[\w-]+\s+at\s+[A-Z]", re.I),
     "age": re.compile(
         r"\b(?:birthday|turned|turning|today|officially|years? old|older|b-?day|celebrated|"
@@ -115,7 +116,7 @@ def _clean_clauses(text: str) -> list[str]:
     return out
 
 
-_NAME = r"[A-Z][\w’'&.-]*[\w&](?:\s+[A-Z][\w’'&.-]*[\w&])*"
+_NAME = r"[A-Z][\w’'&.-]*[\w&](?:\s+(?:[A-Z]\s+)?[A-Z][\w’'&.-]*[\w&])*"
 _BEFORE = {
     "city": re.compile(rf"\b(?:in|to|from|at)\s+(?P<v>{_NAME})"),
     "employer": re.compile(
@@ -145,7 +146,7 @@ _NOT_NAMES = frozenset(
     "monday tuesday wednesday thursday friday saturday sunday january february march april "
     "may june july august september october november december spring summer autumn fall "
     "winter christmas easter".split())
-_NUMBER = re.compile(r"(?<![\d.,])(\d{1,3})(?![\d.,])(?!(?:st|nd|rd|th)\b)"
+_NUMBER = re.compile(r"(?<![\d.,])(\d{1,3})(?![\d,]|\.\d)(?!(?:st|nd|rd|th)\b)"
                      r"(?!\s*(?:%|percent|km|miles|kg|lbs?|minutes?|hours?|days?|weeks?|months?|people|times|euros?|dollars?|pounds?|"
                      r"kids|boxes)\b)")
 #: an ordinal is an age only as one: "my 31st birthday", "celebrated my 57th on Saturday"
@@ -177,9 +178,9 @@ def _ages(text: str) -> set[int]:
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _ZH_CUES = {
     "city": re.compile(r"住|搬|安家|定居|落户|生活|扎根|租|房子|新家|城市|地址|安顿|落脚|安在|"
-                       r"待了"),
+                       r"待了|家(?:现在)?在"),
     "employer": re.compile(r"工作|上班|入职|加入|跳槽|东家|公司|离职|offer|团队|任职|的人了|做|"
-                           r"报到|工牌"),
+                           r"报到|工牌|工卡|打工"),
     "age": re.compile(r"生日|岁|满|🎂|蛋糕|蜡烛"),
 }
 _ZH_OTHERS = (r"他|她|它|我妈|我爸|妈妈|爸爸|父母|爸妈|老婆|老公|妻子|丈夫|爱人|朋友|同事|"
@@ -218,6 +219,8 @@ _ZH_PLACES = {
         re.compile(rf"(?:新东家|新公司|现在的公司|新单位)(?:是|就是){_ZH_X}{_ZH_END}"),
         re.compile(rf"{_ZH_X}(?:这边|这里)(?:入职|上班|报到)"),
         re.compile(rf"去{_ZH_X}报到"),
+        re.compile(rf"办完{_ZH_X}的入职"),
+        re.compile(rf"换到{_ZH_X}(?:打工|上班|工作|做)"),
         re.compile(rf"(?:现任公司|公司名|公司|单位)(?:改成|换成|改为)了?{_ZH_X}{_ZH_END}"),
     ),
 }
@@ -300,6 +303,10 @@ def has_cue(text: str) -> bool:
 def _en_change_of(text: str, attribute: str, current: str) -> str | None:
     if not _CUES[attribute].search(text):
         return None
+    # "... for Cardiff not Bristol", "to Danone not Unilever": the negation retires the
+    # current value, it does not negate the clause
+    text = re.sub(rf",?\s*(?:and\s+)?not\s+(?:in\s+|at\s+|for\s+)?{re.escape(current)}\b", "",
+                  text, flags=re.I)
     clauses = _clean_clauses(text)
     if attribute == "age":
         if not current.isdigit():

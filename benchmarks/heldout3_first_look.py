@@ -23,7 +23,7 @@ The first evaluation is written to ``results/formation_changes_heldout3_first_lo
 and ``results/knowledge_update_heldout3_first_look.json`` once and never
 overwritten; later runs print without writing.
 
-    python benchmarks/heldout3_first_look.py [--heldout4 | ... | --heldout8]
+    python benchmarks/heldout3_first_look.py [--heldout4 | ... | --heldout9]
 
 After that first look, heldout3 became a development split: the reader of a new
 value of what the user already holds (``memstrata.policies.slot_change``) was built
@@ -37,7 +37,8 @@ development split too (the readers of a held name and diet, the city gazetteer, 
 English guards); ``--heldout6`` evaluates a sixth split (96 cases, half Chinese), written
 blind after that, and ``--heldout7`` a seventh, written blind after heldout6's misses and
 lost guards were fixed (heldout6 is a development split since); ``--heldout8`` an
-eighth, written blind after heldout7 was used the same way.
+eighth, written blind after heldout7 was used the same way, and ``--heldout9`` a
+ninth, written blind after heldout8 was.
 """
 
 from __future__ import annotations
@@ -81,6 +82,9 @@ FORMATION7_LOOK = RESULTS / "formation_changes_heldout7_first_look.json"
 #: an eighth, written blind after the fixes of heldout7's misses and lost guards
 FORMATION8 = DATA / "formation_changes_heldout8.json"
 FORMATION8_LOOK = RESULTS / "formation_changes_heldout8_first_look.json"
+#: a ninth, written blind after the fixes of heldout8's misses
+FORMATION9 = DATA / "formation_changes_heldout9.json"
+FORMATION9_LOOK = RESULTS / "formation_changes_heldout9_first_look.json"
 
 
 def _prior_value(mm: MemoryManager, case: dict[str, Any]) -> str | None:
@@ -161,7 +165,8 @@ def main() -> None:
                              ("--heldout5", FORMATION5, FORMATION5_LOOK),
                              ("--heldout6", FORMATION6, FORMATION6_LOOK),
                              ("--heldout7", FORMATION7, FORMATION7_LOOK),
-                             ("--heldout8", FORMATION8, FORMATION8_LOOK)):
+                             ("--heldout8", FORMATION8, FORMATION8_LOOK),
+                             ("--heldout9", FORMATION9, FORMATION9_LOOK)):
         if flag in sys.argv:
             found = formation(data)
             print(json.dumps({k: v for k, v in found.items() if k != "by_category"},

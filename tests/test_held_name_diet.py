@@ -120,6 +120,12 @@ def test_a_new_value_is_read(text, attribute, current, expected):
     ("周末去深圳看演唱会，住一晚就回来，帮我订个福田附近的酒店", "city", "广州"),
     ("在考虑要不要改名叫孙哲，但是要改的证件太多了", "name", "孙建国"),
     ("我儿子最近天天嚷着要吃炸鸡，给他做个健康版的鸡翅吧，我自己不吃", "diet", "vegetarian"),
+    # heldout9's lost guards
+    ("My manager insists on calling me Venky in meetings and honestly I hate it. Please "
+     "continue with Venkatesh only.", "name", "Venkatesh"),
+    ("My flatmate went vegan last month and now the fridge is all oat milk.", "diet",
+     "vegetarian"),
+    ("我大學四年都住在高雄，回台北工作都快十年了，突然好想念那邊的鴨肉飯。", "city", "台北"),
 ])
 def test_guards_change_nothing(text, attribute, current):
     assert change_of(text, attribute, current) is None

@@ -76,7 +76,8 @@ def _en_keeps(text: str, current: str) -> bool:
     """Does ``text`` keep the current name ("for you Francisco is perfect")?"""
     n = re.escape(current)
     return re.search(rf"\b{n}\s+is\s+(?:perfect|fine|good|great|ok|okay)\b|"
-                     rf"\b(?:stick\s+with|keep(?:\s+using)?|still)\s+{n}\b", text, re.I) is not None
+                     rf"\b(?:stick\s+with|keep(?:\s+using)?|still|continue\s+with|go\s+with|"
+                     rf"stay\s+with)\s+{n}\b", text, re.I) is not None
 
 
 def en_name(text: str, current: str) -> str | None:
@@ -216,8 +217,8 @@ _EN_DIET_SENTENCE_GUARD = re.compile(
     r"back in (?:college|school|uni|university|the day|my \w+ies|\d{4}))\b", re.I)
 _EN_DIET_OTHERS = re.compile(
     r"\b(?:my|our)\s+(?:sister|brother|mom|mum|mother|dad|father|friends?|son|daughter|"
-    r"cousin|wife|husband|partner|boyfriend|girlfriend|roommate|kids?|in-laws|trainer|"
-    r"doctor|guests)\b(?!['’]s)|\b(?:he|she|they|everyone|everybody)\b(?!['’]s)", re.I)
+    r"cousin|wife|husband|partner|boyfriend|girlfriend|roommate|flatmate|housemate|kids?|"
+    r"in-laws|trainer|doctor|guests|manager|boss|colleague|coworker)\b(?!['’]s)|\b(?:he|she|they|everyone|everybody)\b(?!['’]s)", re.I)
 _EN_STOP_EATING = re.compile(
     r"\b(?:no more|no|dropped|drop|cut out|cutting out|gave up|given up|quit|without|"
     r"stopped (?:eating|having)|don['’]t eat|not eating|off)\b", re.I)

@@ -194,7 +194,7 @@ _ZH_GUARD = re.compile(r"[?？「」“”『』]|吗|如果|要是|假如|假�
 #: in the clause that names the value: a plan, the future, a trip, a negation, someone else
 _ZH_CLAUSE_GUARD = re.compile(
     r"打算|准备|计划|考虑|想|可能|也许|或许|希望|梦想|说不定|下周|下个月|明年|明天|将来|"
-    r"以前|之前|曾经|原来|过去|当年|小时候|"
+    r"以前|之前|曾经|原来|过去|当年|小时候|大学|大學|读书|讀書|上学|上學|高中|"
     rf"快要|就要|将要|没|不|别|未|(?<![和跟与同])(?:{_ZH_OTHERS})")
 #: someone else's birthday or age: 我儿子今天生日, 我弟弟满三十岁了
 _ZH_OTHERS_AGE = re.compile(rf"(?<![和跟与同])(?:{_ZH_OTHERS})(?!们?(?:给|为|帮|替|陪)我)"

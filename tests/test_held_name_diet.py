@@ -126,6 +126,7 @@ def test_a_new_value_is_read(text, attribute, current, expected):
     ("My flatmate went vegan last month and now the fridge is all oat milk.", "diet",
      "vegetarian"),
     ("我大學四年都住在高雄，回台北工作都快十年了，突然好想念那邊的鴨肉飯。", "city", "台北"),
+    ("我老家在杭州", "city", "上海"),     # a hometown is not a home (preference_updates)
 ])
 def test_guards_change_nothing(text, attribute, current):
     assert change_of(text, attribute, current) is None

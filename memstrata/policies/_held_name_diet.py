@@ -218,7 +218,8 @@ _EN_DIET_SENTENCE_GUARD = re.compile(
 _EN_DIET_OTHERS = re.compile(
     r"\b(?:my|our)\s+(?:sister|brother|mom|mum|mother|dad|father|friends?|son|daughter|"
     r"cousin|wife|husband|partner|boyfriend|girlfriend|roommate|flatmate|housemate|kids?|"
-    r"in-laws|trainer|doctor|guests|manager|boss|colleague|coworker)\b(?!['’]s)|\b(?:he|she|they|everyone|everybody)\b(?!['’]s)", re.I)
+    r"in-laws|trainer|doctor|guests|manager|boss|colleague|coworker)\b(?!['’]s)|"
+    r"\b(?:he|she|they|everyone|everybody)\b(?!['’]s)", re.I)
 _EN_STOP_EATING = re.compile(
     r"\b(?:no more|no|dropped|drop|cut out|cutting out|gave up|given up|quit|without|"
     r"stopped (?:eating|having)|don['’]t eat|not eating|off)\b", re.I)

@@ -178,7 +178,7 @@ def _ages(text: str) -> set[int]:
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _ZH_CUES = {
     "city": re.compile(r"住|搬|安家|定居|落户|生活|扎根|租|房子|新家|城市|地址|安顿|落脚|安在|"
-                       r"待了|家(?:现在)?在"),
+                       r"待了|(?<!老)家(?:现在)?在"),
     "employer": re.compile(r"工作|上班|入职|加入|跳槽|东家|公司|离职|offer|团队|任职|的人了|做|"
                            r"报到|工牌|工卡|打工"),
     "age": re.compile(r"生日|岁|满|🎂|蛋糕|蜡烛"),
@@ -194,7 +194,7 @@ _ZH_GUARD = re.compile(r"[?？「」“”『』]|吗|如果|要是|假如|假�
 #: in the clause that names the value: a plan, the future, a trip, a negation, someone else
 _ZH_CLAUSE_GUARD = re.compile(
     r"打算|准备|计划|考虑|想|可能|也许|或许|希望|梦想|说不定|下周|下个月|明年|明天|将来|"
-    r"以前|之前|曾经|原来|过去|当年|小时候|大学|大學|读书|讀書|上学|上學|高中|"
+    r"以前|之前|曾经|原来|过去|当年|小时候|大学|大學|读书|讀書|上学|上學|高中|(?<!回)老家|"
     rf"快要|就要|将要|没|不|别|未|(?<![和跟与同])(?:{_ZH_OTHERS})")
 #: someone else's birthday or age: 我儿子今天生日, 我弟弟满三十岁了
 _ZH_OTHERS_AGE = re.compile(rf"(?<![和跟与同])(?:{_ZH_OTHERS})(?!们?(?:给|为|帮|替|陪)我)"

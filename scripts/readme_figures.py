@@ -186,7 +186,8 @@ def _injection(inj: dict[str, Any]) -> Row:
 
 
 def _formation(sn: dict[str, Any], first2: dict[str, Any], first3: dict[str, Any],
-               first4: dict[str, Any], first5: dict[str, Any], first6: dict[str, Any]) -> Row:
+               first4: dict[str, Any], first5: dict[str, Any], first6: dict[str, Any],
+               later: list[dict[str, Any]]) -> Row:
     fc = sn["formation_changes"]
     held, look2, look3 = fc["heldout"]["all"], first2["heldout2"], first3["heldout3"]
     look4, look5, look6 = first4["heldout4"], first5["heldout5"], first6["heldout6"]
@@ -215,8 +216,12 @@ def _formation(sn: dict[str, Any], first2: dict[str, Any], first3: dict[str, Any
         f"changes **{look6['all']['changes_read_correctly']:.2f}** (EN "
         f"{look6['en']['changes_read_correctly']:.2f}, ZH "
         f"{look6['zh']['changes_read_correctly']:.2f}), guards "
-        f"**{look6['all']['guards_held']:.2f}**",
-        "`consolidation_scenarios.json`, `formation_changes_heldout{2,3,4,5,6}_first_look.json`",
+        f"**{look6['all']['guards_held']:.2f}**; three more, blind, each after the fixes of the "
+        "one before: changes "
+        + " / ".join(f"**{x['all']['changes_read_correctly']:.2f}**" for x in later)
+        + ", guards "
+        + " / ".join(f"{x['all']['guards_held']:.2f}" for x in later),
+        "`consolidation_scenarios.json`, `formation_changes_heldout{2,...,9}_first_look.json`",
     )
 
 
@@ -353,7 +358,9 @@ def rows(results: Path = RESULTS) -> list[Row]:
                            j("formation_changes_heldout3_first_look.json"),
                            j("formation_changes_heldout4_first_look.json"),
                            j("formation_changes_heldout5_first_look.json"),
-                           j("formation_changes_heldout6_first_look.json")),
+                           j("formation_changes_heldout6_first_look.json"),
+                           [j(f"formation_changes_heldout{n}_first_look.json")[f"heldout{n}"]
+                            for n in (7, 8, 9)]),
         lambda: _contradiction(j("contradiction.json"), j("contradiction_first_look.json")),
         lambda: _knowledge_update(j("knowledge_update.json"), j("knowledge_update_first_look.json"),
                                   j("knowledge_update_heldout2_first_look.json"),

@@ -10,14 +10,17 @@ look at the held-out split, ``heldout2``, with no ranking change since). Every
 case is one user with filler turns in three sessions; the clock stands 100 days
 after the first session.
 
-Two ways in, both through the public API on real SQLite with the packaged MiniLM:
+Three ways in, all through the public API on real SQLite with the packaged MiniLM:
 
 * ``remember`` - every turn is a memory (``remember_many`` with the turn's time
   as ``at``), as the recall lab ingests LoCoMo: free text, no slots, so only
   recall's ranking can put the new value first;
 * ``observe`` - every turn goes through ``observe`` (the fast extractor forms
   what it recognises; a slot with a new value supersedes the old one at write
-  time when it reads as a change).
+  time when it reads as a change);
+* ``observe_nightly`` - the same, with the nightly ``summarize`` (offline, no LLM)
+  run before each next session and after the last, as a deployment runs it: the
+  user's unread first-person statements become memories of their own then.
 
 Per case: the rank of the new and of the old statement in ``recall(k=5)``;
 *newest first* = the new one is returned and ranked above the old one (or the
@@ -53,6 +56,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from _common import RESULTS, write_result
 
 from memstrata import ManualClock, MemoryInput, MemoryManager
+from memstrata.consolidation import Consolidator
 from memstrata.policies.retrieval import RetrievalPolicy
 
 DATA = Path(__file__).parent / "data" / "knowledge_update.json"
@@ -65,6 +69,7 @@ TARGET = 0.85
 BEFORE = replace(RetrievalPolicy(), outdated_weight=1.0, range_boost=1.0,
                  temporal_min_relevance=RetrievalPolicy().min_relevance)
 VARIANTS = {"default": None, "before": BEFORE}
+MODES = ("remember", "observe", "observe_nightly")
 
 #: own-name probes: (name, lang, memories, question with the name, the same without)
 NAME_CASES: list[tuple[str, list[str], str, str]] = [
@@ -152,9 +157,18 @@ def _run_cases(mm: MemoryManager, clock: ManualClock, cases: list[dict[str, Any]
             mm.remember_many(user, [MemoryInput(content=t, at=at, session_id=sid)
                                     for sid, at, t in turns])
         else:
+            nightly = Consolidator(mm) if mode == "observe_nightly" else None
+            last: str | None = None
             for sid, at, text in turns:
+                if nightly is not None and last not in (None, sid):
+                    clock.set(at)  # the night before the next session: fold the last one
+                    nightly.run("summarize", user_id=user)
                 clock.set(at)
                 mm.observe(user, sid, "user", text, at=at)
+                last = sid
+            if nightly is not None:
+                clock.set(turns[-1][1] + timedelta(hours=2))
+                nightly.run("summarize", user_id=user)
     clock.set(ASK_AT)
     out: dict[str, list[dict[str, Any]]] = {name: [] for name in VARIANTS}
     for case in cases:
@@ -219,7 +233,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         clock = ManualClock(START)
         with MemoryManager.open(f"sqlite:///{tmp}/ku.db", clock=clock, home=tmp) as mm:
-            for mode in ("remember", "observe"):
+            for mode in MODES:
                 clock.set(START)
                 per_variant = _run_cases(mm, clock, cases, data["filler"], mode)
                 results[mode] = {
@@ -257,7 +271,7 @@ def main() -> None:
         path.write_text(json.dumps(first, indent=2, ensure_ascii=False) + "\n")
         print(f"wrote {path}")
     write_result("knowledge_update", payload)
-    for mode in ("remember", "observe"):
+    for mode in MODES:
         for name in VARIANTS:
             for split in splits:
                 print(mode, name, split, results[mode][name][split]["all"])

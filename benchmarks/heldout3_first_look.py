@@ -134,7 +134,7 @@ def updates() -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         clock = ManualClock(ku.START)
         with MemoryManager.open(f"sqlite:///{tmp}/ku.db", clock=clock, home=tmp) as mm:
-            for mode in ("remember", "observe"):
+            for mode in ku.MODES:
                 clock.set(ku.START)
                 per_variant = ku._run_cases(mm, clock, cases, data["filler"], mode)
                 results[mode] = {

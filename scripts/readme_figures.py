@@ -246,6 +246,14 @@ def _knowledge_update(ku: dict[str, Any], f1: dict[str, Any], f2: dict[str, Any]
     b = f2["heldout2"]["remember"]
     c = f3["heldout3"]["remember"]
     names = ku["own_name"]["summary"]
+    nightly = ku["results"].get("observe_nightly", {}).get("default", {})
+    through_observe = "" if not nightly else (
+        "; through `observe` with the nightly `summarize` (offline): "
+        + " / ".join(f"{nightly[s]['all']['newest_first']:.2f}"
+                     for s in ("tuning", "heldout", "heldout2") if s in nightly)
+        + " (own, held-out, held-out 2; `observe` alone "
+        + " / ".join(f"{ku['results']['observe']['default'][s]['all']['newest_first']:.2f}"
+                     for s in ("tuning", "heldout", "heldout2") if s in nightly) + ")")
     return (
         "knowledge updates: a value stated, then changed 3-8 weeks later without \"actually\" "
         "(own probes, EN + ZH), current value ranked first, three held-out first looks (the "
@@ -256,7 +264,7 @@ def _knowledge_update(ku: dict[str, Any], f1: dict[str, Any], f2: dict[str, Any]
         f"{c['default']['en']['newest_first']:.2f}, ZH {c['default']['zh']['newest_first']:.2f})"
         f" (before: {a['before']['all']['newest_first']:.2f} / "
         f"{b['before']['all']['newest_first']:.2f} / {c['before']['all']['newest_first']:.2f}; "
-        f"target 0.85); same top-3 with and without the name "
+        f"target 0.85){through_observe}; same top-3 with and without the name "
         f"{names['profile_slot']['same_top3']:.2f}",
         "`knowledge_update.json`, `knowledge_update_heldout3_first_look.json`",
     )

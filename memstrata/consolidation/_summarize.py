@@ -11,7 +11,11 @@
   superseding the old.
 * With an LLM, the session call also returns the durable facts of the turns
   the fast extractor could not read (``fast_extracted == 0``); they go through
-  the write policy as ``inferred`` memories.
+  the write policy as ``inferred`` memories. Without one (``offline_statements``),
+  each such user turn that is a first-person statement - not a question, not
+  small talk - is kept as its own ``inferred`` knowledge memory, dated when it
+  was said, so recall can rank the newest statement about a thing first (a
+  summary line is one record per session and quotes old and new alike).
 
 Originals stay in episodic storage. ``consolidation_sources`` remembers what
 was folded (up to which turn / task version), so the job is idempotent; the
@@ -40,7 +44,7 @@ from memstrata.consolidation._tables import sources
 from memstrata.consolidation.reports import Method, PlannedAction
 from memstrata.errors import MemstrataError, ModelMismatchError
 from memstrata.memory import Database, RecordTxn, WriteTxn, changed_columns, queries, superseded
-from memstrata.policies.extraction import canonical_attribute
+from memstrata.policies.extraction import canonical_attribute, is_statement
 from memstrata.types import MemoryInput, MemoryType, Slot, Source, Status
 
 __all__ = ["SummarizeJob"]
@@ -276,6 +280,11 @@ class SummarizeJob:
                 source=source, replaces=None if done is None else done[1],
                 reason=f"session {item.session_id} ended ({len(session_turns)} turns)",
             ))
+        if method == "offline" and ctx.settings.offline_statements:
+            # only the turns since the previous fold of this session (idempotent)
+            after = -1 if done is None else done[0]
+            payload.new.extend(_statements(scope, item.session_id,
+                                           [t for t in session_turns if t.id > after]))
         for fact in facts:
             extracted = _fact(fact, scope, item.session_id, session_turns)
             if extracted is None:
@@ -458,6 +467,28 @@ def _fact(fact: dict[str, Any], scope: str, session_id: str, session_turns: list
     except ValueError:
         return None
     return _New("extract", item, reason="read from the session by the LLM")
+
+
+def _statements(scope: str, session_id: str, session_turns: Sequence[Turn]) -> list[_New]:
+    """The user's unread first-person statements of a session, one memory each (offline)."""
+    out = []
+    for t in session_turns:
+        text = t.text.strip()
+        if t.role.lower() not in ("user", "human") or t.metadata.get("fast_extracted") \
+                or not is_statement(text):
+            continue
+        try:
+            item = MemoryInput(
+                content=text[:1000], type=MemoryType.KNOWLEDGE, scope=scope, confidence=0.6,
+                source=Source.INFERRED, session_id=session_id,
+                metadata={"extracted_by": "offline", "turns": [t.id, t.id]},
+                at=t.at, valid_from=t.at,
+            )
+        except ValueError:
+            continue
+        out.append(_New("extract", item, reason="an unread statement of the user, kept "
+                                                "offline"))
+    return out
 
 
 def _transcript(session_turns: Sequence[Turn]) -> str:

@@ -201,6 +201,10 @@ class ConsolidationSettings(BaseModel):
     conflict_similarity: float = Field(default=0.55, gt=0, le=1)
     #: longest summary / lesson line
     summary_max_chars: int = Field(default=240, ge=40, le=2000)
+    #: without an LLM, also keep each unread first-person statement of an ended session
+    #: as its own memory ("I take the 7:40 bus to work"), so recall ranks it by itself
+    #: (newest first among statements about the same thing) instead of inside a summary
+    offline_statements: bool = True
     llm: LLMSettings = Field(default_factory=LLMSettings)
     schedule: ScheduleSettings = Field(default_factory=ScheduleSettings)
 

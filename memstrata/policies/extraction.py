@@ -83,7 +83,8 @@ from memstrata.policies._extraction_zh import (
 )
 from memstrata.types import USER_SUBJECT, MemoryType
 
-__all__ = ["USER_SUBJECT", "Extracted", "canonical_attribute", "extract", "is_correction_text"]
+__all__ = ["USER_SUBJECT", "Extracted", "canonical_attribute", "extract", "is_correction_text",
+           "is_statement"]
 
 #: subject of every slot read from the user's own words
 
@@ -138,6 +139,27 @@ def canonical_attribute(attribute: str) -> str:
 def is_correction_text(text: str) -> bool:
     """Does the text read as replacing an earlier statement ("actually", "now", "以后")?"""
     return _CHANGE_WORDS.search(text) is not None
+
+
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|im|i've|i'd|my|mine|we|we're|our|me|us)\b|我", re.I)
+#: a request to the assistant, not a statement about the user
+_REQUEST_START = re.compile(r"^(?:please|pls|can you|could you|would you|help me|remind me|"
+                            r"tell me|show me|find me|book me|let's|帮我|请|麻烦|给我)", re.I)
+
+
+def is_statement(text: str) -> bool:
+    """Does the user's ``text`` state something about themselves (a sentence in the first
+    person that is neither a question nor a request, and is not small talk)?
+
+    >>> is_statement("I take the 7:40 bus to work."), is_statement("Can you book a table?")
+    (True, False)
+    """
+    from memstrata.policies.write import memorability
+
+    if not memorability(text)[0]:
+        return False
+    return any(_FIRST_PERSON.search(s) and not _is_question(s) and not _REQUEST_START.match(s)
+               for s in _sentences(text))
 
 
 def _is_question(sentence: str) -> bool:

@@ -258,7 +258,11 @@ def test_summarize_folds_sessions_and_trajectories_once(manager: MemoryManager,
     assert jobs.run("summarize").counts == {"lesson": 1, "mark_source": 1}
     clock.advance(hours=1)
     report = jobs.run("summarize")
-    assert report.counts == {"summarize_session": 1, "mark_source": 1}
+    # the summary line, and (offline) the unread statement about the user as its own memory
+    assert report.counts == {"summarize_session": 1, "extract": 1, "mark_source": 1}
+    (statement,) = manager.memories("carol", types=["knowledge"])
+    assert statement.content == "I need a hotel in Lisbon for my trip in May."
+    assert statement.source.value == "inferred" and statement.session_id == "s1"
     (summary,) = manager.memories("carol", types=["summary"])
     assert summary.scope == "travel" and summary.session_id == "s1"
     assert "\n" not in summary.content and "Lisbon" in summary.content
@@ -273,12 +277,36 @@ def test_summarize_folds_sessions_and_trajectories_once(manager: MemoryManager,
     manager.observe("carol", "s1", "user", "Also I need parking for my car.", scope="travel")
     clock.advance(hours=1)
     assert jobs.run("summarize").counts == {"summarize_session": 1, "supersede": 1,
-                                            "mark_source": 1}
+                                            "extract": 1, "mark_source": 1}
     (fresh,) = manager.memories("carol", types=["summary"])
     assert fresh.supersedes == summary.id and "parking" in fresh.content
     assert manager.get("carol", summary.id).status is Status.SUPERSEDED
     brief = manager.briefing("carol", "travel", goal="book a hotel in Lisbon")
     assert lesson.id in {r.id for r in brief.lessons}
+
+
+def test_offline_statements_rank_the_newest_first_and_can_be_switched_off(
+        manager: MemoryManager, settings, clock):
+    """Without an LLM, an unread statement about the user is its own memory after the
+    nightly summarize, dated when it was said: "How do I get to work?" finds the newer
+    one first (inside one summary line per session it could not)."""
+    jobs = Consolidator(manager, settings=settings)
+    manager.observe("dan", "s1", "user", "I take the 7:40 bus to work every morning.")
+    clock.advance(days=30)
+    jobs.run("summarize")
+    manager.observe("dan", "s2", "user", "These days I cycle to work, it takes 25 minutes.")
+    manager.observe("dan", "s2", "user", "Can you find me a bike shop?")  # a request: no
+    clock.advance(hours=2)
+    assert jobs.run("summarize").counts == {"summarize_session": 1, "extract": 1,
+                                            "mark_source": 1}
+    hits = manager.recall("dan", "How do I get to work?", record_use=False)
+    knowledge = [h.content for h in hits if h.record.type is MemoryType.KNOWLEDGE]
+    assert knowledge[0].startswith("These days I cycle")
+    off = Consolidator(manager, settings=settings.model_copy(update={
+        "offline_statements": False}))
+    manager.observe("erin", "s1", "user", "I take the 7:40 bus to work every morning.")
+    clock.advance(hours=2)
+    assert off.run("summarize").counts == {"summarize_session": 1, "mark_source": 1}
 
 
 # ---------------------------------------------------------------- isolation, leases, erasure

@@ -305,9 +305,13 @@ def _workers(w: dict[str, Any]) -> Row:
     big = w["expire_1m"]
     cpu = big["expire"]
     one, two = cpu["workers_1"]["seconds"], cpu["workers_2"]["seconds"]
+    conflicts = w.get("conflicts_1m", {}).get("conflicts")
+    also = "" if conflicts is None else (
+        f"; `conflicts` {conflicts['in_process_run']['records_per_second']:,} records/s, "
+        f"2 workers {conflicts['speedup_2_vs_1_workers']:.2f}x one")
     return (
         "consolidation across workers (PostgreSQL, loopback model answering in 200 ms): "
-        f"`summarize` of {full['users']:,} users; `expire` over "
+        f"`summarize` of {full['users']:,} users; `expire` and `conflicts` over "
         f"{big['data']['records']:,} records",
         f"**{full['users_per_second']:.1f} users/s** with {full['workers']} workers x "
         f"{full['concurrency']} calls vs {base:.2f} for one sequential worker "
@@ -315,7 +319,7 @@ def _workers(w: dict[str, Any]) -> Row:
         f"{full['worker_cpu_seconds_per_user'] * 1000:.0f} ms of worker CPU a user); 0 "
         f"duplicate applications, within budget; `expire` "
         f"{cpu['in_process_run']['records_per_second']:,} records/s, 2 workers "
-        f"{one / two:.2f}x one (PostgreSQL-bound on 2 cores)",
+        f"{one / two:.2f}x one (PostgreSQL-bound on 2 cores){also}",
         "`consolidation_workers.json`",
     )
 

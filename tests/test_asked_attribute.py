@@ -23,6 +23,8 @@ from memstrata.policies.retrieval import asked_attribute
     ("What's my diet?", "diet"),
     ("What should you call me?", "name"),
     ("我住在哪个城市？", "city"),
+    ("我现在住在哪儿？", "city"),
+    ("我今年多大了？", "age"),
     ("我在哪家公司工作？", "employer"),
     ("我的职业是什么？", "occupation"),
     ("我多大了？", "age"),

@@ -443,7 +443,7 @@ _ASKED = (
     ("city", re.compile(
         r"\b(?:which|what)\s+(?:city|town)\s+(?:do|did|am)\s+i\b|\bwhere\s+do\s+i\s+live\b|"
         r"\bwhere\s+(?:is|'s)\s+my\s+(?:home|apartment|flat|place)\b|\bmy\s+(?:home\s+)?city\b|"
-        r"我住在?哪|哪个城市|我家在哪|住在什么地方", re.I)),
+        r"我(?:现在|目前|如今|最近)?住(?:在)?哪|哪个城市|我家(?:现在)?在哪|住在什么地方", re.I)),
     ("employer", re.compile(
         r"\bwhere\s+do\s+i\s+work\b|\bwho\s+do\s+i\s+work\s+for\b|"
         r"\b(?:which|what)\s+company\s+do\s+i\b|\bmy\s+(?:employer|company)\b|"
@@ -452,8 +452,8 @@ _ASKED = (
         r"\bwhat\s+(?:is|'s)\s+my\s+(?:job|occupation|profession)\b|"
         r"\bwhat\s+do\s+i\s+do\s+for\s+(?:a\s+)?(?:living|work)\b|\bmy\s+(?:occupation|profession)\b|"
         r"职业|做什么工作|干什么工作|是做什么的", re.I)),
-    ("age", re.compile(r"\bhow\s+old\s+am\s+i\b|\bmy\s+age\b|我多大|我几岁|我的年龄|我今年多少岁",
-                       re.I)),
+    ("age", re.compile(r"\bhow\s+old\s+am\s+i\b|\bmy\s+age\b|我(?:现在|今年)?(?:多大|几岁|多少岁)|"
+                       r"我的年龄", re.I)),
     ("diet", re.compile(
         r"\bmy\s+diet\b|\bdietary\b|\bam\s+i\s+(?:vegan|vegetarian|pescatarian)\b|"
         r"\bwhat\s+(?:do|can|don't|can't)\s+i\s+eat\b|饮食|忌口|我吃素吗", re.I)),

@@ -142,6 +142,13 @@ def is_correction_text(text: str) -> bool:
 
 
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|im|i've|i'd|my|mine|we|we're|our|me|us)\b|我", re.I)
+#: words of a reaction or an acknowledgement ("I think so", "I got it", 我知道了): a statement
+#: needs two other content words (English) or four other characters (Chinese)
+_REACTION_WORDS = frozenset(
+    "think guess got get love like hate bad check later know see mean agree works work "
+    "sounds sound looks look feel try maybe probably sure really".split())
+_ZH_FUNCTION = re.compile(r"[我你他她它们的了是在这那个就都也很吧啊呢吗嘛呀哦么知道觉得"
+                          r"可以好想要会能还有没不，,。！!？?\s]")
 #: a request to the assistant, not a statement about the user
 _REQUEST_START = re.compile(r"^(?:please|pls|can you|could you|would you|help me|remind me|"
                             r"tell me|show me|find me|book me|let's|帮我|请|麻烦|给我)", re.I)
@@ -159,7 +166,18 @@ def is_statement(text: str) -> bool:
     if not memorability(text)[0]:
         return False
     return any(_FIRST_PERSON.search(s) and not _is_question(s) and not _REQUEST_START.match(s)
-               for s in _sentences(text))
+               and _substantial(s) for s in _sentences(text))
+
+
+def _substantial(sentence: str) -> bool:
+    """Enough content for a memory of its own (not "I think so", "我知道了")."""
+    from memstrata._text import content_words
+
+    if _CJK.search(sentence):
+        return len(_ZH_FUNCTION.sub("", sentence)) >= 4
+    words = [w for w in content_words(sentence) if w not in _REACTION_WORDS
+             and not _FIRST_PERSON.fullmatch(w)]
+    return len(words) >= 2
 
 
 def _is_question(sentence: str) -> bool:

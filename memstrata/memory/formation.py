@@ -191,9 +191,10 @@ def _held_values(manager: MemoryManager, user_id: str, scope: str,
 
 def _changes_of_known_values(manager: MemoryManager, user_id: str, scope: str, text: str,
                              read: set[str]) -> tuple[Extracted, ...]:
-    """A new value of a city, employer or age the user holds, read with the current value
-    in hand (:mod:`memstrata.policies.slot_change`; one read, only for a turn the
-    extractor found no slot in and that has a cue of one of those topics)."""
+    """A new value of a city, employer, age, name or diet the user holds, read with the
+    current value in hand (:mod:`memstrata.policies.slot_change`; one read, only for a
+    turn with a cue of one of those topics, and only for attributes the extractor did
+    not ``read`` in it)."""
     from memstrata.policies import slot_change
     from memstrata.policies.extraction import Extracted
 

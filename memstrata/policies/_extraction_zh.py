@@ -53,6 +53,13 @@ _ZH_PLACE_NAMES = frozenset(
     "内蒙古 新疆 西藏 宁夏 青海 "
     "国外 海外 美国 英国 日本 德国 法国 加拿大 澳洲 新加坡 伦敦 纽约 东京".split())
 
+#: other people as the subject of a clause (the readers of held values skip such clauses)
+_ZH_OTHER_PEOPLE = (r"他|她|它|我妈|我爸|妈妈|爸爸|父母|爸妈|老婆|老公|妻子|丈夫|爱人|朋友|同事|"
+                    r"哥哥|姐姐|弟弟|妹妹|儿子|女儿|孩子|室友|邻居|领导|老板|同学|表姐|表哥|表妹|"
+                    r"表弟|堂哥|堂姐|堂弟|堂妹|亲戚|叔叔|阿姨|舅舅|姑姑|男朋友|女朋友|闺蜜|家人|"
+                    r"家里人|我弟|我哥|我姐|我妹|老伴|对象|实习生")
+
+
 def _zh_value(raw: str) -> str:
     """The place or company in a Chinese clause; ``""`` when it names none."""
     value = _clean(_ZH_VALUE_END.sub("", raw.strip()))

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import re
 
+from memstrata.policies._extraction_zh import _ZH_OTHER_PEOPLE
+
 # ----------------------------------------------------------------------------- names
 
 _EN_NAME_CUE = re.compile(
@@ -145,9 +147,7 @@ _ZH_YOU_TOO = re.compile(r"你(?:以后)?也(?:这么|这样)?(?:叫|喊|称呼)
 _ZH_NOT_CALL = re.compile(r"(?:别|不要|不用|不许|千万别)(?:再)?(?P<what>这么|这样)?(?:叫|喊|称呼)我"
                           r"(?P<obj>全名|大名|名字)?")
 _ZH_NOT_A_NAME = frozenset("全名 大名 名字 这个 这么 这样 什么 我 你 吧 呀 啊 了 呢 哦 嘛".split())
-_ZH_OTHERS = re.compile(r"他|她|我妈|我爸|妈妈|爸爸|父母|爸妈|老婆|老公|妻子|丈夫|同事|哥哥|姐姐|"
-                        r"弟弟|妹妹|儿子|女儿|孩子|室友|邻居|领导|老板|同学|实习生|我弟|我哥|我姐|"
-                        r"我妹|老伴|对象|男朋友|女朋友|闺蜜|朋友")
+_ZH_OTHERS = re.compile(_ZH_OTHER_PEOPLE)
 
 
 def zh_cue(text: str) -> bool:

@@ -7,18 +7,21 @@ weeks now", "Officially 35 as of this morning"). Knowing what the user said
 before changes the problem: if the user lives in Leeds, a sentence about home
 that names one other place is most likely about the new city. :func:`change_of`
 reads such a sentence for one attribute whose current value is known
-(:func:`memstrata.memory.formation.observe` calls it only for a user turn the
-extractor read nothing from, and only for attributes the user holds):
+(:func:`memstrata.memory.formation.observe` calls it for a user turn, only for
+attributes the user holds and the extractor did not read in that turn):
 
 * ``city`` and ``employer``: the sentence has a cue of the topic (home, moved,
   apartment / job, joined, offer, first month at ...) and exactly one place or
   organisation name - a capitalised name after "in/to/at/from/joined", or before
-  "is (officially) home" / "made me an offer" - other than the current value;
-* ``age``: a birthday cue and one number just above the current age (at most 5).
+  "is (officially) home" / "made me an offer", or (a city) any name the GeoNames
+  gazetteer knows (:mod:`memstrata.policies.gazetteer`) - other than the current value;
+* ``age``: a birthday cue and one number just above the current age (at most 5);
+* ``name`` and ``diet``: :mod:`memstrata.policies._held_name_diet`.
 
-A sentence with a question, a condition, a plan, a negation, a trip, quoted
-speech or another person as its subject changes nothing: the guards of the
-extractor, stricter.
+The English guards are read at three levels: quoted speech, conditions and dreams
+anywhere in the text; questions, plans, trips and the past in the value's sentence;
+negations and other people in its clause ("..., not Bristol" retires the current
+value instead of negating the clause).
 
 Chinese names carry no capital letters, so a Chinese sentence is read by where a
 name stands: 在X安家/生活/定居, 搬到X, X是我的新家 for a city; 在X做/上班/工作,
@@ -33,7 +36,8 @@ from __future__ import annotations
 
 import re
 
-from memstrata.policies._extraction_zh import _ZH_N, _ZH_PLACE_NAMES, _zh_age
+from memstrata.policies import _held_name_diet as nd
+from memstrata.policies._extraction_zh import _ZH_N, _ZH_OTHER_PEOPLE, _ZH_PLACE_NAMES, _zh_age
 
 __all__ = ["ATTRIBUTES", "change_of", "has_cue"]
 
@@ -183,10 +187,7 @@ _ZH_CUES = {
                            r"报到|工牌|工卡|打工"),
     "age": re.compile(r"生日|岁|满|🎂|蛋糕|蜡烛"),
 }
-_ZH_OTHERS = (r"他|她|它|我妈|我爸|妈妈|爸爸|父母|爸妈|老婆|老公|妻子|丈夫|爱人|朋友|同事|"
-              r"哥哥|姐姐|弟弟|妹妹|儿子|女儿|孩子|室友|邻居|领导|老板|同学|表姐|表哥|表妹|表弟|"
-              r"堂哥|堂姐|堂弟|堂妹|亲戚|叔叔|阿姨|舅舅|姑姑|男朋友|女朋友|闺蜜|家人|家里人|"
-              r"我弟|我哥|我姐|我妹|老伴|对象")
+_ZH_OTHERS = _ZH_OTHER_PEOPLE
 #: a question, a condition, quoted speech or a trip anywhere: nothing in the text is read
 _ZH_GUARD = re.compile(r"[?？「」“”『』]|吗|如果|要是|假如|假设|万一|的话|倘若|"
                        r"出差|旅游|旅行|度假|玩|探亲|开会|参观|路过|住了[一两二三四五六七八九十几\d]+天|"
@@ -291,8 +292,6 @@ def _en_cities(clause: str) -> list[str]:
 
 def has_cue(text: str) -> bool:
     """Does ``text`` speak of any topic :func:`change_of` reads (and pass the text guards)?"""
-    from memstrata.policies import _held_name_diet as nd
-
     if _CJK.search(text):
         return ((_ZH_GUARD.search(text) is None and any(c.search(text) for c in _ZH_CUES.values()))
                 or nd.zh_cue(text))
@@ -325,8 +324,6 @@ def _en_change_of(text: str, attribute: str, current: str) -> str | None:
 def change_of(text: str, attribute: str, current: str) -> str | None:
     """The new value of ``attribute`` the user's ``text`` states, given its ``current``
     value, or ``None`` (no cue, a guard, no single new value)."""
-    from memstrata.policies import _held_name_diet as nd
-
     if attribute not in ATTRIBUTES or not current:
         return None
     zh = _CJK.search(text) is not None

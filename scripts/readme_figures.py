@@ -116,7 +116,9 @@ def _observe(ob: dict[str, Any]) -> Row:
     return (
         "`observe` a turn that forms a memory (incl. embedding)",
         f"p95 **{ob['user_turns_with_extraction']['p95_ms']:.1f} ms** SQLite, "
-        f"{ob['postgresql']['user_turns_with_extraction']['p95_ms']:.1f} ms PostgreSQL",
+        f"{ob['postgresql']['user_turns_with_extraction']['p95_ms']:.1f} ms PostgreSQL "
+        f"(the embedding alone p50 {ob['embedding']['embed_p50_ms_when_called']:.1f} ms on the "
+        "day measured; target 20 ms)",
         "`consolidation_observe.json`",
     )
 

@@ -53,6 +53,9 @@ _ZH_PLACE_NAMES = frozenset(
     "内蒙古 新疆 西藏 宁夏 青海 "
     "国外 海外 美国 英国 日本 德国 法国 加拿大 澳洲 新加坡 伦敦 纽约 东京".split())
 
+#: where a Chinese clause ends for the readers of held values: punctuation, a space (voice
+#: input) or an emoji (终于19了🎉 零点的时候…)
+_ZH_CLAUSE_SPLIT = re.compile(r"[，,。！!；;…~～\n\s\U0001F300-\U0001FAFF]+")
 #: other people as the subject of a clause (the readers of held values skip such clauses)
 _ZH_OTHER_PEOPLE = (r"他|她|它|我妈|我爸|妈妈|爸爸|父母|爸妈|老婆|老公|妻子|丈夫|爱人|朋友|同事|"
                     r"哥哥|姐姐|弟弟|妹妹|儿子|女儿|孩子|室友|邻居|领导|老板|同学|表姐|表哥|表妹|"

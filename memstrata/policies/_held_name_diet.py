@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from memstrata.policies._extraction_zh import _ZH_OTHER_PEOPLE
+from memstrata.policies._extraction_zh import _ZH_CLAUSE_SPLIT, _ZH_OTHER_PEOPLE
 
 # ----------------------------------------------------------------------------- names
 
@@ -127,7 +127,7 @@ def en_name(text: str, current: str) -> str | None:
 _ZH_NAME_CUE = re.compile(r"叫|称呼|名字|改名|喊我|名叫")
 _ZH_TEXT_GUARD = re.compile(r"[?？「」“”『』\"]|吗|如果|要是|假如|假设|万一|的话|倘若|梦|考虑|"
                             r"要不要|打算|准备|想改")
-_ZH_CLAUSES = re.compile(r"[，,。！!；;…~～\n\s]+")
+_ZH_CLAUSES = _ZH_CLAUSE_SPLIT
 _ZH_PN = r"(?!就|也|吧|了|呢)(?P<v>[\u4e00-\u9fff]{1,4}?|[A-Za-z]+)"
 _ZH_NAME_PATTERNS = (
     re.compile(rf"(?:叫|称呼|喊)我{_ZH_PN}(?:吧|就好|就行|就可以|好了|即可|$)"),

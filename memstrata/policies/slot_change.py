@@ -37,7 +37,13 @@ from __future__ import annotations
 import re
 
 from memstrata.policies import _held_name_diet as nd
-from memstrata.policies._extraction_zh import _ZH_N, _ZH_OTHER_PEOPLE, _ZH_PLACE_NAMES, _zh_age
+from memstrata.policies._extraction_zh import (
+    _ZH_CLAUSE_SPLIT,
+    _ZH_N,
+    _ZH_OTHER_PEOPLE,
+    _ZH_PLACE_NAMES,
+    _zh_age,
+)
 
 __all__ = ["ATTRIBUTES", "change_of", "has_cue"]
 
@@ -200,7 +206,7 @@ _ZH_CLAUSE_GUARD = re.compile(
 #: someone else's birthday or age: 我儿子今天生日, 我弟弟满三十岁了
 _ZH_OTHERS_AGE = re.compile(rf"(?<![和跟与同])(?:{_ZH_OTHERS})(?!们?(?:给|为|帮|替|陪)我)"
                             r"[^，,。！!；;]{0,6}?(?:生日|岁|满)")
-_ZH_CLAUSE = re.compile(r"[，,。！!；;…~～\n\s\U0001F300-\U0001FAFF]+")
+_ZH_CLAUSE = _ZH_CLAUSE_SPLIT
 #: characters no place or company name of these patterns contains
 _ZH_STOP = r"我你他她它们这那哪边个一了的是在和与也都还就又很太现今明后前家到"
 _ZH_X = rf"(?P<v>(?:(?![{_ZH_STOP}])[\u4e00-\u9fffA-Za-z]){{2,6}}?)"

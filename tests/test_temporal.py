@@ -108,6 +108,13 @@ def test_change_cues() -> None:
     assert reads_as_change("I moved to Munich last month.")
     assert reads_as_change("我们搬到了杭州")
     assert not reads_as_change("I live in Munich.")
+    # a state that began at some point, someone who left, something given up
+    assert reads_as_change("Sam and I have been together since the summer.")
+    assert reads_as_change("I've been living in Denver since the start of spring.")
+    assert reads_as_change("Ever since the switch to the late shift the alarm rings at 9:15.")
+    assert reads_as_change("Karen left for Google in the spring.")
+    assert reads_as_change("Cancelled Planet Fitness in the end.")
+    assert not reads_as_change("I have lived in Denver for ten years.")
 
 
 # ---------------------------------------------------------------- through the store

@@ -487,7 +487,8 @@ class LongTermMemory:
             if parts is not None:
                 scored.append((parts, row))
                 admitted.append(admits(dense_score, bm25) or row.id in answers)
-        scored, keep = _newest_first(scored, admitted, policy, cut)
+        scored, keep = _newest_first(scored, admitted, policy, cut,
+                                     asks_current=when is not None and when.current)
         if when is not None and when.range is not None and policy.range_boost > 1.0:
             scored = _in_range(scored, keep, when.range, policy)
         else:
@@ -812,7 +813,7 @@ def _overlaps(texts: list[str]) -> list[list[float]]:
 
 def _newest_first(
     scored: list[tuple[ScoreParts, Any]], admitted: list[bool], policy: RetrievalPolicy,
-    cut: int,
+    cut: int, *, asks_current: bool = False,
 ) -> tuple[list[tuple[ScoreParts, Any]], list[bool]]:
     """The candidates (best first) and which to keep: the admitted ones, with the
     older statements that a newer candidate about the same thing updates weighed
@@ -841,6 +842,7 @@ def _newest_first(
         kinds=[_TYPE[row.type] for _, row in scored],
         top=cut,
         lexical=lexical,
+        asks_current=asks_current,
     )
     out: list[tuple[ScoreParts, Any]] = []
     for i, (parts, row) in enumerate(scored):

@@ -45,8 +45,15 @@ replace an earlier one) - and its ``status_weight`` is
 multiplied by ``outdated_weight``; a newer candidate that reads as a change ("sold
 the Civic and got a Tesla") and is close to an older hit (``change_similarity``)
 is ranked just above it, even when its own relevance is below the gate - the
-question found the old value, the change is its current one. The older one stays
-in the list (it is history, not deleted) unless the write path superseded it.
+question found the old value, the change is its current one. A question or request
+about the user as they are now (``TemporalQuery.current``: "which gym do I go to?",
+"book me a table that fits my diet", 我开什么车 - about the user and not pointing to
+the past) reads every newer candidate it found (admitted, or at least
+``current_relevance_ratio`` as relevant) as the current value of the same thing at a
+lower cosine, ``current_similarity``: "Grabbed a Pixel 8 after the old one took a
+swim" updates "My phone is an iPhone 12" (cosine 0.29) for "What phone am I using?".
+The older one stays in the list (it is history, not deleted) unless the write path
+superseded it.
 
 Time (:mod:`memstrata.policies.temporal`): a temporal or aggregate question
 ("when did I ...", "how many times ...") is gated at ``temporal_min_relevance``
@@ -105,6 +112,8 @@ DEFAULT_RANGE_BOOST = 1.3
 DEFAULT_SAME_THING_SIMILARITY = 0.6
 DEFAULT_OUTDATED_WEIGHT = 0.7
 DEFAULT_NEWER_RELEVANCE_RATIO = 0.6
+DEFAULT_CURRENT_RELEVANCE_RATIO = 0.5
+DEFAULT_CURRENT_SIMILARITY = 0.25
 DEFAULT_CHANGE_SIMILARITY = 0.35
 DEFAULT_LEXICAL_SIMILARITY = 0.25
 DEFAULT_LEXICAL_CHANGE_SIMILARITY = 0.2
@@ -144,6 +153,12 @@ class RetrievalPolicy:
     #: the newer candidate outdates the older only if its relevance is at least this
     #: share of the older one's (a stray newer mention does not bury the answer)
     newer_relevance_ratio: float = DEFAULT_NEWER_RELEVANCE_RATIO
+    #: for a question about the present, the newer candidate updates the older one
+    #: (as a change would) if its relevance is at least this share of the older one's
+    current_relevance_ratio: float = DEFAULT_CURRENT_RELEVANCE_RATIO
+    #: cosine at which such a newer candidate (found by a question about the present)
+    #: updates an older one (> 1: questions about the present are read as any other)
+    current_similarity: float = DEFAULT_CURRENT_SIMILARITY
     #: cosine at which a newer statement that reads as a change updates an older one
     change_similarity: float = DEFAULT_CHANGE_SIMILARITY
     #: word overlap at which two candidates are about the same thing, where the
@@ -200,6 +215,10 @@ class RetrievalPolicy:
             raise ValueError("lexical_change_similarity must be in [0, 1]")
         if not 0.0 <= self.newer_relevance_ratio <= 10.0:
             raise ValueError("newer_relevance_ratio must be in [0, 10]")
+        if not 0.0 <= self.current_similarity <= 2.0:
+            raise ValueError("current_similarity must be in [0, 2]")
+        if not 0.0 <= self.current_relevance_ratio <= 10.0:
+            raise ValueError("current_relevance_ratio must be in [0, 10]")
         if not 0.0 <= self.update_gap_seconds < math.inf:
             raise ValueError("update_gap_seconds must be a non-negative number")
         half_life = dict(DEFAULT_HALF_LIFE)
@@ -319,6 +338,7 @@ class RetrievalPolicy:
         kinds: Sequence[MemoryType],
         top: int,
         lexical: bool = False,
+        asks_current: bool = False,
     ) -> tuple[list[bool], dict[int, int]]:
         """Which candidates a newer one about the same thing outdates, and which
         newer ones to rank just above the statement they update.
@@ -345,6 +365,11 @@ class RetrievalPolicy:
           above ``i`` even if the gate alone would not admit it: it is the current
           value of what the question found.
 
+        A question about the present (``asks_current``: "where do I work these
+        days?") reads every newer candidate as a possible change: the question says
+        the value may have moved on, so a newer one at ``change_similarity`` (or
+        ``lexical_change_similarity``) that is comparably relevant updates the older.
+
         Returns the outdated flags and ``{j: i}`` for the candidates to promote.
         """
         n = len(relevance)
@@ -362,16 +387,23 @@ class RetrievalPolicy:
                         said_at[j] - said_at[i] < self.update_gap_seconds:
                     continue
                 same = slots[i] is not None and slots[i] == slots[j]
+                comparable = relevance[j] >= self.newer_relevance_ratio * relevance[i]
+                # a question about the present: a newer candidate the question found too
+                # (admitted, or nearly as relevant) is the current value of the same thing
+                # at a lower similarity; where the model does not read the language, word
+                # overlap with the older one is the test
+                found = asks_current and self.current_similarity <= 1.0 and (
+                    lexical or admitted[j]
+                    or relevance[j] >= self.current_relevance_ratio * relevance[i])
                 if not same and similarity is not None and lexical:
                     overlap = similarity[i][j]
-                    same = (changes[j] and overlap >= self.lexical_change_similarity) or (
-                        overlap >= self.lexical_similarity
-                        and relevance[j] >= self.newer_relevance_ratio * relevance[i])
+                    same = ((changes[j] or found) and overlap >= self.lexical_change_similarity) \
+                        or (overlap >= self.lexical_similarity and comparable)
                 elif not same and similarity is not None:
                     sim = similarity[i][j]
-                    same = (sim >= self.same_thing_similarity
-                            and relevance[j] >= self.newer_relevance_ratio * relevance[i]) \
-                        or (changes[j] and sim >= self.change_similarity)
+                    same = (sim >= self.same_thing_similarity and comparable) \
+                        or (changes[j] and sim >= self.change_similarity) \
+                        or (found and sim >= self.current_similarity)
                 if not same:
                     continue
                 out[i] = True

@@ -93,6 +93,9 @@ class TemporalQuery:
     #: a date range the question names ("in March", "last month"), if any; not one
     #: it only bounds ("before 16 May", "by July 2022", "since March")
     range: DateRange | None = None
+    #: asks for the present state ("where do I work these days?", 我现在开什么车):
+    #: of two statements about the same thing, the newer is the answer
+    current: bool = False
 
     @property
     def keeps_evidence(self) -> bool:
@@ -414,6 +417,23 @@ _AGGREGATE_Q = re.compile(
 )
 
 
+#: a question or request about the present state: a marker of the present, or one
+#: about the user that does not point to the past (``_PAST_Q``) - "which gym do I go
+#: to?", "book me a table that fits my diet", 我开什么车 - is about the user as they are
+_CURRENT_Q = re.compile(
+    r"\b(?:now|nowadays|these days|currently|at the moment|at present|right now|lately"
+    r"|any ?more|still|current|presently|i|i'm|i\u2019m|my|me)\b"
+    r"|现在|目前|如今|最近|这阵子|这段时间|眼下|当前"
+    r"|^(?!.*(?:以前|之前|原来|当初|曾经|那时|上次|第一次|小时候|过去|去年|了吗|过吗|过什么)).*我",
+    re.IGNORECASE,
+)
+
+#: a question about the past ("when did I ...", "what was my first car?")
+_PAST_Q = re.compile(
+    r"\b(?:did|was|were|used to|had|ago|before|originally|first|last (?:time|year|month|week))\b",
+    re.IGNORECASE,
+)
+
 _BOUND = re.compile(r"\b(?:before|by|until|till|after|since|prior to|as of|between)\s*(?:the\s+)?$"
                     r"|(?:之前|以前|之后|以后|以来|截至|直到)\s*$", re.IGNORECASE)
 
@@ -437,7 +457,8 @@ def read_query(query: str, now: datetime | date) -> TemporalQuery:
             found = None  # "before 16 May": a bound, not the range the answer lies in
     temporal = located is not None or _TEMPORAL_Q.search(query) is not None
     aggregate = _AGGREGATE_Q.search(query) is not None
-    return TemporalQuery(temporal=temporal, aggregate=aggregate, range=found)
+    current = _CURRENT_Q.search(query) is not None and _PAST_Q.search(query) is None
+    return TemporalQuery(temporal=temporal, aggregate=aggregate, range=found, current=current)
 
 
 # ---------------------------------------------------------------- changes of state
@@ -449,6 +470,8 @@ _CHANGE = re.compile(
     r"|gave up|took up|took a job|got a job|got hired|hired|promoted|transferred|retired"
     r"|graduated|converted|upgraded|downgraded|sold|bought a new|replaced|currently|turned"
     r"|raised|increased|went up|went down|dropped to|cut down|settled|moved in|installed"
+    r"|ever since|left for|no more|cancell?ed|from (?:this|next) (?:month|week|year) on"
+    r"|(?:have|has|'ve|\u2019ve) been\b[^.?!]{0,60}\bsince"
     r"|went (?:fully )?remote|new (?:\w+ )?(?:flat|home|house|place|apartment|address|car"
     r"|phone|job|school|team|doctor|gym|office|city|partner|boss))\b"
     r"|搬到|搬去|搬家|换了|改成|改为|改到|转到|跳槽|入职|加入了|辞职|离职|开始|现在|如今|目前|不再"

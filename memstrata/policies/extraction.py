@@ -151,7 +151,10 @@ _ZH_FUNCTION = re.compile(r"[我你他她它们的了是在这那个就都也很
                           r"可以好想要会能还有没不，,。！!？?\s]")
 #: a request to the assistant, not a statement about the user
 _REQUEST_START = re.compile(r"^(?:please|pls|can you|could you|would you|help me|remind me|"
-                            r"tell me|show me|find me|book me|let's|帮我|请|麻烦|给我)", re.I)
+                            r"tell me|show me|find me|book me|give me|get me|send me|let's|"
+                            r"帮我|请|麻烦|给我|提醒我|"
+                            r"(?:明天|今天|今晚|后天|下午|上午|晚上|早上|\d+点|[一二三四五六七八九十]+点)"
+                            r"[^，,。]{0,8}提醒我)", re.I)
 
 
 def is_statement(text: str) -> bool:
@@ -160,13 +163,34 @@ def is_statement(text: str) -> bool:
 
     >>> is_statement("I take the 7:40 bus to work."), is_statement("Can you book a table?")
     (True, False)
+    >>> is_statement("最近开始开车上班了。"), is_statement("楼下的桂花开了。")
+    (True, False)
     """
     from memstrata.policies.write import memorability
 
     if not memorability(text)[0]:
         return False
-    return any(_FIRST_PERSON.search(s) and not _is_question(s) and not _REQUEST_START.match(s)
-               and _substantial(s) for s in _sentences(text))
+    return any((_FIRST_PERSON.search(s) or _elided_first_person(s)) and not _is_question(s)
+               and not _REQUEST_START.match(s) and _substantial(s) for s in _sentences(text))
+
+
+#: a sentence whose subject is someone else (not the user's elided "I")
+_SOMEONE_ELSE = re.compile(r"^(?:他|她|它|别人|有人|大家|朋友|同事|邻居|室友|同学|"
+                           r"(?:he|she|they|it|someone|everyone|people)\b)", re.I)
+#: an English sentence that starts with a past-tense verb: "Stepped on the scale ..."
+_ELIDED_EN = re.compile(r"^(?:just |finally |recently |also )?[a-z]+ed\b", re.I)
+
+
+def _elided_first_person(sentence: str) -> bool:
+    """A change the user tells without saying "I" - Chinese drops the subject
+    (最近开始开车上班了, 儿子转到外国语小学了), English diaries do too ("Switched to
+    oat milk last week") - and that names no one else as its subject."""
+    from memstrata.policies.temporal import reads_as_change
+
+    s = sentence.strip()
+    if _SOMEONE_ELSE.match(s) or not reads_as_change(s):
+        return False
+    return bool(_CJK.search(s)) or _ELIDED_EN.match(s) is not None
 
 
 def _substantial(sentence: str) -> bool:

@@ -22,7 +22,11 @@ Three ways in, all through the public API on real SQLite with the packaged MiniL
   run before each next session and after the last, as a deployment runs it: the
   user's unread first-person statements become memories of their own then.
 
-Per case: the rank of the new and of the old statement in ``recall(k=5)``;
+Per case: the rank of the new and of the old statement in ``recall(k=5)`` (a
+record is the statement when it holds its text or the clause of it that ``observe``
+read - "I started at X" from "Started at X, and onboarding is ..."; a session
+summary quoting it is not; until 2026-12-01 only the exact text counted, which
+missed such clauses in the ``observe`` modes);
 *newest first* = the new one is returned and ranked above the old one (or the
 old one is not returned). Variants: ``default`` (the library) and ``before``
 (the same policy with the issue-11 ranking switched off: no outdating of older
@@ -126,9 +130,18 @@ def _turns(case: dict[str, Any], filler: list[str]) -> list[tuple[str, datetime,
     return out
 
 
+def _same_statement(content: str, text: str) -> bool:
+    """The record is the statement: its text, or - formed through ``observe`` - the
+    clause of it that was read ("I started at X" from "Started at X, and ..."); a
+    session summary quoting it is not."""
+    a, b = " ".join(content.casefold().split()), " ".join(text.casefold().split())
+    return a == b or (len(a) >= 12 and a.rstrip(".。!！") in b) \
+        or (a.startswith("i ") and a[2:].rstrip(".。!！") in b)
+
+
 def _rank_of(hits: list[Any], text: str) -> int | None:
     for i, hit in enumerate(hits):
-        if hit.record.content == text:
+        if hit.record.type.value != "summary" and _same_statement(hit.record.content, text):
             return i
     return None
 
@@ -173,9 +186,12 @@ def _run_cases(mm: MemoryManager, clock: ManualClock, cases: list[dict[str, Any]
     out: dict[str, list[dict[str, Any]]] = {name: [] for name in VARIANTS}
     for case in cases:
         user = f"{mode}-{case['id']}"
-        statuses = {r.content: r.status.value for r in mm.memories(
+        records = mm.memories(
             user, statuses=["active", "pending_confirmation", "superseded", "demoted"],
-            limit=100)}
+            limit=100)
+        statuses = {text: next((r.status.value for r in records if r.type.value != "summary"
+                                and _same_statement(r.content, text)), None)
+                    for text in (case["old"], case["new"])}
         for name, policy in VARIANTS.items():
             hits = mm.recall(user, case["question"], record_use=False, policy=policy)
             new_rank, old_rank = _rank_of(hits, case["new"]), _rank_of(hits, case["old"])

@@ -357,3 +357,13 @@ def test_the_offline_reader_skips_a_tentative_slot():
 
     assert read_slots("I left Bonn for Leipzig.") == ()
     assert [s.value for s in read_slots("I moved to Leipzig.")] == ["Leipzig"]
+
+
+def test_a_turn_without_its_subject_reads_as_the_user_in_lower_case() -> None:
+    """Reproduction (blind knowledge-update split heldout5): "Started at Pinecrest Health
+    last Monday" was stored as "I Started at ..."."""
+    from memstrata.policies.extraction import extract
+
+    found = [e for e in extract("Started at Pinecrest Health last Monday, and so far "
+                                "onboarding is mostly compliance videos.") if e.slot]
+    assert found and found[0].content.startswith("I started at Pinecrest Health")

@@ -114,6 +114,7 @@ def test_change_cues() -> None:
     assert reads_as_change("Ever since the switch to the late shift the alarm rings at 9:15.")
     assert reads_as_change("Karen left for Google in the spring.")
     assert reads_as_change("Cancelled Planet Fitness in the end.")
+    assert reads_as_change("Traded the Civic in for a used Subaru Outback last weekend.")
     assert not reads_as_change("I have lived in Denver for ten years.")
 
 

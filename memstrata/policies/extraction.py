@@ -283,8 +283,8 @@ def _clauses(sentence: str) -> list[str]:
         if _SUBJECT_I.match(part):
             head, *rest = _AND_CHANGE.split(part)
             out += [head] + [f"I {r}" for r in rest]
-        elif _NO_SUBJECT.match(part):
-            out.append(f"I {part}")
+        elif _NO_SUBJECT.match(part):  # "Started at X" -> "I started at X"
+            out.append(f"I {part[:1].lower()}{part[1:]}")
         elif part.startswith("我") and not _ZH_KIN.match(part) \
                 and not _ZH_JOB_SWITCH.search(part):  # 我换工作了，现在在X: read whole
             head, *rest = _ZH_PRESENT_CLAUSE.split(part)

@@ -471,6 +471,7 @@ _CHANGE = re.compile(
     r"|graduated|converted|upgraded|downgraded|sold|bought a new|replaced|currently|turned"
     r"|raised|increased|went up|went down|dropped to|cut down|settled|moved in|installed"
     r"|ever since|left for|no more|cancell?ed|from (?:this|next) (?:month|week|year) on"
+    r"|traded|swapped"
     r"|(?:have|has|'ve|\u2019ve) been\b[^.?!]{0,60}\bsince"
     r"|went (?:fully )?remote|new (?:\w+ )?(?:flat|home|house|place|apartment|address|car"
     r"|phone|job|school|team|doctor|gym|office|city|partner|boss))\b"

@@ -832,18 +832,28 @@ def _newest_first(
     elif all(row.vector is not None for _, row in scored):
         matrix = np.vstack([decode_vector(row.vector) for _, row in scored])
         similarity = (matrix.astype(np.float32) @ matrix.T.astype(np.float32)).tolist()
+    changes = [reads_as_change(row.content) for _, row in scored]
     outdated, promote = policy.current_first(
         relevance=[parts.relevance for parts, _ in scored],
         said_at=[float(row.valid_from) for _, row in scored],
         slots=[row.slot_key for _, row in scored],
         similarity=similarity,
-        changes=[reads_as_change(row.content) for _, row in scored],
+        changes=changes,
         admitted=admitted,
         kinds=[_TYPE[row.type] for _, row in scored],
         top=cut,
         lexical=lexical,
         asks_current=asks_current,
     )
+    # several newer candidates may update the same one ("We settled into our flat in
+    # Munich" and "I visited the art museum downtown" both after "I live in Berlin"):
+    # they rank above it in order - one that reads as a change first, then the one
+    # closer to it, then by their own score - not tied
+    step: dict[int, int] = {}
+    for i in set(promote.values()):
+        group = sorted((j for j, k in promote.items() if k == i), key=lambda j: (
+            changes[j], 0.0 if similarity is None else similarity[i][j], scored[j][0].score))
+        step.update({j: n + 1 for n, j in enumerate(group)})
     out: list[tuple[ScoreParts, Any]] = []
     for i, (parts, row) in enumerate(scored):
         if outdated[i]:
@@ -858,7 +868,7 @@ def _newest_first(
                                 score=updated.relevance * parts.decay * parts.confidence
                                 * parts.status_weight)
             if parts.score < above and parts.score > 0:
-                parts = policy.adjusted(parts, above / parts.score * (1.0 + 1e-6))
+                parts = policy.adjusted(parts, above / parts.score * (1.0 + 1e-6 * step[i]))
         out.append((parts, row))
     return out, [ok or i in promote for i, ok in enumerate(admitted)]
 

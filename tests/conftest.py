@@ -55,7 +55,7 @@ def pg_server() -> Iterator[PostgresServer]:
     try:
         yield server
     finally:
-        server.stop()
+        server.stop(wait_for_cleanup=False)
 
 
 @pytest.fixture

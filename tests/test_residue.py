@@ -10,6 +10,7 @@ what it looks for.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -70,17 +71,18 @@ def scan_database(memory: MemoryManager, needles: tuple[str, ...]) -> dict[str, 
 
 
 def scan_files(roots: list[Path], needles: tuple[str, ...]) -> dict[str, list[str]]:
+    """needle -> [path, ...]: every file read once, all needles matched in one pass (the
+    model cache holds hundreds of MB of exports)."""
     found: dict[str, list[str]] = {}
+    pattern = re.compile(b"|".join(re.escape(n.encode()) for n in needles))
     for root in roots:
         if not root.exists():
             continue
         for path in root.rglob("*"):
             if not path.is_file():
                 continue
-            data = path.read_bytes()
-            for needle in needles:
-                if needle.encode() in data:
-                    found.setdefault(needle, []).append(str(path))
+            for needle in {m.decode() for m in pattern.findall(path.read_bytes())}:
+                found.setdefault(needle, []).append(str(path))
     return found
 
 

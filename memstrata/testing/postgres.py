@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
+import shlex
 import shutil
 import socket
 import subprocess
@@ -114,9 +115,10 @@ class PostgresServer:
                 self._run(str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-m", "immediate",
                           "stop")
             self._started = False
-        if not wait_for_cleanup and shutil.which("rm") is not None:
-            subprocess.Popen(["rm", "-rf", str(self.root)], start_new_session=True,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if not wait_for_cleanup and shutil.which("sh") is not None:
+            # the shell returns at once; the rm it leaves behind belongs to no one here
+            subprocess.run(["sh", "-c", f"rm -rf {shlex.quote(str(self.root))} >/dev/null 2>&1 &"],
+                           check=False, timeout=30)
             return
         shutil.rmtree(self.root, ignore_errors=True)
 

@@ -16,10 +16,12 @@ Indexes that are not loaded yet are synced before the search.
 
 from __future__ import annotations
 
-import functools
+import hashlib
 import json
 import logging
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from datetime import date
@@ -893,12 +895,29 @@ def _newest_first(
 _ASKED_SLOTS = {"name": ("preferred name", "name")}
 
 
-@functools.lru_cache(maxsize=4096)
+#: attribute names read per text, keyed by a digest of the text - never the text itself,
+#: so a forgotten memory leaves no copy here
+_READ_ATTRIBUTES: OrderedDict[bytes, frozenset[str]] = OrderedDict()
+_READ_ATTRIBUTES_SIZE = 4096
+_READ_ATTRIBUTES_LOCK = threading.Lock()
+
+
 def _read_attributes(content: str) -> frozenset[str]:
     """The user's attributes the fast extractor reads from ``content`` (cached: recall
     asks about the same few records again and again)."""
-    return frozenset(canonical_attribute(e.slot.attribute) for e in extract(content)
-                     if e.slot is not None and e.slot.subject in _SELF_SUBJECTS)
+    key = hashlib.blake2b(content.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    with _READ_ATTRIBUTES_LOCK:
+        found = _READ_ATTRIBUTES.get(key)
+        if found is not None:
+            _READ_ATTRIBUTES.move_to_end(key)
+            return found
+    found = frozenset(canonical_attribute(e.slot.attribute) for e in extract(content)
+                      if e.slot is not None and e.slot.subject in _SELF_SUBJECTS)
+    with _READ_ATTRIBUTES_LOCK:
+        _READ_ATTRIBUTES[key] = found
+        while len(_READ_ATTRIBUTES) > _READ_ATTRIBUTES_SIZE:
+            _READ_ATTRIBUTES.popitem(last=False)
+    return found
 
 
 def _states_attribute(content: str, attributes: Sequence[str]) -> bool:

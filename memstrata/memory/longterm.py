@@ -932,9 +932,12 @@ def _answers_first(scored: list[tuple[ScoreParts, Any]], answers: set[str],
     value: it keeps its place); the rest keep their scores."""
     out = []
     for parts, row in scored:
+        if row.id not in answers:
+            out.append((parts, row))
+            continue
         best = max((p.score for p, r in scored if r.id not in answers
                     and float(r.valid_from) <= float(row.valid_from)), default=0.0)
-        if row.id in answers and parts.score <= best:
+        if parts.score <= best:
             if parts.score <= 0 or parts.relevance <= 0:
                 # matched by neither retriever (a question in words the record does not
                 # share): it answers the question, so it takes the best relevance found

@@ -289,3 +289,23 @@ def test_a_newer_free_text_statement_of_the_asked_attribute_answers_first(
     other = [h.id for h in manager.recall("emp", "What is the weather like?",
                                           record_use=False)]
     assert ids[2] not in other[:1]
+
+
+def test_asked_about_now_an_older_summary_is_outdated_but_never_outdates() -> None:
+    """The nightly summary of an old session quotes the old value ("Session ...: 我周六早上
+    一般去爬山; ...") and ranked above the newer statement on present questions."""
+    from memstrata.types import MemoryType
+
+    policy = RetrievalPolicy()
+
+    def first(kinds: list[MemoryType], *, now: bool) -> tuple[list[bool], dict[int, int]]:
+        return policy.current_first(
+            relevance=[0.3, 0.2], said_at=[0.0, 30 * 86_400.0], slots=[None, None],
+            similarity=[[1.0, 0.5], [0.5, 1.0]], changes=[False, False],
+            admitted=[True, True], kinds=kinds, top=5, asks_current=now)
+
+    summary_then_statement = [MemoryType.SUMMARY, MemoryType.KNOWLEDGE]
+    assert first(summary_then_statement, now=True) == ([True, False], {1: 0})
+    assert first(summary_then_statement, now=False) == ([False, False], {})
+    # a newer summary does not outdate an older statement
+    assert first([MemoryType.KNOWLEDGE, MemoryType.SUMMARY], now=True) == ([False, False], {})

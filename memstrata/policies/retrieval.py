@@ -378,9 +378,13 @@ class RetrievalPolicy:
         if self.outdated_weight >= 1.0:
             return out, promote
         updatable = [k in self.updatable for k in kinds]
+        # asked about now, a session summary quoting an older state is outdated by a newer
+        # statement about the same thing too (it never outdates one: it is a happening)
+        outdatable = [u or (asks_current and k is MemoryType.SUMMARY)
+                      for u, k in zip(updatable, kinds, strict=True)]
         checked = [i for i in range(n) if admitted[i]][:top]
         for i in checked:
-            if not updatable[i]:
+            if not outdatable[i]:
                 continue
             for j in range(n):
                 if i == j or not updatable[j] or \

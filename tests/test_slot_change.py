@@ -110,3 +110,39 @@ def test_observe_reads_a_chinese_change_of_a_held_value(manager: MemoryManager,
     active = [r.slot.value for r in manager.memories("u3", statuses="active")
               if r.slot is not None and r.slot.attribute == "city"]
     assert active == ["苏州"]
+
+
+# ------------------------------------------- reproductions from heldout9 (dev split since)
+
+@pytest.mark.parametrize(("text", "attribute", "current", "expected"), [
+    ("我们屋头已经搬到重庆来了撒，住起安逸得很，就是坡坡多，爬得腿软。", "city", "成都", "重庆"),
+    ("户口本上的名字已经改成张雨桐了，身份证也换了新的，以后请用新名字。", "name", "张婷",
+     "张雨桐"),
+    ("唔使咁正式叫全名啦，叫阿强就得，大家都系咁叫我。", "name", "黄志强", "阿强"),
+    ("最近開始吃魚了，醫生說我缺Omega-3，其他肉還是不吃。", "diet", "vegan", "pescatarian"),
+    ("我现在开荤了哈，回锅肉都整了两盘，以后推荐菜不用管素不素的了。", "diet", "vegetarian",
+     "not vegetarian"),
+    ("嗯跟你说下我现在是蛋奶素了 早上会喝牛奶吃个煎蛋 肉和海鲜还是不吃", "diet", "vegan",
+     "vegetarian"),
+    ("俺昨天过七十三大寿，孩子们都回来了，可热闹了。", "age", "72", "73"),
+    ("今天birthday，41了，感觉也没什么变化lol", "age", "40", "41"),
+    ("Completed 25 years yesterday! Friends took me to Toit, such a fun evening.", "age", "24",
+     "25"),
+])
+def test_heldout9_changes_are_read(text: str, attribute: str, current: str,
+                                   expected: str) -> None:
+    assert change_of(text, attribute, current) == expected
+
+
+def test_heldout9_changes_read_by_the_extractor() -> None:
+    from memstrata.policies.extraction import extract
+
+    job = [e.slot.value for e in extract("那个我换工作了啊现在在京东上班 美团那边已经离职了 "
+                                         "你帮我把通勤路线改一下") if e.slot]
+    assert job == ["京东"]
+    city = [e.slot.value for e in extract("Hi, kindly note that I have shifted to Bengaluru "
+                                          "from Pune with family last week itself.") if e.slot]
+    assert city == ["Bengaluru"]
+    rule = [e.rule for e in extract("嗯以后回答的时候多举几个例子 光讲概念我听不懂")]
+    assert rule == ["from_now_on"]
+    assert [e.rule for e in extract("no need to keep it short anymore mate")] == ["always"]

@@ -29,7 +29,7 @@ _QUESTION_START = re.compile(
     re.IGNORECASE,
 )
 _VALUE_END = re.compile(
-    r"\s+(?:and|but|with|since|because|for|though|so|which|who|where|when|"
+    r"\s+(?:and|but|with|from|since|because|for|though|so|which|who|where|when|"
     r"(?:last|this|next)\s+(?:week|month|year|summer|winter|spring|fall|autumn)|yesterday|today|"
     r"recently|now|these days|nowadays|as of|in the end|eventually|at last|finally|for good|"
     r"after all|"
@@ -98,7 +98,7 @@ _WE = r"(?:i|we|our\s+(?:whole\s+)?family|(?:my|the)\s+(?:[\w-]+\s+){1,2}and\s+i
 _MOVED = re.compile(
     rf"\b{_WE}(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+|already\s+|also\s+|"
     r"officially\s+|now\s+|actually\s+)?"
-    r"(?:moved|relocated|made\s+the\s+(?:big\s+)?move|ended\s+up\s+(?:moving|relocating))"
+    r"(?:moved|relocated|shifted|made\s+the\s+(?:big\s+)?move|ended\s+up\s+(?:moving|relocating))"
     r"(?:\s+(?:back|over|house|home|across|permanently|for good))?\s+"
     r"(?:(?:away\s+)?(?:from|out of)\s+[^,;]+?\s+)?"
     r"(?:to|into\s+(?:(?:our|my|a|the)\s+)?(?:new\s+)?(?:flat|apartment|house|place|home)\s+in)"

@@ -137,7 +137,10 @@ def _zh_age(value: str) -> str:
     return str(_ZH_DIGITS.get(head, 1) * 10 + _ZH_DIGITS.get(tail, 0))
 _ZH_FUTURE = re.compile(r"明天|后天|下周|下个月|明年|快要|快到|将要|就要|要到")
 _ZH_NEW_JOB = re.compile(rf"我{_ZH_WHEN}(?:跳槽|换工作|入职|加入|转到)(?:到|去)?了?"
-                         r"(?P<v>[^，,。！!；;]{1,20})")
+                         r"(?P<v>[^，,。！!；;\s]{1,20})")
+#: 我换工作了啊现在在京东上班: the company is where the user now works
+_ZH_NOW_AT = re.compile(r"^(?:[啊呀哈嘛呢哦嗯]+)?(?:现在|目前|如今)?在(?P<v>[^在]{2,10}?)"
+                        r"(?:上班|工作|任职)")
 _ZH_CAREER = re.compile(
     rf"我{_ZH_WHEN}(?:转行|改行|成为|成了|当上|当了|当(?!过)|变成)(?:当|做|成为|去当)?了?(?:一名|一个|名|个)?"
     r"(?P<v>[^，,。！!；;]{0,8}?(?:工程师|程序员|老师|教师|医生|护士|学生|设计师|经理|律师|会计|记者|"
@@ -250,7 +253,8 @@ def _chinese(s: str) -> Extracted | None:
                              correction=True)
     m = _ZH_NEW_JOB.search(s)
     if m:
-        value = _zh_value(m["v"])
+        now_at = _ZH_NOW_AT.match(m["v"])
+        value = _zh_value(now_at["v"] if now_at else m["v"])
         if value.endswith(("工作", "上班")):
             value = value[:-2]
         return Extracted(s, MemoryType.PROFILE, 0.85, "new_job", _slot("employer", value),

@@ -131,9 +131,11 @@ _ZH_CLAUSES = _ZH_CLAUSE_SPLIT
 _ZH_PN = r"(?!就|也|吧|了|呢)(?P<v>[\u4e00-\u9fff]{1,4}?|[A-Za-z]+)"
 _ZH_NAME_PATTERNS = (
     re.compile(rf"(?:叫|称呼|喊)我{_ZH_PN}(?:吧|就好|就行|就可以|好了|即可|$)"),
-    re.compile(rf"^(?:以后|今后|你)?(?:就)?叫(?!我){_ZH_PN}就(?:好|行|可以)"),
+    # 叫阿强就得 (Cantonese: 就得 = 就行)
+    re.compile(rf"^(?:以后|今后|你)?(?:就)?叫(?!我){_ZH_PN}就(?:好|行|可以|得)"),
     re.compile(rf"新名字(?:是|叫){_ZH_PN}(?:$|了|吧)"),
-    re.compile(rf"(?:改名|名字改)(?:叫|为|成)了?{_ZH_PN}(?:$|了|吧)"),
+    # 户口本上的名字已经改成张雨桐了
+    re.compile(rf"(?:改名|名字(?:已经|现在)?改)(?:叫|为|成)了?{_ZH_PN}(?:$|了|吧)"),
     re.compile(rf"身份证上(?:现在|已经)*(?:是|叫){_ZH_PN}(?:$|了)"),
     # 我现在工作上都用英文名Tina，你这边也改一下吧
     re.compile(r"(?:都|就)?用(?:英文名|新名字|小名)?(?P<v>[A-Za-z]+)(?:$|了|吧)"),
@@ -277,7 +279,7 @@ _ZH_FOODS = {
     _FISH: re.compile(r"鱼|虾|海鲜"),
     _EGGS: re.compile(r"蛋(?!白)|奶|乳制品|芝士"),
 }
-_ZH_DIET_CUE = re.compile(r"素|肉|荤|鱼|虾|海鲜|蛋|奶|生酮")
+_ZH_DIET_CUE = re.compile(r"素|肉|荤|葷|鱼|魚|虾|蝦|海鲜|蛋|奶|生酮")
 _ZH_DIET_GUARD = re.compile(r"[?？「」“”『』\"]|吗|如果|要是|假如|假设|万一|的话|倘若|梦|打算|准备|"
                             r"考虑|想|犹豫|建议我(?!多补充)|"
                             # the past: 大学那会儿我吃过两年纯素
@@ -287,13 +289,19 @@ _ZH_EATING = re.compile(r"(?:开始|又|恢复|重新|正常|偶尔|现在|最�
                         r"吃点|可以加|加回|加点")
 
 
+#: the traditional forms of the characters these readers look for (最近開始吃魚了): a
+#: dozen characters, not worth a conversion library
+_ZH_SIMPLIFIED = str.maketrans("魚蝦雞鴨豬葷純還開醫說別沒過們", "鱼虾鸡鸭猪荤纯还开医说别没过们")
+
+
 def zh_diet(text: str, current: str) -> str | None:
     """A new diet in a Chinese ``text``, given the ``current`` one."""
+    text = text.translate(_ZH_SIMPLIFIED)
     if _ZH_DIET_GUARD.search(text):
         return None
     own = [c for c in _ZH_CLAUSES.split(text) if c and not _ZH_OTHERS.search(c)]
-    for label, said in (("vegan", r"纯素|全素"), ("keto", r"生酮"),
-                        ("not vegetarian", r"(?:啥|什么)都吃|荤素都吃")):
+    for label, said in (("vegan", r"纯素|全素"), ("keto", r"生酮"), ("vegetarian", r"蛋奶素"),
+                        ("not vegetarian", r"(?:啥|什么)都吃|荤素都吃|开荤")):
         if label != current and any(re.search(said, c) and not re.search(r"不|停|没|戒", c)
                                     for c in own):
             return label

@@ -325,9 +325,20 @@ def _sentences(text: str) -> list[str]:
     return out
 
 
+_ZH_FILLER = re.compile(r"^(?:嗯+|呃+|额+|那个|哦+|啊+|对了|话说)[，,、\s]*")
+_NO_NEED = re.compile(r"^(?:there['’]?s\s+|you\s+have\s+|you['’]ve\s+got\s+)?no\s+need\s+to\s+"
+                      r"\w.*\b(?:anymore|any more)\b", re.IGNORECASE)
+
+
 def _read(s: str) -> Extracted | None:
     """One sentence -> at most one candidate (first rule that reads it wins)."""
     zh = _CJK.search(s) is not None
+    if zh:  # 嗯以后回答的时候多举几个例子: a spoken filler in front
+        s = _ZH_FILLER.sub("", s) or s
+    elif _NO_NEED.match(s) and _NOT_FOR_THE_ASSISTANT.search(s) is None:
+        # "no need to keep it short anymore": a standing instruction withdrawn (before the
+        # "No, ..." of a correction, which would strip its first word)
+        return Extracted(s, MemoryType.PREFERENCE, 0.85, "always", correction=True)
     # explicit "not X but Y" corrections
     m = _ZH_NOT_BUT.search(s) if zh else _NOT_BUT.match(_CORRECTION_MARK.sub("", s))
     if m is not None:

@@ -52,7 +52,7 @@ ATTRIBUTES = ("city", "employer", "age", "name", "diet")
 
 _CUES = {
     "city": re.compile(
-        r"\b(?:home|move|moved|moving|relocat\w*|apartment|flat|house|place|new city|"
+        r"\b(?:home|move|moved|moving|shifted|relocat\w*|apartment|flat|house|place|new city|"
         r"lived|living|settled|keys|unpack\w*|neighbou?rhood|balcony|rent|rents|boxes|"
         r"weather|people now|locals now|based|sharehouse|lease|address|bungalow|suburb)\b",
         re.I),
@@ -63,6 +63,7 @@ _CUES = {
         r"\bI['’]m\s+(?:now\s+)?an?\s+(?:[\w-]+\s+){0,2}[\w-]+\s+at\s+[A-Z]", re.I),
     "age": re.compile(
         r"\b(?:birthday|turned|turning|today|officially|years? old|older|b-?day|celebrated|"
+        r"completed\s+\d{1,3}\s+years|"
         r"cake|candles|as of (?:today|yesterday|this morning))\b|🎂|"
         r"\bmy\s+\d{1,3}(?:st|nd|rd|th)\b(?!\s+(?!birthday|b-?day|on|and|yesterday|today)\w)|"
         r"\b\d{1,3}(?:st|nd|rd|th)\s+(?:birthday|b-?day)\b", re.I),
@@ -191,7 +192,7 @@ _ZH_CUES = {
                        r"待了|(?<!老)家(?:现在)?在"),
     "employer": re.compile(r"工作|上班|入职|加入|跳槽|东家|公司|离职|offer|团队|任职|的人了|做|"
                            r"报到|工牌|工卡|打工"),
-    "age": re.compile(r"生日|岁|满|🎂|蛋糕|蜡烛"),
+    "age": re.compile(r"生日|岁|满|🎂|蛋糕|蜡烛|大寿|寿辰|(?i:birthday|b-?day)"),
 }
 _ZH_OTHERS = _ZH_OTHER_PEOPLE
 #: a question, a condition, quoted speech or a trip anywhere: nothing in the text is read
@@ -210,7 +211,8 @@ _ZH_CLAUSE = _ZH_CLAUSE_SPLIT
 #: characters no place or company name of these patterns contains
 _ZH_STOP = r"我你他她它们这那哪边个一了的是在和与也都还就又很太现今明后前家到"
 _ZH_X = rf"(?P<v>(?:(?![{_ZH_STOP}])[\u4e00-\u9fffA-Za-z]){{2,6}}?)"
-_ZH_END = (r"(?=[，,。！!；;、\s了啦的]|$|快(?=[一二两三四五六七八九十几半\d])|"
+_ZH_END = (r"(?=[，,。！!；;、\s了啦的]|$|[来去](?=[了啦，,。！!；;\s]|$)|"
+           r"快(?=[一二两三四五六七八九十几半\d])|"
            r"[一二两三四五六七八九十几半\d]+个?多?(?:天|周|星期|月|年))")
 _ZH_PLACES = {
     "city": (

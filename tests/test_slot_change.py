@@ -146,3 +146,38 @@ def test_heldout9_changes_read_by_the_extractor() -> None:
     rule = [e.rule for e in extract("嗯以后回答的时候多举几个例子 光讲概念我听不懂")]
     assert rule == ["from_now_on"]
     assert [e.rule for e in extract("no need to keep it short anymore mate")] == ["always"]
+
+
+# ------------------------------------------ reproductions from heldout10 (dev split since)
+
+@pytest.mark.parametrize(("text", "attribute", "current", "expected"), [
+    # a change told before a question of its own: the question no longer hides it
+    ("搬到杭州快一个月了，西湖边上跑步真舒服。帮我查下附近哪有靠谱的牙科诊所？", "city", "成都",
+     "杭州"),
+    ("户口本上的名字已经改成李雨桐了，身份证也换好了，麻烦以后用新名字。还有银行卡要不要去柜台改信息？",
+     "name", "李婷婷", "李雨桐"),
+    ("今天过生日，二十九了，感觉时间过得好快。帮我找家附近的蛋糕店？", "age", "28", "29"),
+    # the question itself still reads nothing; a quotation anywhere still guards
+    ("要是我完全不吃鱼的话，omega-3 从哪里补？只是好奇问问", "diet", "pescatarian", None),
+    ("她说：“我搬到杭州了。新家很大。”", "city", "成都", None),
+    # a relative named, not the user
+    ("My sister-in-law goes by Sadie now instead of Sarah, which is confusing at family "
+     "dinners because I'm a Sarah too.", "name", "Sarah Lindqvist", None),
+])
+def test_heldout10_changes_and_guards(text: str, attribute: str, current: str,
+                                      expected: str | None) -> None:
+    assert change_of(text, attribute, current) == expected
+
+
+def test_heldout10_statements_read_alone() -> None:
+    from memstrata.policies.extraction import extract
+
+    def read(text: str) -> list[str]:
+        return [e.slot.value for e in extract(text) if e.slot]
+
+    assert read("By the time I'm 50 I want to have run a marathon.") == []
+    assert read("I'm 50 now.") == ["50"]
+    assert read("I'm Rohan Mehta.") == ["Rohan Mehta"]
+    assert read("我吃纯素。") == ["vegan"]
+    assert read("我吃鱼但不吃其他肉。") == ["pescatarian"]
+    assert read("我什么肉都吃。") == ["not vegetarian"]

@@ -81,7 +81,7 @@ _NAMING_TOPIC = re.compile(r"\b(?:calls?|called|calling|address(?:es)?)\s+me\b|\
                            re.IGNORECASE)
 _NOT_NAME_WORDS = frozenset({"when", "back", "later", "tomorrow", "tonight", "today", "if",
                              "at", "on", "after", "before", "asap", "anytime", "any", "crazy"})
-_IM_NAME = re.compile(r"^[Ii](?:'m|\s+am)\s+(?P<v>[A-Z][a-z]+)(?:\s*[,.!]|$)")
+_IM_NAME = re.compile(r"^[Ii](?:'m|\s+am)\s+(?P<v>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)(?:\s*[,.!]|$)")
 _LIVE = re.compile(
     r"\bi(?:\s+currently|\s+now)?(?:\s+(?:live|am living|'m living|reside|stay)|"
     r"(?:'ve| have)\s+(?:now\s+)?(?:been living|lived))\s+in\s+(?P<v>.+)"
@@ -143,6 +143,9 @@ _TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
 #: an age in words, ten to ninety-nine ("thirty", "twenty-nine")
 _AGE_WORD = (rf"(?:(?:{'|'.join(_TENS)})(?:[- ](?:{'|'.join(_UNITS[:9])}))?"
              rf"|{'|'.join(_UNITS[9:])})")
+#: an age to come, not the current one: "by the time I'm 50", "when I'm 60"
+_AGE_TO_COME = re.compile(r"\b(?:by the time|when|until|till|once|before|after|if)\s+"
+                          r"i(?:'m| am)\s+\S+$", re.IGNORECASE)
 _AGE = re.compile(rf"\bi(?:'m| am)\s+(?:now\s+|officially\s+|finally\s+)?"
                   rf"(?P<v>\d{{1,3}}|{_AGE_WORD})"
                   r"(?:\s+years?\s+old|\s*yo)?\b"
@@ -415,7 +418,7 @@ def _en_profile(s: str) -> Extracted | None:
         return Extracted(s, MemoryType.PROFILE, 0.85, "call_me", _slot("name", m["v"]),
                          correction=True)
     m = _IM_NAME.match(s)
-    if m and m["v"].lower() not in _NOT_NAMES:
+    if m and m["v"].split()[0].lower() not in _NOT_NAMES:
         return Extracted(s, MemoryType.PROFILE, 0.7, "name", _slot("name", m["v"]))
     m = _ORG_MOVE.search(s)
     if m and not _NEGATED_CLAUSE.search(s[:m.start("v")]):
@@ -473,7 +476,7 @@ def _en_profile(s: str) -> Extracted | None:
                          _slot("diet", _DIET_VALUE.get(value, value)),
                          correction="been" in m.group(0).lower())
     m = _AGE.search(s)
-    if m:
+    if m and not _AGE_TO_COME.search(s[:m.end()]):
         # "I turned 30": a birthday changes the age
         return Extracted(s, MemoryType.PROFILE, 0.9, "age", _slot("age", _age(m["v"] or m["v2"])),
                          correction=m["v2"] is not None or _CHANGE_WORDS.search(s) is not None)

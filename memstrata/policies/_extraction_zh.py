@@ -22,8 +22,8 @@ from memstrata.policies._extraction_common import (
 )
 from memstrata.types import MemoryType
 
-_ZH_QUESTION = re.compile(r"(?:吗|呢|么|吧)[？?。.!！]?$|什么(?!都|也)|怎么|哪里|哪儿|为什么|多少|"
-                          r"几点")
+_ZH_QUESTION = re.compile(r"(?:吗|呢|么|吧)[？?。.!！]?$|什么(?![\u4e00-\u9fff]?(?:都|也))|"
+                          r"怎么|哪里|哪儿|为什么|多少|几点")
 _ZH_VALUE_END = re.compile(r"[，,；;。！!？?了啦呀哦].*$")
 _ZH_STANDING_END = re.compile(
     r"^(?P<rest>.+?)[，,]\s*(?:以后|今后|从现在开始|从今以后)(?:都|就|也|一直)?(?:这样|如此|这么做|照此)"
@@ -55,6 +55,23 @@ _ZH_PLACE_NAMES = frozenset(
 
 #: where a Chinese clause ends for the readers of held values: punctuation, a space (voice
 #: input) or an emoji (终于19了🎉 零点的时候…)
+#: quotation marks: a quoted text is someone's words in every sentence of it
+_ZH_QUOTES = re.compile(r"[「」“”『』\"]")
+#: a sentence with its end mark (the mark decides whether it asks)
+_ZH_SENTENCE = re.compile(r"[^。！!？?\n]+[。！!？?]*")
+
+
+def zh_unguarded(text: str, guard: re.Pattern[str]) -> str:
+    """The sentences of ``text`` that ``guard`` (a question, a condition, a trip) does not
+    hit, joined - "" when a quotation mark is anywhere or none is left. A change told
+    before a question of its own (搬到杭州快一个月了，…。帮我查下附近哪有牙科诊所？) is
+    read; the question is not."""
+    if _ZH_QUOTES.search(text):
+        return ""
+    return "。".join(m.group(0).rstrip("。！!？?") for m in _ZH_SENTENCE.finditer(text)
+                    if not guard.search(m.group(0)))
+
+
 _ZH_CLAUSE_SPLIT = re.compile(r"[，,。！!；;…~～\n\s\U0001F300-\U0001FAFF]+")
 #: other people as the subject of a clause (the readers of held values skip such clauses)
 _ZH_OTHER_PEOPLE = (r"他|她|它|我妈|我爸|妈妈|爸爸|父母|爸妈|老婆|老公|妻子|丈夫|爱人|朋友|同事|"
@@ -181,12 +198,16 @@ _ZH_CHANGE_ASPECT = re.compile(r"开始|改|成|变|现在|已经|如今|目前|
 #: a diet stated in other words: 我是蛋奶素 / 我只吃鱼和海鲜 / 我在吃生酮饮食 / 我什么都吃
 _ZH_DIET_OTHER = (
     (re.compile(r"^我(?:是|吃)?蛋奶素|^我只吃素"), "vegetarian"),
-    (re.compile(r"^我(?:是)?纯素(?:食)?(?:主义)?者"), "vegan"),
-    (re.compile(r"^我不吃肉[，,]?\s*(?:但|但是|可是|不过)?(?:会|还)?吃鱼"), "pescatarian"),
+    (re.compile(r"^我(?:是)?纯素(?:食)?(?:主义)?者|^我(?:只)?吃(?:纯素|全素)(?:[。！!]|$)"),
+     "vegan"),
+    (re.compile(r"^我不吃肉[，,]?\s*(?:但|但是|可是|不过)?(?:会|还)?吃鱼"
+                r"|^我(?:只)?吃鱼(?:虾|和海鲜)?(?:[，,]?\s*(?:但|但是|不过)?(?:不吃)(?:其他|别的)(?:的)?肉)"),
+     "pescatarian"),
     (re.compile(r"^我(?:是|吃)?(?:鱼素|海鲜素)|^我只吃鱼(?:和海鲜|和虾)?[，,]?(?:不吃)"),
      "pescatarian"),
     (re.compile(r"^我(?:在|正在)?(?:吃|搞|做)?生酮(?:饮食)?"), "keto"),
-    (re.compile(r"^我(?:什么都吃|吃肉|荤素都吃|不挑食)(?:[。！!]|$)"), "not vegetarian"),
+    (re.compile(r"^我(?:什么都吃|什么肉都吃|吃肉|荤素都吃|不挑食)(?:[，,]\s*什么都吃)?(?:[。！!]|$)"),
+     "not vegetarian"),
 )
 _ZH_ALLERGY = re.compile(r"我对(?P<v>[^，,。！!；;]{1,20})过敏")
 _ZH_MY_ATTR = re.compile(r"^我(?:的|(?=最喜欢的|最爱的))(?P<attr>[^，,。！!；;是]{1,10})是"

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from memstrata.policies._extraction_zh import _ZH_CLAUSE_SPLIT, _ZH_OTHER_PEOPLE
+from memstrata.policies._extraction_zh import _ZH_CLAUSE_SPLIT, _ZH_OTHER_PEOPLE, zh_unguarded
 
 # ----------------------------------------------------------------------------- names
 
@@ -82,6 +82,14 @@ def _en_keeps(text: str, current: str) -> bool:
                      rf"stay\s+with)\s+{n}\b", text, re.I) is not None
 
 
+#: a relative or a friend as the one named: "My sister-in-law goes by Sadie now"
+_EN_NAME_OTHERS = re.compile(
+    r"\b(?:my|our|his|her|their)\s+(?:sister|brother|mom|mum|mother|dad|father|friend|son|"
+    r"daughter|cousin|aunt|uncle|wife|husband|partner|boyfriend|girlfriend|roommate|flatmate|"
+    r"colleague|coworker|boss|manager|nephew|niece|neighbou?r|kid|baby|dog|cat|puppy)"
+    r"(?:-in-law)?s?\b(?!['’]s)", re.I)
+
+
 def en_name(text: str, current: str) -> str | None:
     """A new preferred name in an English ``text``, given the ``current`` one."""
     if _EN_NAME_TEXT_GUARD.search(text) or _en_keeps(text, current):
@@ -103,8 +111,11 @@ def en_name(text: str, current: str) -> str | None:
         if sentence.rstrip().endswith("?") and not _REQUEST_QUESTION.search(sentence):
             continue
         for clause in re.split(r"\s*[,;:()—–]\s*|\s+-\s+", sentence):
-            if _EN_NEGATION.search(clause):
-                continue
+            if _EN_NEGATION.search(clause) or (
+                    _EN_NAME_OTHERS.search(clause)
+                    and not re.search(r"\b(?:me|please|pls|you)\b", clause, re.I)):
+                continue  # a relative named, not the user ("my friends say Peggy, so
+                # please use Peggy" asks for it)
             for pattern in _EN_NAME_PATTERNS:
                 for m in pattern.finditer(clause):
                     if "old" in m.groupdict() and m["old"].casefold() != old:
@@ -159,7 +170,8 @@ def zh_cue(text: str) -> bool:
 
 def zh_name(text: str, current: str) -> str | None:
     """A new preferred name in a Chinese ``text``, given the ``current`` one."""
-    if _ZH_TEXT_GUARD.search(text):
+    text = zh_unguarded(text, _ZH_TEXT_GUARD)
+    if not text:
         return None
     if re.search(r"(?<!别)(?<!不要)(?<!不用)叫我(?:全名|大名)|用(?:我的)?(?:全名|大名)", text):
         return None  # 你还是叫我全名吧: the current name is kept
@@ -296,8 +308,8 @@ _ZH_SIMPLIFIED = str.maketrans("魚蝦雞鴨豬葷純還開醫說別沒過們", 
 
 def zh_diet(text: str, current: str) -> str | None:
     """A new diet in a Chinese ``text``, given the ``current`` one."""
-    text = text.translate(_ZH_SIMPLIFIED)
-    if _ZH_DIET_GUARD.search(text):
+    text = zh_unguarded(text.translate(_ZH_SIMPLIFIED), _ZH_DIET_GUARD)
+    if not text:
         return None
     own = [c for c in _ZH_CLAUSES.split(text) if c and not _ZH_OTHERS.search(c)]
     for label, said in (("vegan", r"纯素|全素"), ("keto", r"生酮"), ("vegetarian", r"蛋奶素"),

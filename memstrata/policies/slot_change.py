@@ -43,6 +43,7 @@ from memstrata.policies._extraction_zh import (
     _ZH_OTHER_PEOPLE,
     _ZH_PLACE_NAMES,
     _zh_age,
+    zh_unguarded,
 )
 
 __all__ = ["ATTRIBUTES", "change_of", "has_cue"]
@@ -241,8 +242,8 @@ _ZH_QUOTED_NUMBER = re.compile(r"[“”\"]([\d一二三四五六七八九十]{1
 
 
 def _zh_change_of(text: str, attribute: str, current: str) -> str | None:
-    text = _ZH_QUOTED_NUMBER.sub(r"\1", text)
-    if _ZH_GUARD.search(text) or not _ZH_CUES[attribute].search(text):
+    text = zh_unguarded(_ZH_QUOTED_NUMBER.sub(r"\1", text), _ZH_GUARD)
+    if not text or not _ZH_CUES[attribute].search(text):
         return None
     clauses = [c for c in _ZH_CLAUSE.split(text) if c and not _ZH_CLAUSE_GUARD.search(c)]
     if attribute == "age":
@@ -301,8 +302,8 @@ def _en_cities(clause: str) -> list[str]:
 def has_cue(text: str) -> bool:
     """Does ``text`` speak of any topic :func:`change_of` reads (and pass the text guards)?"""
     if _CJK.search(text):
-        return ((_ZH_GUARD.search(text) is None and any(c.search(text) for c in _ZH_CUES.values()))
-                or nd.zh_cue(text))
+        kept = zh_unguarded(text, _ZH_GUARD)
+        return bool(kept and any(c.search(kept) for c in _ZH_CUES.values())) or nd.zh_cue(text)
     return ((not _TEXT_GUARD.search(text) and any(c.search(text) for c in _CUES.values()))
             or nd.en_cue(text))
 

@@ -367,3 +367,10 @@ def test_a_turn_without_its_subject_reads_as_the_user_in_lower_case() -> None:
     found = [e for e in extract("Started at Pinecrest Health last Monday, and so far "
                                 "onboarding is mostly compliance videos.") if e.slot]
     assert found and found[0].content.startswith("I started at Pinecrest Health")
+
+
+@pytest.mark.parametrize("text", ["I'm British.", "I'm Chinese.", "I'm Catholic."])
+def test_a_nationality_or_a_faith_is_not_a_name(text: str) -> None:
+    from memstrata.policies.extraction import extract
+
+    assert [e for e in extract(text) if e.slot and e.slot.attribute == "name"] == []

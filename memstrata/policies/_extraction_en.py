@@ -536,6 +536,15 @@ _NEW_ATTR = re.compile(r"^(?:new|current|present)\s+")
 _NOT_NAMES = frozenset(
     """fine good great ok okay sorry sure here back home done ready tired hungry busy free
     happy sad sick new glad excited late early in out not so""".split()
+) | frozenset(
+    # "I'm British." is a nationality, not a name; "I'm Catholic", "I'm Vegan" neither
+    """american british english scottish welsh irish canadian australian mexican brazilian
+    argentinian chilean colombian peruvian spanish portuguese french german dutch belgian swiss
+    austrian italian greek polish czech swedish norwegian danish finnish russian ukrainian
+    turkish israeli egyptian nigerian kenyan ghanaian african european asian indian pakistani
+    chinese japanese korean vietnamese thai filipino indonesian malaysian singaporean kiwi
+    catholic christian muslim jewish hindu buddhist atheist vegan vegetarian pescatarian
+    left right single married divorced retired pregnant gay straight bi trans""".split()
 )
 
 

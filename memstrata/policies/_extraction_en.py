@@ -28,6 +28,11 @@ _QUESTION_START = re.compile(
     r"is|are|am|was|were|have|has)\b",
     re.IGNORECASE,
 )
+#: other people as the subject or the owner of a clause ("my sister", "our neighbour"): the
+#: readers of held values skip such clauses (one list, as _extraction_zh._ZH_OTHER_PEOPLE)
+_EN_OTHER_PEOPLE = (r"sister|brother|mom|mum|mother|dad|father|friend|son|daughter|cousin|aunt|"
+                    r"uncle|wife|husband|partner|boss|colleague|neighbou?r|kid|kids|grandma|"
+                    r"grandpa|parents|roommate|flatmate|coworker|nephew|niece")
 _VALUE_END = re.compile(
     r"\s+(?:and|but|with|from|since|because|for|though|so|which|who|where|when|"
     r"(?:last|this|next)\s+(?:week|month|year|summer|winter|spring|fall|autumn)|yesterday|today|"

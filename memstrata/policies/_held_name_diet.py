@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 
+from memstrata.policies._extraction_en import _EN_OTHER_PEOPLE
 from memstrata.policies._extraction_zh import _ZH_CLAUSE_SPLIT, _ZH_OTHER_PEOPLE, zh_unguarded
 
 # ----------------------------------------------------------------------------- names
@@ -84,10 +85,8 @@ def _en_keeps(text: str, current: str) -> bool:
 
 #: a relative or a friend as the one named: "My sister-in-law goes by Sadie now"
 _EN_NAME_OTHERS = re.compile(
-    r"\b(?:my|our|his|her|their)\s+(?:sister|brother|mom|mum|mother|dad|father|friend|son|"
-    r"daughter|cousin|aunt|uncle|wife|husband|partner|boyfriend|girlfriend|roommate|flatmate|"
-    r"colleague|coworker|boss|manager|nephew|niece|neighbou?r|kid|baby|dog|cat|puppy)"
-    r"(?:-in-law)?s?\b(?!['’]s)", re.I)
+    rf"\b(?:my|our|his|her|their)\s+(?:{_EN_OTHER_PEOPLE}|boyfriend|girlfriend|manager|baby|"
+    r"dog|cat|puppy)(?:-in-law)?s?\b(?!['’]s)", re.I)
 
 
 def en_name(text: str, current: str) -> str | None:

@@ -37,6 +37,7 @@ from __future__ import annotations
 import re
 
 from memstrata.policies import _held_name_diet as nd
+from memstrata.policies._extraction_en import _EN_OTHER_PEOPLE
 from memstrata.policies._extraction_zh import (
     _ZH_CLAUSE_SPLIT,
     _ZH_N,
@@ -99,9 +100,7 @@ _SENTENCE_GUARD = re.compile(
 _CLAUSE_GUARD = re.compile(r"\b(?:\w+n['’]t|never|not|nope|no|cannot)\b", re.I)
 #: another person: in the value's clause, or anywhere when that clause has no "I" or "we"
 _OTHERS = re.compile(
-    r"\b(?:my|our|his|her|their)\s+(?:sister|brother|mom|mum|mother|dad|father|friend|son|"
-    r"daughter|cousin|aunt|uncle|wife|husband|partner|boss|colleague|neighbou?r|kid|kids|"
-    r"grandma|grandpa|parents|roommate|flatmate|coworker|nephew|niece)s?\b|"
+    rf"\b(?:my|our|his|her|their)\s+(?:{_EN_OTHER_PEOPLE})s?\b|"
     r"\b(?:he|she|they)\b(?!['’]s)", re.I)
 _FIRST_PERSON = re.compile(r"\b(?:i|i['’]m|i['’]ve|i['’]d|me|my|we|we['’]re|we['’]ve|our|us)\b",
                            re.I)

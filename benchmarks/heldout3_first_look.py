@@ -39,7 +39,8 @@ blind after that, and ``--heldout7`` a seventh, written blind after heldout6's m
 lost guards were fixed (heldout6 is a development split since); ``--heldout8`` an
 eighth, written blind after heldout7 was used the same way, ``--heldout9`` a
 ninth, written blind after heldout8 was, and ``--heldout10`` a tenth, written blind after
-heldout9's misses were fixed (96 cases).
+heldout9's misses were fixed (96 cases), and ``--heldout11`` an eleventh, written
+blind after heldout10's misses were fixed (96 cases).
 
 ``--updates4`` evaluates a fourth knowledge-update split (``data/knowledge_update_heldout4.json``,
 40 cases, 22 English / 18 Chinese), written blind after heldout3's knowledge-update misses
@@ -106,6 +107,9 @@ FORMATION9 = DATA / "formation_changes_heldout9.json"
 FORMATION10 = DATA / "formation_changes_heldout10.json"
 FORMATION9_LOOK = RESULTS / "formation_changes_heldout9_first_look.json"
 FORMATION10_LOOK = RESULTS / "formation_changes_heldout10_first_look.json"
+#: an eleventh, written blind after the fixes of heldout10's misses
+FORMATION11 = DATA / "formation_changes_heldout11.json"
+FORMATION11_LOOK = RESULTS / "formation_changes_heldout11_first_look.json"
 
 
 def _prior_value(mm: MemoryManager, case: dict[str, Any]) -> str | None:
@@ -191,7 +195,8 @@ def main() -> None:
                              ("--heldout7", FORMATION7, FORMATION7_LOOK),
                              ("--heldout8", FORMATION8, FORMATION8_LOOK),
                              ("--heldout9", FORMATION9, FORMATION9_LOOK),
-                             ("--heldout10", FORMATION10, FORMATION10_LOOK)):
+                             ("--heldout10", FORMATION10, FORMATION10_LOOK),
+                             ("--heldout11", FORMATION11, FORMATION11_LOOK)):
         if flag in sys.argv:
             found = formation(data)
             print(json.dumps({k: v for k, v in found.items() if k != "by_category"},

@@ -181,3 +181,61 @@ def test_heldout10_statements_read_alone() -> None:
     assert read("我吃纯素。") == ["vegan"]
     assert read("我吃鱼但不吃其他肉。") == ["pescatarian"]
     assert read("我什么肉都吃。") == ["not vegetarian"]
+
+
+# ------------------------------------------ reproductions from heldout11 (dev split since)
+
+def test_heldout11_what_a_question_takes_for_granted() -> None:
+    """A change the user's question rests on is read; the question's own plans are not."""
+    from memstrata.policies.extraction import extract
+
+    def read(text: str) -> list[tuple[str, str]]:
+        return [(e.slot.attribute, e.slot.value) for e in extract(text) if e.slot]
+
+    assert read("Now that I'm based in Halifax, what time zone should I set my work "
+                "calendar to?") == [("city", "Halifax")]
+    assert read("Now that I'm 30, should I rethink my retirement contributions?") == [
+        ("age", "30")]
+    assert read("now that I'm a Datadog employee I get a conference budget, which events are "
+                "actually worth going to?") == [("employer", "Datadog")]
+    assert read("Can you suggest some good running routes near my new apartment in Tucson?"
+                ) == [("city", "Tucson")]
+    assert read("Can you help me write a short intro message for my new team at Shopify?"
+                ) == [("employer", "Shopify")]
+    assert read("我已经在深圳安家了，想问下以前交的社保怎么转到这边来？") == [("city", "深圳")]
+    assert read("我现在在比亚迪做电池研发，员工买车有内部价吗？") == [("employer", "比亚迪")]
+    assert read("我现在改成生酮饮食了，每天碳水控制在20克以内，早餐吃啥好？") == [("diet", "keto")]
+    assert read("帮我查一下苏州新家附近有什么好吃的早餐店？刚过来还不熟") == [("city", "苏州")]
+    # guards: a condition, a plan, someone else, a question with nothing taken for granted
+    assert read("If I'm based in Halifax, what time zone should I use?") == []
+    assert read("I'm thinking about moving to Lyon, is it expensive?") == []
+    assert read("My sister moved to Lyon, should I visit her?") == []
+    assert read("What would my new apartment in Tucson cost if I took the job?") == []
+    assert read("我想搬到上海，你觉得怎么样？") == []
+    assert read("我朋友在苏州新家附近开了店，有什么推荐的吗？") == []
+    assert read("Draft a cover letter for a product manager role at Etsy, please.") == []
+
+
+@pytest.mark.parametrize(("text", "attribute", "current", "expected"), [
+    ("帮我写一段自我介绍吧，要发在小红书新团队的群里，我周一刚报到", "employer", "腾讯", "小红书"),
+    ("今天生日，终于成年了！可以自己去报名考驾照了🚗", "age", "17", "18"),
+    # an application is not a job
+    ("Draft a cover letter for a product manager role at Etsy, please.", "employer", "Moderna",
+     None),
+    # a new team someone else joined, or no start
+    ("帮我写一段介绍，要发在小红书新团队的群里", "employer", "腾讯", None),
+])
+def test_heldout11_changes_and_guards(text: str, attribute: str, current: str,
+                                      expected: str | None) -> None:
+    assert change_of(text, attribute, current) == expected
+
+
+def test_heldout11_diets_read_alone() -> None:
+    from memstrata.policies.extraction import extract
+
+    def read(text: str) -> list[str]:
+        return [e.slot.value for e in extract(text) if e.slot]
+
+    assert read("I only eat halal.") == ["halal"]
+    assert read("我只吃清真的。") == ["halal"]
+    assert read("我不吃含麸质的东西。") == ["gluten-free"]

@@ -204,7 +204,10 @@ _WORK_AT = re.compile(
     r"|\bi(?:'m| am)\s+(?:now\s+|currently\s+)?employed\s+(?:at|by)\s+(?P<v2>.+)"
     # "I'm working at Google these days": the progressive names a company, not "home"
     r"|\bi(?:'m|'ve been| have been)\s+(?:now\s+|currently\s+)?working\s+(?:at|for)\s+"
-    r"(?P<v3>(?-i:[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*)*))",
+    r"(?P<v3>(?-i:[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*)*))"
+    # "I'm now a Datadog employee", "I'm officially a Stripe staffer"
+    r"|\bi(?:'m| am)\s+(?:now\s+|officially\s+|finally\s+)*an?\s+"
+    r"(?P<v4>(?-i:[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*)*))\s+(?:employee|staffer|hire)\b",
     re.IGNORECASE,
 )
 #: the sentence is about work ("after five years at Siemens", "I quit my job"), so "moved to X"
@@ -274,7 +277,7 @@ _DIET = re.compile(
     r"\bi(?:'m| am|'ve been| have been)\s+(?:now\s+|strictly\s+|fully\s+)?(?:a\s+)?"
     r"(?P<v>vegetarian|vegan|pescatarian|plant-based|"
     r"halal|kosher|gluten[- ]free|lactose[- ]intolerant|on a (?:keto|low[- ]carb) diet)\b"
-    r"|\bi\s+(?:follow|eat|keep)\s+(?:a\s+|an\s+)?(?:strict(?:ly)?\s+)?"
+    r"|\bi\s+(?:only\s+)?(?:follow|eat|keep)\s+(?:a\s+|an\s+)?(?:strict(?:ly)?\s+)?"
     r"(?P<v2>vegetarian|vegan|pescatarian|plant-based|keto|low[- ]carb|halal|kosher|"
     r"gluten[- ]free)(?:\s+diet)?\b"
     r"|\bi\s+(?P<v3>eat\s+(?:meat|everything|anything))\b(?!\s+(?:again|now|these days))",
@@ -506,7 +509,7 @@ def _en_profile(s: str) -> Extracted | None:
     m = _WORK_AT.search(s)
     if m:
         return Extracted(s, MemoryType.PROFILE, 0.85, "employer",
-                         _slot("employer", _value(m["v"] or m["v2"] or m["v3"])))
+                         _slot("employer", _value(m["v"] or m["v2"] or m["v3"] or m["v4"])))
     m = _IM_A.search(s)
     if m and not _NEGATED_CLAUSE.search(m.group(0)):
         return Extracted(s, MemoryType.PROFILE, 0.8, "occupation",

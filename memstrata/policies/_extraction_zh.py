@@ -183,7 +183,12 @@ _ZH_KIN = re.compile(
 #: a clause with the subject dropped that states the present: 我换工作了，现在在阿里巴巴上班
 _ZH_PRESENT_CLAUSE = re.compile(r"[，,]\s*(?=(?:现在|目前|如今)(?!是不是)"
                                 r"|(?:又|就|然后|后来|最后)?(?:搬|住在|入职|加入|开始吃|当上|成了))")
-_ZH_WORK_AT = re.compile(rf"我{_ZH_WHEN}在(?P<v>[^，,。！!；;]{{1,20}}?)(?:工作|上班|任职)")
+_ZH_WORK_AT = re.compile(
+    rf"我{_ZH_WHEN}在(?P<v>[^，,。！!；;]{{1,20}}?)(?:工作|上班|任职)"
+    # 我现在在比亚迪做电池研发: the work named after 做/负责
+    rf"|我{_ZH_WHEN}在(?P<v2>[^，,。！!；;]{{2,12}}?)(?:做|搞|负责)[^，,。！!；;]{{0,8}}?"
+    r"(?:研发|开发|产品|运营|销售|设计|算法|技术|市场|财务|人事|数据|测试|前端|后端|工程|项目|"
+    r"咨询|管理)")
 _ZH_PROFESSIONS = "工程师|程序员|老师|教师|医生|护士|学生|设计师|经理|律师|会计|记者|研究员|厨师|" \
                   "建筑师|顾问|产品经理|司机|自由职业者|退休"
 _ZH_IM_A = re.compile(
@@ -205,7 +210,10 @@ _ZH_DIET_OTHER = (
      "pescatarian"),
     (re.compile(r"^我(?:是|吃)?(?:鱼素|海鲜素)|^我只吃鱼(?:和海鲜|和虾)?[，,]?(?:不吃)"),
      "pescatarian"),
-    (re.compile(r"^我(?:在|正在)?(?:吃|搞|做)?生酮(?:饮食)?"), "keto"),
+    (re.compile(r"^我(?:现在|已经|最近|目前)*(?:在|正在|开始|改成|改为|换成|转成)?(?:吃|搞|做)?"
+                r"生酮(?:饮食)?"), "keto"),
+    (re.compile(r"^我(?:只|只吃|吃)(?:吃)?清真"), "halal"),
+    (re.compile(r"^我(?:不吃|不能吃|只吃无)(?:含)?麸质|^我(?:吃|是)无麸质"), "gluten-free"),
     (re.compile(r"^我(?:什么都吃|什么肉都吃|吃肉|荤素都吃|不挑食)(?:[，,]\s*什么都吃)?(?:[。！!]|$)"),
      "not vegetarian"),
 )
@@ -304,8 +312,10 @@ def _chinese(s: str) -> Extracted | None:
     if m:
         return Extracted(s, MemoryType.PROFILE, 0.95, "allergy")
     for pattern, diet in _ZH_DIET_OTHER:
-        if pattern.search(s):
-            return Extracted(s, MemoryType.PROFILE, 0.85, "diet", _slot("diet", diet))
+        m = pattern.search(s)
+        if m:  # 我现在改成生酮饮食了: a change, newest wins
+            return Extracted(s, MemoryType.PROFILE, 0.85, "diet", _slot("diet", diet),
+                             correction=_ZH_CHANGE_ASPECT.search(m.group(0)) is not None)
     m = _ZH_DIET.search(s)
     if m:  # 我开始吃素了 / 我现在吃素: the current diet, newest wins
         return Extracted(s, MemoryType.PROFILE, 0.9, "diet", _slot("diet", "vegetarian"),
@@ -317,9 +327,11 @@ def _chinese(s: str) -> Extracted | None:
                          _slot("age", _zh_age(m["v"] or m["v2"])),
                          correction="满" in m.group(0) or "了" in m.group(0))
     m = _ZH_WORK_AT.search(s)
-    if m and not _ONE_OFF_OBJECT.match(m["v"]) and _zh_value(m["v"]) not in _ZH_PLACE_NAMES:
+    where = (m["v"] or m["v2"]) if m else ""
+    if m and not _ONE_OFF_OBJECT.match(where) and _zh_value(where) not in _ZH_PLACE_NAMES:
         return Extracted(s, MemoryType.PROFILE, 0.85, "employer",
-                         _slot("employer", _zh_value(m["v"])))
+                         _slot("employer", _zh_value(where)),
+                         correction=_ZH_CHANGE_ASPECT.search(m.group(0)) is not None)
     m = _ZH_IM_A.search(s)
     if m is None:
         m = _ZH_NOW_A.search(s)

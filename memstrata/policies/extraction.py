@@ -74,6 +74,7 @@ from memstrata.policies._extraction_zh import (
     _ZH_KIN,
     _ZH_NOT_BUT,
     _ZH_NOT_CALL,
+    _ZH_OTHER_PEOPLE,
     _ZH_PRESENT_CLAUSE,
     _ZH_QUESTION,
     _ZH_STANDING,
@@ -419,6 +420,58 @@ def _read_plain(s: str, zh: bool) -> Extracted | None:
     return found
 
 
+#: what a question takes for granted, in a clause before it: "Now that I'm based in Halifax,
+#: what time zone ...?", "I've settled in Shenzhen, how do I move my pension here?"
+_GRANTED_LEAD = re.compile(r"^(?:now\s+that|since|seeing\s+as|as)\s+(?=(?:i|we)\b)",
+                           re.IGNORECASE)
+_GRANTED_SPLIT = re.compile(r"\s*[,，:：;；]\s*|\s+[—–]\s+")
+#: ... or in a possessive inside it: "routes near my new apartment in Tucson?", "an intro
+#: for my new team at Shopify?"
+_GRANTED_NEW = re.compile(
+    r"\bmy\s+new\s+(?:(?P<home>apartment|flat|house|place|home|condo)\s+in"
+    r"|(?P<job>team|job|role|employer|colleagues|manager|boss|office)\s+at)\s+"
+    r"(?P<v>(?-i:[A-Z][\w&.'-]*(?:\s+(?!I\b)[A-Z][\w&.'-]*)*))", re.IGNORECASE)
+_ZH_GRANTED_NEW_HOME = re.compile(r"(?P<v>[\u4e00-\u9fff]{2,6}?)(?:市)?(?:的)?新家")
+#: ... unless it is a condition or a plan
+_GRANTED_NOT = re.compile(r"\b(?:if|unless|would|will|going to|next|soon|once|when i get)\b"
+                          r"|如果|要是|假如|的话|打算|准备|考虑", re.IGNORECASE)
+
+
+def _taken_for_granted(sentence: str) -> list[str]:
+    """The statements a question or a request rests on, as sentences of their own."""
+    zh = _CJK.search(sentence) is not None
+    out = []
+    for part in _GRANTED_SPLIT.split(sentence)[:-1]:
+        part = _LEAD.sub("", part.strip())
+        if _GRANTED_NOT.search(part):
+            continue
+        if zh:
+            if not part.startswith("我") or _ZH_QUESTION.search(part):
+                continue
+        else:
+            part = _GRANTED_LEAD.sub(lambda m: "now " if m.group(0).lower().startswith("now")
+                                     else "", part)
+            if not re.match(r"(?:now\s+)?(?:i|i'm|i've|we|we're|we've)\b", part,
+                            re.IGNORECASE) or _is_question(part):
+                continue
+        out.append(part)
+    if _GRANTED_NOT.search(sentence):
+        return out
+    if not zh:
+        for m in _GRANTED_NEW.finditer(sentence):
+            out.append(f"I now live in {m['v']}" if m["home"] else f"I now work at {m['v']}")
+        return out
+    from memstrata.policies.gazetteer import find_cities_zh
+
+    if re.search(_ZH_OTHER_PEOPLE, sentence):  # 我朋友在苏州新家附近开了店: not the user's
+        return out
+    for m in _ZH_GRANTED_NEW_HOME.finditer(sentence):  # 帮我查一下苏州新家附近…？
+        cities = find_cities_zh(m["v"])
+        if len(cities) == 1 and m["v"].endswith(cities[0]):
+            out.append(f"我现在住在{cities[0]}")
+    return out
+
+
 def extract(text: str, *, role: str = "user") -> list[Extracted]:
     """Candidates read from one utterance; ``[]`` for anything that is not a
     durable statement by the user (small talk, questions, moods, task chatter).
@@ -434,6 +487,12 @@ def extract(text: str, *, role: str = "user") -> list[Extracted]:
         if len(sentence) > MAX_SENTENCE_CHARS:
             continue
         if _is_question(sentence) and not _is_request(sentence):
+            for granted in _taken_for_granted(sentence):
+                found = _read(granted)
+                if found is not None and found.slot is not None \
+                        and found.content.casefold() not in seen:
+                    seen.add(found.content.casefold())
+                    out.append(found)
             continue
         found = _read(sentence)
         if found is None or found.content.casefold() in seen:

@@ -85,7 +85,7 @@ _SENTENCE_GUARD = re.compile(
     r"visit|visiting|visited|trip|vacation|holiday|conference|business(?!\s+cards?)|flight|"
     r"flying|weekend|stay|stayed|staying|hotel|back home|"
     r"look|looks|feel like|guess|the idea|floated|suggest\w*|propos\w*|asked|wants?|wanted|"
-    r"offering|relocation to|"
+    r"offering|relocation to|cover letter|application|apply|applying|interview\w*|resume|cv|"
     # the past: "when I lived in Minneapolis", "I used to live in"
     r"when\s+(?:i|we)\s+(?:lived|was living|were living|worked|was working)|used to|"
     r"(?:relocating|moving|transferring|sending)\s+me)\b|"
@@ -234,6 +234,9 @@ _ZH_PLACES = {
     ),
 }
 _ZH_NUMBER = re.compile(rf"(?<![\d.])({_ZH_N})(?![\d.])")
+#: a new team named where the user has just started: 发在小红书新团队的群里，我周一刚报到
+_ZH_NEW_TEAM = re.compile(rf"{_ZH_X}(?:的)?新(?:团队|公司|单位|部门)")
+_ZH_STARTED = re.compile(r"我[^，,。！!；;]{0,6}(?:报到|入职)了?(?:[，,。！!；;]|$)")
 
 
 #: a number in quotes is not quoted speech: 蛋糕上插了个“48”的蜡烛
@@ -250,12 +253,16 @@ def _zh_change_of(text: str, attribute: str, current: str) -> str | None:
             return None
         now = int(current)
         ages = {int(_zh_age(n)) for c in clauses for n in _ZH_NUMBER.findall(c)}
+        if now == 17 and any("成年了" in c or "成年啦" in c for c in clauses):
+            ages.add(18)  # 终于成年了: eighteen
         ages = {n for n in ages if now < n <= now + 5}
         return str(ages.pop()) if len(ages) == 1 else None
     old = current.strip()
     olds = {old, re.sub(r"市$", "", old)}
-    new = {m["v"] for c in clauses for pattern in _ZH_PLACES[attribute]
-           for m in pattern.finditer(c)}
+    patterns = _ZH_PLACES[attribute]
+    if attribute == "employer" and any(_ZH_STARTED.search(c) for c in clauses):
+        patterns = (*patterns, _ZH_NEW_TEAM)
+    new = {m["v"] for c in clauses for pattern in patterns for m in pattern.finditer(c)}
     new = {v for v in new if v not in olds
            and (attribute != "employer" or v not in _ZH_PLACE_NAMES)}
     if not new and attribute == "city":

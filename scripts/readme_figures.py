@@ -218,12 +218,12 @@ def _formation(sn: dict[str, Any], first2: dict[str, Any], first3: dict[str, Any
         f"changes **{look6['all']['changes_read_correctly']:.2f}** (EN "
         f"{look6['en']['changes_read_correctly']:.2f}, ZH "
         f"{look6['zh']['changes_read_correctly']:.2f}), guards "
-        f"**{look6['all']['guards_held']:.2f}**; four more, blind, each after the fixes of the "
+        f"**{look6['all']['guards_held']:.2f}**; five more, blind, each after the fixes of the "
         "one before: changes "
         + " / ".join(f"**{x['all']['changes_read_correctly']:.2f}**" for x in later)
         + ", guards "
         + " / ".join(f"{x['all']['guards_held']:.2f}" for x in later),
-        "`consolidation_scenarios.json`, `formation_changes_heldout{2,...,10}_first_look.json`",
+        "`consolidation_scenarios.json`, `formation_changes_heldout{2,...,11}_first_look.json`",
     )
 
 
@@ -385,7 +385,7 @@ def rows(results: Path = RESULTS) -> list[Row]:
                            j("formation_changes_heldout5_first_look.json"),
                            j("formation_changes_heldout6_first_look.json"),
                            [j(f"formation_changes_heldout{n}_first_look.json")[f"heldout{n}"]
-                            for n in (7, 8, 9, 10)]),
+                            for n in (7, 8, 9, 10, 11)]),
         lambda: _contradiction(j("contradiction.json"), j("contradiction_first_look.json")),
         lambda: _knowledge_update(j("knowledge_update.json"), j("knowledge_update_first_look.json"),
                                   j("knowledge_update_heldout2_first_look.json"),

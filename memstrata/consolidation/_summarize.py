@@ -164,78 +164,112 @@ class SummarizeJob:
                    ) -> list[UserPlan]:
         """Plans of a batch, its model calls concurrent (at most ``llm.concurrency``).
 
-        The reads (one read transaction per user) and the embeddings of the
-        results run on a pool of the same size too: they wait on the database
-        and on ONNX Runtime, which release the GIL. A user whose reads or
-        embedding fail gets an empty plan with the error (as the runner does for
-        :meth:`plan`)."""
+        The batch's reads are a handful of statements in one read transaction
+        (:meth:`_gather_many`), its records embedded in one call: per-user reads
+        and embeddings would cost a transaction (and, past the connection pool, a
+        connection) and an ONNX call per user. If the batch's reads fail, each
+        user is read alone, so a user whose reads fail gets an empty plan with
+        the error (as the runner does for :meth:`plan`); so does a user whose
+        plan cannot be built."""
         gate = ctx.model()
-        width = 1 if gate is None else min(gate.concurrency, len(users))
+        todos: list[_Todo | UserPlan]
+        try:
+            with db.read() as conn:
+                todos = list(self._gather_many(conn, ctx, users))
+        except MemstrataError:
+            width = 1 if gate is None else min(gate.concurrency, len(users))
 
-        def gather(user: str) -> _Todo | UserPlan:
-            try:
-                with db.read() as conn:
-                    return self._gather(conn, ctx, user)
-            except MemstrataError as exc:
-                return _failed(user, exc)
+            def gather(user: str) -> _Todo | UserPlan:
+                try:
+                    with db.read() as conn:
+                        return self._gather(conn, ctx, user)
+                except MemstrataError as exc:
+                    return _failed(user, exc)
 
-        todos = _map(width, gather, users)
+            todos = _map(width, gather, users)
         asks = [(i, n, a) for i, t in enumerate(todos) if isinstance(t, _Todo)
                 for n, a in enumerate(t.asks()) if a is not None]
         answers: dict[tuple[int, int], Any] = {}
         if gate is not None and asks:
             got = gate.ask_json_many([a for _, _, a in asks])
             answers = {(i, n): value for (i, n, _), value in zip(asks, got, strict=True)}
-
-        def finish(item: tuple[int, _Todo | UserPlan]) -> UserPlan:
-            i, t = item
+        plans: list[UserPlan] = []
+        for i, t in enumerate(todos):
             if not isinstance(t, _Todo):
-                return t
+                plans.append(t)
+                continue
             try:
-                return self._finish(ctx, t, [answers.get((i, n)) for n in range(len(t.asks()))])
+                plans.append(self._build(ctx, t, [answers.get((i, n))
+                                                  for n in range(len(t.asks()))]))
             except MemstrataError as exc:
-                return _failed(t.user_id, exc)
-
-        return _map(width, finish, list(enumerate(todos)))
+                plans.append(_failed(t.user_id, exc))
+        try:
+            self._embed(ctx, plans)
+        except MemstrataError:  # each user alone, so only the failing one loses its plan
+            for n, plan in enumerate(plans):
+                try:
+                    self._embed(ctx, [plan])
+                except MemstrataError as exc:
+                    plans[n] = _failed(plan.user_id, exc)
+        return plans
 
     def _gather(self, conn: Connection, ctx: JobContext, user_id: str) -> _Todo:
         """What the user has to fold, and the question for the model about each item."""
+        return self._gather_many(conn, ctx, [user_id])[0]
+
+    def _gather_many(self, conn: Connection, ctx: JobContext, users: Sequence[str]
+                     ) -> list[_Todo]:
+        """:meth:`_gather` for each of ``users``, in a few statements for all of them."""
         ask = ctx.model() is not None
-        todo = _Todo(user_id)
-        folded = {
-            (r.kind, r.source_id): (int(r.last_item), r.memory_id)
-            for r in conn.execute(select(sources).where(sources.c.user_id == user_id))
-        }
+        folded: dict[str, dict[tuple[str, str], tuple[int, str | None]]] = {}
+        for r in conn.execute(select(sources).where(sources.c.user_id.in_(list(users)))):
+            folded.setdefault(str(r.user_id), {})[(r.kind, r.source_id)] = (
+                int(r.last_item), r.memory_id)
         ended_before = ctx.now - ctx.settings.session_idle_seconds
-        for s in queries.ended_sessions(conn, user_id, ended_before):
-            done = folded.get(("session", s.session_id))
-            if done is not None and done[0] >= int(s.last):
-                continue
-            rows = queries.session_turns(conn, user_id, str(s.session_id), int(s.last))
+        sessions = queries.ended_sessions_of(conn, users, ended_before)
+        due = [(u, str(s.session_id), int(s.last)) for u in users for s in sessions.get(u, [])
+               if not ((done := folded.get(u, {}).get(("session", str(s.session_id))))
+                       and done[0] >= int(s.last))]
+        turns_of = queries.session_turns_of(conn, due)
+        settled_before = ctx.now - ctx.settings.session_idle_seconds
+        tasks_of = queries.finished_tasks_of(conn, users)
+        due_tasks = {u: [t for t in tasks_of.get(u, [])
+                         if not (t.status == "failed"  # may still be retried
+                                 and (t.finished_at or t.updated_at) > settled_before)
+                         and not ((done := folded.get(u, {}).get(("task", t.task_id)))
+                                  and done[0] >= int(t.version))]
+                     for u in users}
+        steps_of = queries.task_step_payloads_of(
+            conn, [(u, str(t.task_id)) for u in users for t in due_tasks[u]])
+        todos = {u: _Todo(u) for u in users}
+        for user_id, session_id, last in due:
             session_turns = [Turn(r.id, r.role, r.text, from_epoch(r.at), dict(r.metadata or {}))
-                             for r in rows]
-            todo.sessions.append(_SessionTodo(
-                str(s.session_id), int(s.last), session_turns, done,
+                             for r in turns_of[(user_id, session_id)]]
+            todos[user_id].sessions.append(_SessionTodo(
+                session_id, last, session_turns,
+                folded.get(user_id, {}).get(("session", session_id)),
                 Ask(SUMMARY_SYSTEM, _transcript(session_turns), user_id, "summarize")
                 if ask else None))
-        settled_before = ctx.now - ctx.settings.session_idle_seconds
-        for t in queries.finished_tasks(conn, user_id):
-            if t.status == "failed" and (t.finished_at or t.updated_at) > settled_before:
-                continue  # may still be retried
-            done = folded.get(("task", t.task_id))
-            if done is not None and done[0] >= int(t.version):
-                continue
-            steps = queries.task_step_payloads(conn, user_id, str(t.task_id))
-            goal, feedback = dict(t.goal or {}), (None if t.feedback is None else dict(t.feedback))
-            todo.tasks.append(_TaskTodo(
-                t, steps, goal, feedback, done,
-                Ask(LESSON_SYSTEM, _trajectory(goal, t.status, steps, feedback), user_id,
-                    "lesson") if ask and steps else None))
-        return todo
+        for user_id in users:
+            for t in due_tasks[user_id]:
+                steps = steps_of[(user_id, str(t.task_id))]
+                goal = dict(t.goal or {})
+                feedback = None if t.feedback is None else dict(t.feedback)
+                todos[user_id].tasks.append(_TaskTodo(
+                    t, steps, goal, feedback, folded.get(user_id, {}).get(("task", t.task_id)),
+                    Ask(LESSON_SYSTEM, _trajectory(goal, t.status, steps, feedback), user_id,
+                        "lesson") if ask and steps else None))
+        return [todos[u] for u in users]
 
     def _finish(self, ctx: JobContext, todo: _Todo, answers: Sequence[Any]) -> UserPlan:
         """The plan from what :meth:`_gather` read and the model's ``answers`` (one per
         :meth:`_Todo.asks`, None where it was not asked or gave nothing usable)."""
+        plan = self._build(ctx, todo, answers)
+        self._embed(ctx, [plan])
+        return plan
+
+    def _build(self, ctx: JobContext, todo: _Todo, answers: Sequence[Any]) -> UserPlan:
+        """:meth:`_finish` but the embeddings (:meth:`_embed`)."""
         user_id = todo.user_id
         plan = UserPlan(user_id)
         payload = _Payload()
@@ -244,17 +278,22 @@ class SummarizeJob:
             self._plan_session(ctx, user_id, item, answer, payload, plan)
         for task, answer in zip(todo.tasks, answers[n:], strict=True):
             self._plan_task(ctx, task, answer, payload, plan)
-        pending = [x for x in payload.new if x.vector is None]
-        if pending:
-            vectors = ctx.embedder.embed([queries.indexed_text(x.item) for x in pending])
-            for x, v in zip(pending, vectors, strict=True):
-                x.vector = v
         plan.payload = payload
         for x in payload.new:
             plan.actions.append(PlannedAction(
                 user_id, None, x.action, x.reason, None,
                 {"content": x.item.content, "type": x.item.type.value, "scope": x.item.scope}))
         return plan
+
+    @staticmethod
+    def _embed(ctx: JobContext, plans: Sequence[UserPlan]) -> None:
+        """The vectors of the plans' new records, in one embedding call."""
+        pending = [x for p in plans if isinstance(p.payload, _Payload)
+                   for x in p.payload.new if x.vector is None]
+        if pending:
+            vectors = ctx.embedder.embed([queries.indexed_text(x.item) for x in pending])
+            for x, v in zip(pending, vectors, strict=True):
+                x.vector = v
 
     def _plan_session(self, ctx: JobContext, user_id: str, item: _SessionTodo, answer: Any,
                       payload: _Payload, plan: UserPlan) -> None:

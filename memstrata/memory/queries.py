@@ -24,17 +24,21 @@ from memstrata.types import MemoryInput, Status
 __all__ = [
     "RECORD_FIELDS",
     "ended_sessions",
+    "ended_sessions_of",
     "episode_users",
     "expiry_candidates",
     "finished_tasks",
+    "finished_tasks_of",
     "indexed_text",
     "live_records",
     "new_id",
     "previous_user",
     "session_turns",
+    "session_turns_of",
     "slot_key",
     "sources_exist",
     "task_step_payloads",
+    "task_step_payloads_of",
     "user_page",
 ]
 
@@ -179,6 +183,72 @@ def task_step_payloads(conn: Connection, user_id: str, task_id: str) -> list[dic
         select(task_steps.c.payload)
         .where(task_steps.c.user_id == user_id, task_steps.c.task_id == task_id)
         .order_by(task_steps.c.step_no))]
+
+
+# The same reads for a batch of users, one statement each (a consolidation batch
+# reads its users together instead of one transaction per user); every row still
+# filtered on its user, answers keyed by user.
+
+def ended_sessions_of(conn: Connection, user_ids: Sequence[str], ended_before: float
+                      ) -> dict[str, list[Any]]:
+    """:func:`ended_sessions` of each of ``user_ids`` (users with none are absent): rows of
+    (user_id, session_id, last)."""
+    out: dict[str, list[Any]] = {}
+    for r in conn.execute(
+            select(turns.c.user_id, turns.c.session_id, func.max(turns.c.id).label("last"))
+            .where(turns.c.user_id.in_(list(user_ids)))
+            .group_by(turns.c.user_id, turns.c.session_id)
+            .having(func.max(turns.c.at) <= ended_before)
+            .order_by(turns.c.user_id, func.min(turns.c.at))):
+        out.setdefault(str(r.user_id), []).append(r)
+    return out
+
+
+def session_turns_of(conn: Connection, wanted: Sequence[tuple[str, str, int]]
+                     ) -> dict[tuple[str, str], list[Row[Any]]]:
+    """:func:`session_turns` of each (user, session, up to turn id) in ``wanted``."""
+    if not wanted:
+        return {}
+    up_to = {(u, s): last for u, s, last in wanted}
+    out: dict[tuple[str, str], list[Row[Any]]] = {key: [] for key in up_to}
+    for r in conn.execute(
+            select(turns)
+            .where(turns.c.user_id.in_(sorted({u for u, _, _ in wanted})),
+                   turns.c.session_id.in_(sorted({s for _, s, _ in wanted})),
+                   turns.c.id <= max(up_to.values()))
+            .order_by(turns.c.user_id, turns.c.session_id, turns.c.at, turns.c.id)):
+        key = (str(r.user_id), str(r.session_id))
+        if key in up_to and r.id <= up_to[key]:
+            out[key].append(r)
+    return out
+
+
+def finished_tasks_of(conn: Connection, user_ids: Sequence[str]) -> dict[str, list[Row[Any]]]:
+    """:func:`finished_tasks` of each of ``user_ids`` (users with none are absent)."""
+    out: dict[str, list[Row[Any]]] = {}
+    for r in conn.execute(
+            select(tasks).where(tasks.c.user_id.in_(list(user_ids)),
+                                tasks.c.status.in_(["done", "abandoned", "failed"]))
+            .order_by(tasks.c.user_id, tasks.c.finished_at, tasks.c.task_id)):
+        out.setdefault(str(r.user_id), []).append(r)
+    return out
+
+
+def task_step_payloads_of(conn: Connection, wanted: Sequence[tuple[str, str]]
+                          ) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """:func:`task_step_payloads` of each (user, task) in ``wanted``."""
+    out: dict[tuple[str, str], list[dict[str, Any]]] = {key: [] for key in wanted}
+    if not wanted:
+        return out
+    for r in conn.execute(
+            select(task_steps.c.user_id, task_steps.c.task_id, task_steps.c.payload)
+            .where(task_steps.c.user_id.in_(sorted({u for u, _ in wanted})),
+                   task_steps.c.task_id.in_(sorted({t for _, t in wanted})))
+            .order_by(task_steps.c.user_id, task_steps.c.task_id, task_steps.c.step_no)):
+        key = (str(r.user_id), str(r.task_id))
+        if key in out:
+            out[key].append(dict(r.payload))
+    return out
 
 
 def sources_exist(conn: Connection, user_id: str,

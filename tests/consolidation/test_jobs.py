@@ -405,3 +405,59 @@ def test_a_user_erased_between_planning_and_applying_stays_erased(manager: Memor
     with manager.db.read() as conn:
         assert conn.execute(select(users).where(users.c.user_id == "alice")).first() is None
         assert conn.execute(select(turns).where(turns.c.user_id == "alice")).first() is None
+
+
+def test_summarize_reads_a_batch_together_as_it_reads_each_user(manager: MemoryManager,
+                                                                 jobs: Consolidator, clock):
+    """A batch is read in a few statements for all its users (one read transaction, one
+    embedding call); the plans are the ones reading each user alone gives - users
+    sharing session ids, a session folded before and continued, tasks done, failed
+    long ago and failed just now."""
+    import numpy as np
+
+    from memstrata.consolidation._summarize import SummarizeJob
+
+    for n, user in enumerate(("ann", "bob", "cy", "dee")):
+        for k in range(n + 1):
+            manager.observe(user, "s1", "user", f"I live in city number {k} of {user}.")
+            manager.observe(user, "s1", "assistant", "Noted.")
+        manager.observe(user, f"own-{user}", "user", f"I prefer tea number {n}.")
+        if n % 2 == 0:
+            task = manager.episodic.start_task(user, f"book for {user}", status="running")
+            manager.episodic.record_step(user, task.task_id,
+                                         Step(action="search", outcome="success"))
+            manager.episodic.finish_task(user, task.task_id, "done" if n else "failed")
+    clock.advance(hours=1)
+    jobs.run("summarize", user_id="ann")  # ann's session folded once ...
+    manager.observe("ann", "s1", "user", "Also I need parking for my car.")  # ... continued
+    manager.episodic.start_task("cy", "still running", status="running")
+    failed = manager.episodic.start_task("dee", "failed just now", status="running")
+    manager.episodic.record_step("dee", failed.task_id, Step(action="x", outcome="error"))
+    clock.advance(hours=1)
+    manager.episodic.finish_task("dee", failed.task_id, "failed")
+    job = SummarizeJob()
+    ctx = jobs._context(dry_run=True, run_id=None, options={}, gate=None)
+    users = ["ann", "bob", "cy", "dee", "nobody"]
+    together = job.plan_batch(manager.db, ctx, users)
+    with manager.db.read() as conn:
+        alone = [job.plan(conn, ctx, u) for u in users]
+    assert [p.user_id for p in together] == users
+    assert sum(len(p.actions) for p in together) >= 8
+    for a, b in zip(together, alone, strict=True):
+        assert [(x.action, x.after) for x in a.actions] == [(x.action, x.after)
+                                                          for x in b.actions]
+        assert a.errors == b.errors
+        news_a, news_b = (p.payload.new if p.payload else [] for p in (a, b))
+        assert [(x.source, x.replaces) for x in news_a] == [(x.source, x.replaces)
+                                                            for x in news_b]
+        for x, y in zip(news_a, news_b, strict=True):
+            assert np.allclose(x.vector, y.vector, atol=1e-5)
+    # the continued session replaces its first summary; the task failed just now waits
+    ann = together[0].payload.new
+    assert any(x.replaces for x in ann if x.action == "summarize_session")
+    dee = [x for x in together[3].payload.new if x.action == "lesson"]
+    assert len(dee) == 0 and [x.action for x in together[2].payload.new].count("lesson") == 1
+    # what each user reads is theirs alone
+    for p in together:
+        for x in p.actions:
+            assert all(other not in x.after["content"] for other in users if other != p.user_id)

@@ -22,12 +22,13 @@ too, with its error.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import json
 import re
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,7 +45,7 @@ from memstrata.errors import (
 )
 from memstrata.llm import ChatResult, LLMClient, RecordingModel, token_upper_bound
 
-__all__ = ["Ask", "LLMGate", "parse_json"]
+__all__ = ["Ask", "LLMGate", "Tally", "parse_json"]
 
 _CHARS_PER_TOKEN = 3
 _JSON_BLOCK = re.compile(r"```(?:json)?\s*(.+?)```", re.DOTALL)
@@ -103,6 +104,28 @@ class _Prepaid:
             self.taken += estimate
             self.in_flight += estimate
             return True
+
+
+@dataclass
+class Tally:
+    """What the calls made inside one :meth:`LLMGate.tally` block answered and failed on
+    (the gate's own counters add up every block's: batches planned at once each
+    read their own here)."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    errors: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def counts(self) -> tuple[int, int, int]:
+        return (self.calls, self.prompt_tokens, self.completion_tokens)
+
+
+#: the tally of the block the current call runs in (calls copy their caller's context)
+_TALLY: contextvars.ContextVar[Tally | None] = contextvars.ContextVar("memstrata_llm_tally",
+                                                                     default=None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,8 +197,24 @@ class LLMGate:
                 self.disabled = why
 
     def _error(self, text: str) -> None:
+        tally = _TALLY.get()
+        if tally is not None:  # the block's own: its batch reports it
+            with tally.lock:
+                tally.errors.append(text)
+            return
         with self._lock:
             self.errors.append(text)
+
+    @contextlib.contextmanager
+    def tally(self) -> Iterator[Tally]:
+        """Count the calls made in this block (and in the threads it starts with a copy
+        of its context) apart; their errors go to the tally instead of :attr:`errors`."""
+        tally = Tally()
+        token = _TALLY.set(tally)
+        try:
+            yield tally
+        finally:
+            _TALLY.reset(token)
 
     def _reserve(self, tokens: int) -> bool:
         """Hold ``tokens`` of the budget; False (and the gate disabled) when it is spent."""
@@ -264,6 +303,12 @@ class LLMGate:
                 self.calls += 1
                 self.prompt_tokens += result.usage.prompt_tokens
                 self.completion_tokens += result.usage.completion_tokens
+        tally = _TALLY.get()
+        if tally is not None and result is not None:
+            with tally.lock:
+                tally.calls += 1
+                tally.prompt_tokens += result.usage.prompt_tokens
+                tally.completion_tokens += result.usage.completion_tokens
 
     def ask(self, system: str, prompt: str, *, user_id: str, purpose: str) -> str | None:
         """The model's answer, or None: use the offline method for this item.

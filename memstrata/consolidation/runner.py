@@ -34,7 +34,7 @@ import contextvars
 import dataclasses
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -393,33 +393,44 @@ class Consolidator:
         cursor = claimed.cursor
         outcome = "done"
         errors: list[str] = []
-        # with a model, on PostgreSQL, the next batch is planned (its calls in flight)
-        # while this one is applied: the model's latency hides the writes. The users of
-        # the two batches differ, and a plan is only read until its own batch applies
-        # it. Not on SQLite: each call books its tokens in a write transaction, which
-        # would wait for the batch's (SQLite has one writer at a time).
+        # with a model, on PostgreSQL, the next batches are planned (their calls in
+        # flight) while this one is applied: the model's latency hides the writes, and
+        # with two planned at once one batch's calls keep the model busy while the
+        # other reads and embeds (the gate bounds the calls in flight of both). The
+        # users of the batches differ, and a plan is only read until its own batch
+        # applies it. Not on SQLite: each call books its tokens in a write
+        # transaction, which would wait for the batch's (SQLite has one writer at a
+        # time).
         ahead = _Ahead(self, job, ctx) if (gate is not None and not job.plan_in_txn
                                            and db.dialect == "postgresql") else None
         with telemetry.span("memstrata.consolidation.partition", job=claimed.job,
                             run_id=run_id, partition=part, partitions=count) as sp, \
                 _Heartbeat(db, run_id, part, holder, ttl) as beat:
             try:
-                users = page(cursor)
-                if ahead is not None and users:
-                    ahead.start(users)
-                while users:
-                    if beat.lost:
-                        outcome = "lost"
-                        break
-                    if self._stopped(stop):
-                        outcome = "stopped"
-                        break
-                    planned = None if ahead is None else ahead.result()
-                    following = page(users[-1])
-                    if ahead is not None and following:
-                        ahead.start(following)
-                    self._batch(job, ctx, run_id, users, guard, record, planned)
-                    cursor, users = users[-1], following
+                if ahead is None:
+                    users = page(cursor)
+                    while users:
+                        if beat.lost:
+                            outcome = "lost"
+                            break
+                        if self._stopped(stop):
+                            outcome = "stopped"
+                            break
+                        self._batch(job, ctx, run_id, users, guard, record)
+                        cursor, users = users[-1], page(users[-1])
+                else:
+                    ahead.fill(page, cursor)
+                    while ahead.started:
+                        if beat.lost:
+                            outcome = "lost"
+                            break
+                        if self._stopped(stop):
+                            outcome = "stopped"
+                            break
+                        users, planned = ahead.result()
+                        ahead.fill(page, users[-1])
+                        self._batch(job, ctx, run_id, users, guard, record, planned)
+                        cursor = users[-1]
             except _lease.LeaseLostError:
                 outcome = "lost"
             except (SchemaVersionError, ReadOnlyStorageError) as exc:
@@ -665,13 +676,12 @@ class Consolidator:
         applied (:meth:`_work_partition`): with its own "now", its own errors and the
         model calls it made (the applying thread makes none)."""
         ctx = dataclasses.replace(ctx, now=to_epoch(self.clock.now()))
-        before = _llm_stats(ctx.llm)
         errors: list[str] = []
-        plans = self._plan_all(job, ctx, users, errors)
-        errors.extend(_take_errors(ctx.llm))
-        after = _llm_stats(ctx.llm)
-        return _Planned(plans, errors, ctx.now,
-                        (after[0] - before[0], after[1] - before[1], after[2] - before[2]))
+        assert ctx.llm is not None, "batches are planned ahead only with a model"
+        with ctx.llm.tally() as tally:  # this batch's calls, not the other's planned at once
+            plans = self._plan_all(job, ctx, users, errors)
+        errors.extend(tally.errors)
+        return _Planned(plans, errors, ctx.now, tally.counts)
 
     def _plan_all(self, job: Job, ctx: JobContext, users: list[str], errors: list[str]
                   ) -> dict[str, UserPlan]:
@@ -757,30 +767,49 @@ class _Planned:
 
 
 class _Ahead:
-    """One batch planned at a time on a background thread (:meth:`Consolidator._plan_ahead`)."""
+    """Batches planned ahead on background threads (:meth:`Consolidator._plan_ahead`),
+    at most :attr:`DEPTH` at once, taken in the order they were started."""
+
+    #: batches planned at once
+    DEPTH = 2
 
     def __init__(self, runner: Consolidator, job: Job, ctx: JobContext) -> None:
         self._runner, self._job, self._ctx = runner, job, ctx
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memstrata-ahead")
-        self._future: Future[_Planned] | None = None
+        self._pool = ThreadPoolExecutor(max_workers=self.DEPTH,
+                                        thread_name_prefix="memstrata-ahead")
+        self._futures: deque[tuple[list[str], Future[_Planned]]] = deque()
+        self._done = False
 
-    def start(self, users: list[str]) -> None:
-        assert self._future is None, "one batch planned ahead at a time"
-        caller = contextvars.copy_context()  # tracing spans stay in the partition's trace
-        self._future = self._pool.submit(caller.run, self._runner._plan_ahead, self._job,
-                                         self._ctx, users)
+    @property
+    def started(self) -> bool:
+        """Is a batch started and not yet taken?"""
+        return bool(self._futures)
 
-    def result(self) -> _Planned:
-        assert self._future is not None
-        future, self._future = self._future, None
-        return future.result()
+    def fill(self, page: Callable[[str | None], list[str]], after: str | None) -> None:
+        """Start the pages after the last started one (``after`` if none is) until
+        :attr:`DEPTH` are planned at once or the bucket has no more users."""
+        if self._futures:
+            after = self._futures[-1][0][-1]
+        while not self._done and len(self._futures) < self.DEPTH:
+            users = page(after)
+            if not users:
+                self._done = True
+                break
+            caller = contextvars.copy_context()  # tracing spans stay in the partition's trace
+            self._futures.append((users, self._pool.submit(
+                caller.run, self._runner._plan_ahead, self._job, self._ctx, users)))
+            after = users[-1]
+
+    def result(self) -> tuple[list[str], _Planned]:
+        """The oldest started batch's users and plans (waits for them)."""
+        users, future = self._futures.popleft()
+        return users, future.result()
 
     def close(self) -> None:
-        if self._future is not None:
-            # the batch is not applied here: whoever works the bucket next plans it again
+        # batches not applied here: whoever works the bucket next plans them again
+        while self._futures:
             with contextlib.suppress(Exception):
-                self._future.result()
-            self._future = None
+                self._futures.popleft()[1].result()
         self._pool.shutdown(wait=True)
 
 

@@ -313,6 +313,41 @@ def test_a_run_past_its_budget_goes_offline_without_exceeding_it(
         [1] * 30
 
 
+def test_blocks_planned_at_once_each_count_their_own_calls_and_errors(tmp_path: Path):
+    """Two batches planned at once on one gate (a worker plans two ahead): each block's
+    tally has its own calls, tokens and errors; the gate's counters add up both."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def answer(request: dict[str, Any]) -> Reply:
+        if "broken" in request["messages"][-1]["content"]:
+            return Reply.text("not json at all", prompt_tokens=7, completion_tokens=3)
+        return summarizer(request)
+
+    db = Database(f"sqlite:///{tmp_path / 'log.db'}")
+    db.migrate()
+    with OpenAICompatServer(on_chat=answer, delay=0.02) as srv:
+        client = OpenAIClient(model="m", base_url=srv.base_url, retry=FAST)
+        gate = LLMGate(RecordingModel(client, db=db, clock=SystemClock()), 10**6, 50,
+                       concurrency=4)
+
+        def block(n: int, broken: int) -> Any:
+            with gate.tally() as tally:
+                gate.ask_json_many([Ask("s", f"user: trip {k}" + (" broken" if k < broken
+                                                                  else ""), f"u{n}",
+                                        "summarize") for k in range(6 + n)])
+            return tally
+
+        with ThreadPoolExecutor(2) as pool:
+            first, second = pool.map(block, (0, 1), (1, 3))
+    db.dispose()
+    assert (first.calls, second.calls) == (6, 7)
+    assert (len(first.errors), len(second.errors)) == (1, 3) and gate.errors == []
+    assert gate.calls == first.calls + second.calls
+    assert gate.prompt_tokens == first.prompt_tokens + second.prompt_tokens
+    assert gate.completion_tokens == first.completion_tokens + second.completion_tokens
+    assert sum(e.prompt_tokens for e in srv.chat_log) == gate.prompt_tokens
+
+
 def test_a_gate_without_a_database_budget_keeps_the_same_rule(tmp_path: Path):
     db = Database(f"sqlite:///{tmp_path / 'log.db'}")
     db.migrate()
@@ -332,12 +367,13 @@ def test_a_gate_without_a_database_budget_keeps_the_same_rule(tmp_path: Path):
 # ------------------------------------------------------------ planning ahead in a worker
 
 
-def test_a_worker_plans_the_next_batch_while_it_applies_one(
+def test_a_worker_plans_the_next_batches_while_it_applies_one(
         manager: MemoryManager, clock: ManualClock, server: OpenAICompatServer):
     """On PostgreSQL the model's latency hides the writes: while a batch's transaction
-    is open, the next batch's calls are already at the server (SQLite, one writer at a
-    time, plans after the commit). Either way the result is that of a run in one
-    process: one summary and one call per user, every call booked once."""
+    is open, the next two batches' calls are already at the server (SQLite, one writer
+    at a time, plans after the commit). Either way the result is that of a run in one
+    process: one summary and one call per user, every call booked once and counted
+    in its own batch (two batches planned at once each count their own)."""
     from memstrata.consolidation import RunHooks, Worker
 
     users = populate(manager, 30)
@@ -346,9 +382,9 @@ def test_a_worker_plans_the_next_batch_while_it_applies_one(
     ahead = manager.db.dialect == "postgresql"
 
     def before_commit(run_id: str, batch: int) -> None:
-        if batch == 1 and ahead:  # wait (bounded) for the second batch's calls
+        if batch == 1 and ahead:  # wait (bounded) for the second and third batches' calls
             deadline = time.monotonic() + 20
-            while len(server.requests) <= 10 and time.monotonic() < deadline:
+            while len(server.requests) < 30 and time.monotonic() < deadline:
                 time.sleep(0.01)
         seen_while_applying.append(len(server.requests))
 
@@ -359,8 +395,9 @@ def test_a_worker_plans_the_next_batch_while_it_applies_one(
     assert Worker(jobs).run_until_idle().partitions == 1
     report = jobs.get_run(run_id)
     assert report.status == "finished" and report.method == "llm" and report.batches == 3
-    # batch 2 asked while batch 1 was being applied (PostgreSQL), or only after it
-    assert (seen_while_applying[0] > 10) is ahead
+    # batches 2 and 3 asked while batch 1 was being applied (PostgreSQL), or only after it
+    assert (seen_while_applying[0] == 30) is ahead
+    assert (seen_while_applying[0] <= 10) is not ahead
     assert report.llm_calls == 30 and report.counts["summarize_session"] == 30
     assert sorted(u for u in users if len(manager.memories(u, types=["summary"])) == 1) == users
     with manager.db.read() as conn:

@@ -52,7 +52,8 @@ evaluates a fifth split (40 cases), written blind after that, with the Chinese c
 also on the embedder the README tells Chinese users to choose (multilingual-e5-small).
 heldout5 then became a development split too (subjectless Chinese changes kept offline,
 the asked attribute read from free-text candidates); ``--updates6`` evaluates a sixth split
-(40 cases), written blind after that.
+(40 cases), written blind after that, and ``--updates7`` a seventh (40 cases), written blind
+after heldout11's formation fixes.
 """
 
 from __future__ import annotations
@@ -85,6 +86,8 @@ UPDATES5 = DATA / "knowledge_update_heldout5.json"
 UPDATES5_LOOK = RESULTS / "knowledge_update_heldout5_first_look.json"
 UPDATES6 = DATA / "knowledge_update_heldout6.json"
 UPDATES6_LOOK = RESULTS / "knowledge_update_heldout6_first_look.json"
+UPDATES7 = DATA / "knowledge_update_heldout7.json"
+UPDATES7_LOOK = RESULTS / "knowledge_update_heldout7_first_look.json"
 #: a fourth formation split, written blind after the heldout3 first look (which made
 #: heldout3 a development split: the reader of known values was built on its misses)
 FORMATION4 = DATA / "formation_changes_heldout4.json"
@@ -205,7 +208,8 @@ def main() -> None:
             return
     for flag, data, look in (("--updates4", UPDATES4, UPDATES4_LOOK),
                              ("--updates5", UPDATES5, UPDATES5_LOOK),
-                             ("--updates6", UPDATES6, UPDATES6_LOOK)):
+                             ("--updates6", UPDATES6, UPDATES6_LOOK),
+                             ("--updates7", UPDATES7, UPDATES7_LOOK)):
         if flag in sys.argv:
             ranked = updates(data, chinese_with_e5=flag != "--updates4")
             print(json.dumps(ranked, indent=1, ensure_ascii=False))

@@ -314,7 +314,8 @@ def _nightly(n: dict[str, Any]) -> Row:
 def _workers(w: dict[str, Any]) -> Row:
     llm = w["llm"]
     base = llm["baseline_single_sequential_worker"]["users_per_second"]
-    full = llm["full_size"]
+    full = llm["cells"]["workers_2_concurrency_32"]
+    again = llm["full_size"]
     big = w["expire_1m"]
     cpu = big["expire"]
     one, two = cpu["workers_1"]["seconds"], cpu["workers_2"]["seconds"]
@@ -328,8 +329,10 @@ def _workers(w: dict[str, Any]) -> Row:
         f"{big['data']['records']:,} records",
         f"**{full['users_per_second']:.1f} users/s** with {full['workers']} workers x "
         f"{full['concurrency']} calls vs {base:.2f} for one sequential worker "
-        f"({full['users_per_second'] / base:.1f}x; target 50x, CPU-bound on 2 cores: "
-        f"{full['worker_cpu_seconds_per_user'] * 1000:.0f} ms of worker CPU a user); 0 "
+        f"({full['users_per_second'] / base:.1f}x; target 50x "
+        f"{'met' if full['users_per_second'] / base >= 50 else 'not met'}; a second run "
+        f"{again['users_per_second']:.0f} users/s, {again['users_per_second'] / base:.1f}x; "
+        f"{full['worker_cpu_seconds_per_user'] * 1000:.1f} ms of worker CPU a user); 0 "
         f"duplicate applications, within budget; `expire` "
         f"{cpu['in_process_run']['records_per_second']:,} records/s, 2 workers "
         f"{one / two:.2f}x one (PostgreSQL-bound on 2 cores){also}",

@@ -283,8 +283,13 @@ def _knowledge_update(ku: dict[str, Any], f1: dict[str, Any], f2: dict[str, Any]
         f"{g['en']['newest_first']:.2f}, ZH {g['zh']['newest_first']:.2f}; ZH with e5 "
         f"{g5['newest_first']:.2f}); the blind splits now (not first looks), MiniLM / "
         "e5-small for every language: "
-        + ", ".join(f"{k.replace('heldout', 'h')} {now[k]['minilm']['all']['newest_first']:.2f} / "
-                    f"**{now[k]['e5-small']['all']['newest_first']:.2f}**" for k in blind)
+        + ", ".join(f"{k.replace('heldout', 'h')} "
+                    f"{now[k]['minilm']['remember']['all']['newest_first']:.2f} / "
+                    f"**{now[k]['e5-small']['remember']['all']['newest_first']:.2f}**"
+                    for k in blind)
+        + "; through `observe` with the nightly `summarize`, e5-small: "
+        + ", ".join(f"{now[k]['e5-small']['observe_nightly']['all']['newest_first']:.2f}"
+                    for k in blind)
         + f" (before: {a['before']['all']['newest_first']:.2f} / "
         f"{b['before']['all']['newest_first']:.2f} / {c['before']['all']['newest_first']:.2f}; "
         f"target 0.85){through_observe}; same top-3 with and without the name "

@@ -4,10 +4,22 @@ from __future__ import annotations
 
 import doctest
 import importlib
+import re
+from pathlib import Path
 
 import pytest
 
-MODULES = ["memstrata.policies.retention", "memstrata.policies.conflict"]
+import memstrata
+
+#: every module whose docstrings carry examples (found, so a new one is not forgotten)
+MODULES = sorted(
+    ".".join(path.relative_to(Path(memstrata.__file__).parent.parent).with_suffix("").parts)
+    for path in Path(memstrata.__file__).parent.rglob("*.py")
+    if re.search(r"^\s*>>> ", path.read_text(encoding="utf-8"), re.MULTILINE))
+
+
+def test_the_examples_are_found():
+    assert {"memstrata.policies.temporal", "memstrata.policies.extraction"} <= set(MODULES)
 
 
 @pytest.mark.parametrize("name", MODULES)

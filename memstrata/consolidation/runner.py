@@ -390,7 +390,6 @@ class Consolidator:
                                    lease_until=time.time() + ttl)
             _partitions.add_llm(conn, run_id, batch.llm)
 
-        cursor = claimed.cursor
         outcome = "done"
         errors: list[str] = []
         # with a model, on PostgreSQL, the next batches are planned (their calls in
@@ -401,36 +400,23 @@ class Consolidator:
         # applies it. Not on SQLite: each call books its tokens in a write
         # transaction, which would wait for the batch's (SQLite has one writer at a
         # time).
-        ahead = _Ahead(self, job, ctx) if (gate is not None and not job.plan_in_txn
-                                           and db.dialect == "postgresql") else None
+        batches = _Batches(self, job, ctx, ahead=gate is not None and not job.plan_in_txn
+                           and db.dialect == "postgresql")
         with telemetry.span("memstrata.consolidation.partition", job=claimed.job,
                             run_id=run_id, partition=part, partitions=count) as sp, \
                 _Heartbeat(db, run_id, part, holder, ttl) as beat:
             try:
-                if ahead is None:
-                    users = page(cursor)
-                    while users:
-                        if beat.lost:
-                            outcome = "lost"
-                            break
-                        if self._stopped(stop):
-                            outcome = "stopped"
-                            break
-                        self._batch(job, ctx, run_id, users, guard, record)
-                        cursor, users = users[-1], page(users[-1])
-                else:
-                    ahead.fill(page, cursor)
-                    while ahead.started:
-                        if beat.lost:
-                            outcome = "lost"
-                            break
-                        if self._stopped(stop):
-                            outcome = "stopped"
-                            break
-                        users, planned = ahead.result()
-                        ahead.fill(page, users[-1])
-                        self._batch(job, ctx, run_id, users, guard, record, planned)
-                        cursor = users[-1]
+                batches.fill(page, claimed.cursor)
+                while batches.started:
+                    if beat.lost:
+                        outcome = "lost"
+                        break
+                    if self._stopped(stop):
+                        outcome = "stopped"
+                        break
+                    users, planned = batches.result()
+                    batches.fill(page, users[-1])
+                    self._batch(job, ctx, run_id, users, guard, record, planned)
             except _lease.LeaseLostError:
                 outcome = "lost"
             except (SchemaVersionError, ReadOnlyStorageError) as exc:
@@ -446,8 +432,7 @@ class Consolidator:
                 errors.append(f"{type(exc).__name__}: {exc}")
                 sp.record_error(exc)
             finally:
-                if ahead is not None:
-                    ahead.close()  # waits for calls in flight: their tokens are booked
+                batches.close()  # waits for calls in flight: their tokens are booked
             sp.set(outcome=outcome)
         if gate is not None and gate.disabled is not None:
             errors.append(f"llm: {gate.disabled}; the rest ran offline")
@@ -766,51 +751,60 @@ class _Planned:
     llm: tuple[int, int, int]
 
 
-class _Ahead:
-    """Batches planned ahead on background threads (:meth:`Consolidator._plan_ahead`),
-    at most :attr:`DEPTH` at once, taken in the order they were started."""
+class _Batches:
+    """A bucket's batches in order: pages of users, each planned ahead on background
+    threads (:meth:`Consolidator._plan_ahead`, at most :attr:`DEPTH` at once) when
+    ``ahead``, else planned when applied (:meth:`Consolidator._batch`)."""
 
     #: batches planned at once
     DEPTH = 2
 
-    def __init__(self, runner: Consolidator, job: Job, ctx: JobContext) -> None:
+    def __init__(self, runner: Consolidator, job: Job, ctx: JobContext, *, ahead: bool
+                 ) -> None:
         self._runner, self._job, self._ctx = runner, job, ctx
         self._pool = ThreadPoolExecutor(max_workers=self.DEPTH,
-                                        thread_name_prefix="memstrata-ahead")
-        self._futures: deque[tuple[list[str], Future[_Planned]]] = deque()
+                                        thread_name_prefix="memstrata-ahead") if ahead else None
+        self._queue: deque[tuple[list[str], Future[_Planned] | None]] = deque()
         self._done = False
 
     @property
     def started(self) -> bool:
-        """Is a batch started and not yet taken?"""
-        return bool(self._futures)
+        """Is a batch paged (and, ahead, being planned) and not yet taken?"""
+        return bool(self._queue)
 
     def fill(self, page: Callable[[str | None], list[str]], after: str | None) -> None:
-        """Start the pages after the last started one (``after`` if none is) until
-        :attr:`DEPTH` are planned at once or the bucket has no more users."""
-        if self._futures:
-            after = self._futures[-1][0][-1]
-        while not self._done and len(self._futures) < self.DEPTH:
+        """Page the users after the last paged batch (``after`` if none is) until
+        :attr:`DEPTH` batches are planned at once (one when not ahead) or the bucket has
+        no more users."""
+        if self._queue:
+            after = self._queue[-1][0][-1]
+        while not self._done and len(self._queue) < (1 if self._pool is None else self.DEPTH):
             users = page(after)
             if not users:
                 self._done = True
                 break
-            caller = contextvars.copy_context()  # tracing spans stay in the partition's trace
-            self._futures.append((users, self._pool.submit(
-                caller.run, self._runner._plan_ahead, self._job, self._ctx, users)))
+            future = None
+            if self._pool is not None:
+                caller = contextvars.copy_context()  # spans stay in the partition's trace
+                future = self._pool.submit(caller.run, self._runner._plan_ahead, self._job,
+                                           self._ctx, users)
+            self._queue.append((users, future))
             after = users[-1]
 
-    def result(self) -> tuple[list[str], _Planned]:
-        """The oldest started batch's users and plans (waits for them)."""
-        users, future = self._futures.popleft()
-        return users, future.result()
+    def result(self) -> tuple[list[str], _Planned | None]:
+        """The oldest batch's users and, ahead, its plans (waits for them)."""
+        users, future = self._queue.popleft()
+        return users, None if future is None else future.result()
 
     def close(self) -> None:
         # batches not applied here: whoever works the bucket next plans them again
-        while self._futures:
-            with contextlib.suppress(Exception):
-                self._futures.popleft()[1].result()
-        self._pool.shutdown(wait=True)
+        while self._queue:
+            future = self._queue.popleft()[1]
+            if future is not None:
+                with contextlib.suppress(Exception):
+                    future.result()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
 
 
 def _take_errors(gate: LLMGate | None) -> list[str]:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Literal
 
 from memstrata.config import DEFAULT_SCOPE
 from memstrata.errors import InvalidInputError
-from memstrata.memory._validate import check_flag, check_number
+from memstrata.memory._validate import check_flag, check_number, check_scope
 from memstrata.policies.temporal import DateRange
 from memstrata.types import MemoryRecord, MemoryType, Status
 
@@ -132,6 +132,8 @@ def build_briefing(
         raise InvalidInputError("the goal must be a non-empty string (or None)")
     check_number(fresh_days, "fresh_days", 0.0, 100 * 365.0)  # `now - fresh_days` stays a date
     check_flag(record_use, "record_use")
+    if scope is not None:  # one scope (memories() and recall() would take a list)
+        check_scope(scope, manager.settings.scopes)
     now = manager.clock.now()
     groups = manager.conflicts(user_id, scope=scope)
     groups.sort(key=lambda g: max(r.valid_from for r in g), reverse=True)

@@ -77,3 +77,9 @@ def test_an_unknown_user_gets_an_empty_briefing_and_bad_input_a_typed_error(
         manager.briefing("alice", goal="  ")
     with pytest.raises(InvalidInputError):
         manager.briefing("alice", lessons_k=-1)
+    # a list of scopes (which memories() and recall() take) was a TypeError deep inside,
+    # found by the property test of bad input
+    manager.remember("alice", "I prefer aisle seats.", type="preference")
+    for scope in (["travel"], ("travel", "default"), 7, "Not A Scope"):
+        with pytest.raises(InvalidInputError):
+            manager.briefing("alice", scope)  # type: ignore[arg-type]

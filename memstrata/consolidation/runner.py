@@ -670,10 +670,10 @@ class Consolidator:
 
     def _plan_all(self, job: Job, ctx: JobContext, users: list[str], errors: list[str]
                   ) -> dict[str, UserPlan]:
-        """A batch's plans: through the job's ``plan_batch`` when it has one and a model
-        is in use (its model calls then run concurrently), else user by user."""
+        """A batch's plans: through the job's ``plan_batch`` when it has one (its reads
+        batched, its model calls concurrent), else user by user."""
         plan_batch = getattr(job, "plan_batch", None)
-        if plan_batch is not None and ctx.model() is not None:
+        if plan_batch is not None:
             return {p.user_id: p for p in plan_batch(self._manager.db, ctx, users)}
         return {user: self._plan(job, ctx, user, errors) for user in users}
 

@@ -475,10 +475,7 @@ def _taken_for_granted(sentence: str) -> list[str]:
     """The statements a question or a request rests on, as sentences of their own."""
     zh = _CJK.search(sentence) is not None
     out = []
-    for part in _GRANTED_SPLIT.split(sentence)[:-1]:
-        part = _LEAD.sub("", part.strip())
-        if _GRANTED_NOT.search(part):
-            continue
+    for part in _lead_clauses(sentence):
         if zh:
             if not part.startswith("我") or _ZH_QUESTION.search(part):
                 continue

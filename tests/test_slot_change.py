@@ -239,3 +239,17 @@ def test_heldout11_diets_read_alone() -> None:
     assert read("I only eat halal.") == ["halal"]
     assert read("我只吃清真的。") == ["halal"]
     assert read("我不吃含麸质的东西。") == ["gluten-free"]
+
+
+def test_heldout10_settled_and_coming_of_age() -> None:
+    from memstrata.policies.extraction import extract
+
+    assert [e.slot.value for e in extract(
+        "Quick one — now that I'm settled in Cardiff, which day does the recycling go out?")
+        if e.slot] == ["Cardiff"]
+    assert [e.slot.value for e in extract("I'm settled in Cardiff now.") if e.slot] == ["Cardiff"]
+    assert [e.slot for e in extract("If I'm settled in Cardiff by May, what then?")] == []
+    # 成年 is a cue of age: eighteen, told before a question of its own
+    assert change_of("终于成年啦！！18岁了可以自己去考驾照了，科目一怎么复习最快？", "age",
+                     "17") == "18"
+    assert change_of("我儿子终于成年啦！！", "age", "17") is None

@@ -192,7 +192,7 @@ _ZH_CUES = {
                        r"待了|(?<!老)家(?:现在)?在"),
     "employer": re.compile(r"工作|上班|入职|加入|跳槽|东家|公司|离职|offer|团队|任职|的人了|做|"
                            r"报到|工牌|工卡|打工"),
-    "age": re.compile(r"生日|岁|满|🎂|蛋糕|蜡烛|大寿|寿辰|(?i:birthday|b-?day)"),
+    "age": re.compile(r"生日|岁|满|成年|🎂|蛋糕|蜡烛|大寿|寿辰|(?i:birthday|b-?day)"),
 }
 _ZH_OTHERS = _ZH_OTHER_PEOPLE
 #: a question, a condition, quoted speech or a trip anywhere: nothing in the text is read

@@ -23,21 +23,17 @@ from memstrata.types import MemoryInput, Status
 
 __all__ = [
     "RECORD_FIELDS",
-    "ended_sessions",
     "ended_sessions_of",
     "episode_users",
     "expiry_candidates",
-    "finished_tasks",
     "finished_tasks_of",
     "indexed_text",
     "live_records",
     "new_id",
     "previous_user",
-    "session_turns",
     "session_turns_of",
     "slot_key",
     "sources_exist",
-    "task_step_payloads",
     "task_step_payloads_of",
     "user_page",
 ]
@@ -146,53 +142,10 @@ def episode_users(conn: Connection, after: str | None, limit: int | None) -> lis
     return [str(u) for u in conn.execute(query).scalars()]
 
 
-def ended_sessions(conn: Connection, user_id: str, ended_before: float) -> list[Row[Any]]:
-    """Sessions whose last turn is at or before ``ended_before``: (session_id, last turn id),
-    oldest session first."""
-    return list(conn.execute(
-        select(turns.c.session_id, func.max(turns.c.id).label("last"))
-        .where(turns.c.user_id == user_id)
-        .group_by(turns.c.session_id)
-        .having(func.max(turns.c.at) <= ended_before)
-        .order_by(func.min(turns.c.at))
-    ))
-
-
-def session_turns(conn: Connection, user_id: str, session_id: str, up_to: int
-                  ) -> list[Row[Any]]:
-    """The session's turns up to turn id ``up_to``, in order."""
-    return list(conn.execute(
-        select(turns).where(turns.c.user_id == user_id, turns.c.session_id == session_id,
-                            turns.c.id <= up_to)
-        .order_by(turns.c.at, turns.c.id)
-    ))
-
-
-def finished_tasks(conn: Connection, user_id: str) -> list[Row[Any]]:
-    """The user's tasks that ended (done, abandoned, failed), oldest end first."""
-    return list(conn.execute(
-        select(tasks).where(tasks.c.user_id == user_id,
-                            tasks.c.status.in_(["done", "abandoned", "failed"]))
-        .order_by(tasks.c.finished_at, tasks.c.task_id)
-    ))
-
-
-def task_step_payloads(conn: Connection, user_id: str, task_id: str) -> list[dict[str, Any]]:
-    """The recorded steps of a task, in order."""
-    return [dict(r.payload) for r in conn.execute(
-        select(task_steps.c.payload)
-        .where(task_steps.c.user_id == user_id, task_steps.c.task_id == task_id)
-        .order_by(task_steps.c.step_no))]
-
-
-# The same reads for a batch of users, one statement each (a consolidation batch
-# reads its users together instead of one transaction per user); every row still
-# filtered on its user, answers keyed by user.
-
 def ended_sessions_of(conn: Connection, user_ids: Sequence[str], ended_before: float
                       ) -> dict[str, list[Any]]:
-    """:func:`ended_sessions` of each of ``user_ids`` (users with none are absent): rows of
-    (user_id, session_id, last)."""
+    """Each user's sessions whose last turn is at or before ``ended_before``, oldest first
+    (users with none are absent): rows of (user_id, session_id, last turn id)."""
     out: dict[str, list[Any]] = {}
     for r in conn.execute(
             select(turns.c.user_id, turns.c.session_id, func.max(turns.c.id).label("last"))
@@ -206,7 +159,7 @@ def ended_sessions_of(conn: Connection, user_ids: Sequence[str], ended_before: f
 
 def session_turns_of(conn: Connection, wanted: Sequence[tuple[str, str, int]]
                      ) -> dict[tuple[str, str], list[Row[Any]]]:
-    """:func:`session_turns` of each (user, session, up to turn id) in ``wanted``."""
+    """The turns of each (user, session) in ``wanted`` up to its turn id, in order."""
     if not wanted:
         return {}
     up_to = {(u, s): last for u, s, last in wanted}
@@ -224,7 +177,8 @@ def session_turns_of(conn: Connection, wanted: Sequence[tuple[str, str, int]]
 
 
 def finished_tasks_of(conn: Connection, user_ids: Sequence[str]) -> dict[str, list[Row[Any]]]:
-    """:func:`finished_tasks` of each of ``user_ids`` (users with none are absent)."""
+    """Each user's tasks that ended (done, abandoned, failed), oldest end first (users with
+    none are absent)."""
     out: dict[str, list[Row[Any]]] = {}
     for r in conn.execute(
             select(tasks).where(tasks.c.user_id.in_(list(user_ids)),
@@ -236,7 +190,7 @@ def finished_tasks_of(conn: Connection, user_ids: Sequence[str]) -> dict[str, li
 
 def task_step_payloads_of(conn: Connection, wanted: Sequence[tuple[str, str]]
                           ) -> dict[tuple[str, str], list[dict[str, Any]]]:
-    """:func:`task_step_payloads` of each (user, task) in ``wanted``."""
+    """The recorded steps of each (user, task) in ``wanted``, in order."""
     out: dict[tuple[str, str], list[dict[str, Any]]] = {key: [] for key in wanted}
     if not wanted:
         return out

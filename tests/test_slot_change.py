@@ -253,3 +253,58 @@ def test_heldout10_settled_and_coming_of_age() -> None:
     assert change_of("终于成年啦！！18岁了可以自己去考驾照了，科目一怎么复习最快？", "age",
                      "17") == "18"
     assert change_of("我儿子终于成年啦！！", "age", "17") is None
+
+
+@pytest.mark.parametrize(("text", "attribute", "current", "expected"), [
+    # an employer's name that ends in 's is the name, not a possessive
+    ("mate I packed in Tesco, I'm at Sainsbury's now on the tills, way better hours. can you "
+     "help me work out my shifts", "employer", "Tesco", "Sainsbury's"),
+    ("First week at McDonald's done, my new job is great.", "employer", "KFC", "McDonald's"),
+    ("First week at Google's office done, my new job is great.", "employer", "IBM", "Google"),
+    # "feel like home" is a cue, not a guess; "no joke" negates nothing
+    ("We closed on the condo in Calgary last month, so the place is starting to feel like "
+     "home.", "city", "Toronto", "Calgary"),
+    ("ok so the Brisbane humidity is no joke, been here since the start of the month",
+     "city", "Melbourne", "Brisbane"),
+    ("Just got my Stripe laptop and badge today 🎉 onboarding is a firehose.", "employer",
+     "Shopify", "Stripe"),
+    ("I'm employed by General Motors now (moved over in September).", "employer", "Ford",
+     "General Motors"),
+    ("finally 20 lol no longer a teenager. can i rent a car in the uk at this age or nah",
+     "age", "19", "20"),
+    ("终于 move 到重庆了，现在 office 和家都在渝中区，热到怀疑人生，有什么消暑的推荐吗", "city",
+     "上海", "重庆"),
+    ("离开腾讯之后去了字节跳动 现在做推荐算法 帮我整理一些面试题吧", "employer", "腾讯",
+     "字节跳动"),
+    ("本人已调入招商银行总行，劳动合同已重新签订，烦请更新相关资料。", "employer", "中国银行",
+     "招商银行"),
+    # guards
+    ("My sister's new job at McDonald's starts Monday.", "employer", "KFC", None),
+    ("离开腾讯之后去了三亚玩了一周", "employer", "腾讯", None),
+    ("我同事调到阿里了", "employer", "腾讯", None),
+    ("I'm thinking it might feel like home in Calgary one day.", "city", "Toronto", None),
+    ("Just kidding, the Brisbane place fell through.", "city", "Melbourne", None),
+])
+def test_heldout10_readers_after_its_misses(text: str, attribute: str, current: str,
+                                           expected: str | None) -> None:
+    assert change_of(text, attribute, current) == expected
+
+
+def test_heldout10_names_diets_and_instructions() -> None:
+    from memstrata.policies.extraction import extract
+
+    assert change_of("我英文名叫Kevin 以后就这么叫我吧 同事都这么叫", "name", "张伟") == "Kevin"
+    assert change_of("我同事英文名叫Kevin 以后就这么叫他吧", "name", "张伟") is None
+    # what is still eaten after a food given up is all that is eaten
+    assert change_of("自从看了那部纪录片我就不吃肉了，鸡蛋牛奶还吃。请推荐几个高蛋白的素菜。",
+                     "diet", "not vegetarian") == "vegetarian"
+    assert change_of("我不吃肉了，鱼还吃", "diet", "not vegetarian") == "pescatarian"
+    # a diet given up
+    assert change_of("gave up on the veggie thing tbh, had a burger last night", "diet",
+                     "vegetarian") == "not vegetarian"
+    assert change_of("My sister gave up being vegetarian.", "diet", "vegetarian") is None
+    # "no more X pls, just Y": a way of answering withdrawn; "no more tax returns" is not
+    [read] = extract("no more bullet points pls, just write normal paragraphs")
+    assert read.correction and read.rule == "always"
+    assert extract("No more tax returns for me!") == []
+    assert extract("no more meetings on fridays pls god") == []

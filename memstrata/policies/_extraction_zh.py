@@ -68,8 +68,15 @@ def zh_unguarded(text: str, guard: re.Pattern[str]) -> str:
     read; the question is not."""
     if _ZH_QUOTES.search(text):
         return ""
+    text = _ZH_ASK_AFTER_COMMA.sub("。", text)
     return "。".join(m.group(0).rstrip("。！!？?") for m in _ZH_SENTENCE.finditer(text)
                     if not guard.search(m.group(0)))
+
+
+#: a request or a question after a comma starts a sentence of its own
+#: (终于搬到重庆了，热到怀疑人生，有什么消暑的推荐吗)
+_ZH_ASK_AFTER_COMMA = re.compile(r"[，,\s]+(?=有什么|有没有|帮我|帮忙|请问|想问|求推荐|求助|怎么|"
+                                 r"哪里|哪儿|哪家|能不能|可不可以|可以推荐|推荐一?下)")
 
 
 _ZH_CLAUSE_SPLIT = re.compile(r"[，,。！!；;…~～\n\s\U0001F300-\U0001FAFF]+")

@@ -158,6 +158,10 @@ _ZH_YOU_TOO = re.compile(r"你(?:以后)?也(?:这么|这样)?(?:叫|喊|称呼)
 #: a negated call: 别这么叫我 keeps the name; 别叫我全名了 asks for another
 _ZH_NOT_CALL = re.compile(r"(?:别|不要|不用|不许|千万别)(?:再)?(?P<what>这么|这样)?(?:叫|喊|称呼)我"
                           r"(?P<obj>全名|大名|名字)?")
+#: 我英文名叫Kevin 以后就这么叫我吧: a name of the user's, then a request to use it
+_ZH_OWN_NAME = re.compile(rf"我的?(?:英文名字?|小名|昵称|网名|外号|花名)(?:叫|是){_ZH_PN}"
+                          r"(?=$|[\s，,。！!；;了吧啦])")
+_ZH_CALL_IT = re.compile(r"(?:就|也|以后)(?:这么|这样)(?:叫|喊|称呼)我")
 _ZH_NOT_A_NAME = frozenset("全名 大名 名字 这个 这么 这样 什么 我 你 吧 呀 啊 了 呢 哦 嘛".split())
 _ZH_OTHERS = re.compile(_ZH_OTHER_PEOPLE)
 
@@ -178,6 +182,9 @@ def zh_name(text: str, current: str) -> str | None:
         if m["obj"] is None:  # 别这么叫我 / 别叫我X: the request keeps the current name
             return None
     found: set[str] = set()
+    if _ZH_CALL_IT.search(text):
+        found |= {m["v"] for m in _ZH_OWN_NAME.finditer(text)
+                  if m["v"] not in _ZH_NOT_A_NAME and m["v"] != current}
     for clause in _ZH_CLAUSES.split(text):
         if not clause or _ZH_NOT_CALL.search(clause):
             continue
@@ -216,8 +223,8 @@ _EN_FOODS = {
     _FISH: re.compile(r"\b(?:fish|salmon|tuna|seafood|shrimp|prawns?|sushi)\b", re.I),
     _EGGS: re.compile(r"\b(?:eggs?|dairy|cheese|milk|butter|yogh?urt)\b", re.I),
 }
-_EN_DIET_CUE = re.compile(r"\b(?:vegan|vegetarian|pescatarian|plant-based|keto|meat|fish|eggs?|"
-                          r"dairy|cheese)\b", re.I)
+_EN_DIET_CUE = re.compile(r"\b(?:vegan|vegetarian|veggie|pescatarian|plant-based|keto|meat|fish|"
+                          r"eggs?|dairy|cheese)\b", re.I)
 _EN_LABEL = re.compile(r"\b(?P<v>vegan|vegetarian|pescatarian|plant-based|keto)\b", re.I)
 _EN_NOT_LABEL = re.compile(r"\b(?:rather than|instead of|not|no longer|than)\s+(?:a\s+)?"
                            r"(?:vegan|vegetarian|pescatarian|keto)\b", re.I)
@@ -254,10 +261,27 @@ def _apply(current: str, steps: list[tuple[bool, set[str]]]) -> str | None:
     return new if new is not None and new != current else None
 
 
+#: a diet given up: "gave up on the veggie thing", "quit being vegan", "done with keto"
+_EN_DROPPED = re.compile(r"\b(?:gave|give|given|giving)\s+up\s+(?:on\s+)?|\b(?:quit|quitting|"
+                         r"dropped|done\s+with|over)\s+", re.I)
+_EN_DROPPED_LABEL = re.compile(
+    rf"(?:{_EN_DROPPED.pattern})(?:the\s+|being\s+(?:a\s+)?|my\s+)?(?P<v>vegan|vegetarian|"
+    r"veggie|pescatarian|keto|plant-based)\b", re.I)
+_EN_LABEL_NAMES = {"veggie": "vegetarian", "plant-based": "vegan"}
+
+
 def en_diet(text: str, current: str) -> str | None:
     """A new diet in an English ``text``, given the ``current`` one."""
     if _EN_NAME_TEXT_GUARD.search(text):
         return None
+    for m in _EN_DROPPED_LABEL.finditer(text):
+        sentence = text[:m.start()].rsplit(".", 1)[-1] + m.group(0)
+        dropped = _EN_LABEL_NAMES.get(m["v"].lower(), m["v"].lower())
+        if dropped == current and not _EN_DIET_SENTENCE_GUARD.search(sentence) \
+                and not _EN_DIET_OTHERS.search(sentence) and current in (
+                    "vegetarian", "pescatarian"):
+            # the diet given up; meat eaten again says no more than that
+            return "not vegetarian"
     labels: set[str] = set()
     steps: list[tuple[bool, set[str]]] = []
     for sentence in re.split(r"(?<=[.!?])\s+", text):
@@ -296,6 +320,7 @@ _ZH_DIET_GUARD = re.compile(r"[?？「」“”『』\"]|吗|如果|要是|假�
                             # the past: 大学那会儿我吃过两年纯素
                             r"吃过|那会儿|那时候|那时|以前|当年|曾经|小时候")
 _ZH_STOP_EATING = re.compile(r"不吃|不碰|戒|不沾|别放|不要放|不放|一口不吃|也不碰")
+_ZH_STILL_EATS = re.compile(r"(?:还|照|仍然?|依然|还是)(?:会|可以|在)?吃")
 _ZH_EATING = re.compile(r"(?:开始|又|恢复|重新|正常|偶尔|现在|最近)[^，,。！!；;]{0,6}?吃|"
                         r"吃点|可以加|加回|加点")
 
@@ -317,8 +342,13 @@ def zh_diet(text: str, current: str) -> str | None:
                                     for c in own):
             return label
     steps: list[tuple[bool, set[str]]] = []
+    kept: set[str] = set()
     for clause in _ZH_CLAUSES.split(text):
         if not clause or _ZH_OTHERS.search(clause):
+            continue
+        if _ZH_STILL_EATS.search(clause) and not _ZH_STOP_EATING.search(clause):
+            # 不吃肉了，鸡蛋牛奶还吃: what is still eaten is all that is eaten
+            kept |= {f for f, p in _ZH_FOODS.items() if p.search(clause)}
             continue
         # 除了鱼虾海鲜别的肉还是不碰: the foods after 除了 are the exception, not the stop
         clause = re.sub(r"除了.*?(?=别的|其他|以外|之外)", "", clause)
@@ -329,4 +359,7 @@ def zh_diet(text: str, current: str) -> str | None:
             continue  # 我没有开始吃肉: a negation that stops no food
         elif _ZH_EATING.search(clause):
             steps.append((True, foods))
+    if kept and any(not eats for eats, _ in steps):
+        new = _DIET_OF.get(frozenset(kept))
+        return new if new is not None and new != current else None
     return _apply(current, steps)

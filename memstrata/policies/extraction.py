@@ -364,13 +364,23 @@ _ZH_FILLER = re.compile(r"^(?:嗯+|呃+|额+|那个|哦+|啊+|对了|话说)[，
 _NO_NEED = re.compile(r"^(?:there['’]?s\s+|you\s+have\s+|you['’]ve\s+got\s+)?no\s+need\s+to\s+"
                       r"\w.*\b(?:anymore|any more)\b", re.IGNORECASE)
 
+#: "no more bullet points pls, just write normal paragraphs": a way of answering withdrawn,
+#: when the sentence asks ("pls") or goes on to tell the assistant what to do instead
+#: ("no more tax returns for me!" does neither)
+_NO_MORE = re.compile(r"^no\s+more\s+(?:\w+\s+){0,2}?(?:bullet|emoji|list|table|header|heading|"
+                      r"markdown|jargon|exclamation|caps|summar|disclaimer|apolog|essay|"
+                      r"small talk|code block|long (?:answer|repl))\w*[^,;.!?]*?"
+                      r"\b(?:please|pls|plz)\b|^no\s+more\s+\w[^,;.!?]*?(?:"
+                      r"[,;]\s*(?:just\s+|please\s+|pls\s+)*(?:write|use|answer|reply|"
+                      r"respond|keep|give|stick\s+to|go\s+with)\b)", re.IGNORECASE)
+
 
 def _read(s: str) -> Extracted | None:
     """One sentence -> at most one candidate (first rule that reads it wins)."""
     zh = _CJK.search(s) is not None
     if zh:  # 嗯以后回答的时候多举几个例子: a spoken filler in front
         s = _ZH_FILLER.sub("", s) or s
-    elif _NO_NEED.match(s) and _NOT_FOR_THE_ASSISTANT.search(s) is None:
+    elif (_NO_NEED.match(s) or _NO_MORE.match(s)) and _NOT_FOR_THE_ASSISTANT.search(s) is None:
         # "no need to keep it short anymore": a standing instruction withdrawn (before the
         # "No, ..." of a correction, which would strip its first word)
         return Extracted(s, MemoryType.PREFERENCE, 0.85, "always", correction=True)

@@ -56,17 +56,19 @@ _CUES = {
     "city": re.compile(
         r"\b(?:home|move|moved|moving|shifted|relocat\w*|apartment|flat|house|place|new city|"
         r"lived|living|settled|keys|unpack\w*|neighbou?rhood|balcony|rent|rents|boxes|"
-        r"weather|people now|locals now|based|sharehouse|lease|address|bungalow|suburb)\b",
+        r"weather|people now|locals now|based|sharehouse|lease|address|bungalow|suburb|condo|"
+        r"(?:been|living|settled|moved)\s+here)\b",
         re.I),
     "employer": re.compile(
         r"\b(?:job|joined|started|starting|working|work|offer|onboarding|first (?:day|week|"
         r"month)|badge|team|hired|role|colleagues?|gig|notice|employee|business cards?|crew|"
-        r"payroll|signature|been with|left|quit|resigned|mat leave|barista)\b|"
+        r"payroll|signature|been with|left|quit|resigned|mat leave|barista|employed)\b|"
         r"\bI['’]m\s+(?:now\s+)?an?\s+(?:[\w-]+\s+){0,2}[\w-]+\s+at\s+[A-Z]", re.I),
     "age": re.compile(
         r"\b(?:birthday|turned|turning|today|officially|years? old|older|b-?day|celebrated|"
         r"completed\s+\d{1,3}\s+years|"
-        r"cake|candles|as of (?:today|yesterday|this morning))\b|🎂|"
+        r"cake|candles|as of (?:today|yesterday|this morning)|finally\s+\d{1,3}|"
+        r"no longer a (?:teen\w*|kid|minor))\b|🎂|"
         r"\bmy\s+\d{1,3}(?:st|nd|rd|th)\b(?!\s+(?!birthday|b-?day|on|and|yesterday|today)\w)|"
         r"\b\d{1,3}(?:st|nd|rd|th)\s+(?:birthday|b-?day)\b", re.I),
 }
@@ -84,7 +86,8 @@ _SENTENCE_GUARD = re.compile(
     r"next|soon|tomorrow|upcoming|later this|"
     r"visit|visiting|visited|trip|vacation|holiday|conference|business(?!\s+cards?)|flight|"
     r"flying|weekend|stay|stayed|staying|hotel|back home|"
-    r"look|looks|feel like|guess|the idea|floated|suggest\w*|propos\w*|asked|wants?|wanted|"
+    r"look|looks|feel like(?!\s+home)|guess|the idea|floated|suggest\w*|propos\w*|asked|"
+    r"wants?|wanted|"
     r"offering|relocation to|cover letter|application|apply|applying|interview\w*|resume|cv|"
     # the past: "when I lived in Minneapolis", "I used to live in"
     r"when\s+(?:i|we)\s+(?:lived|was living|were living|worked|was working)|used to|"
@@ -131,7 +134,10 @@ _NAME = r"[A-Z][\w’'&.-]*[\w&](?:\s+(?:[A-Z]\s+)?[A-Z][\w’'&.-]*[\w&])*"
 _BEFORE = {
     "city": re.compile(rf"\b(?:in|to|from|at)\s+(?P<v>{_NAME})"),
     "employer": re.compile(
-        rf"\b(?:at|joined|for|with)\s+(?P<v>{_NAME})|"
+        rf"\b(?:at|joined|for|with|(?:employed|hired|contracted)\s+by)\s+(?P<v>{_NAME})|"
+        # "just got my Stripe laptop and badge": the employer's kit
+        rf"\bmy\s+(?:new\s+)?(?P<v5>{_NAME})\s+(?:laptop|badge|lanyard|email|hoodie|swag|"
+        r"welcome pack|login|ID|id card|onboarding)\b|"
         # "officially a Stripe employee", "my business cards now say Honda"
         rf"\b(?:an?|the)\s+(?P<v2>{_NAME})\s+(?:employee|staffer|hire|new hire)\b|"
         rf"\b(?:cards?|badge|signature|lanyard)\s+(?:now\s+)?(?:says?|reads?)\s+(?P<v3>{_NAME})|"
@@ -189,9 +195,10 @@ def _ages(text: str) -> set[int]:
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _ZH_CUES = {
     "city": re.compile(r"住|搬|安家|定居|落户|生活|扎根|租|房子|新家|城市|地址|安顿|落脚|安在|"
+                       r"(?i:move)|"
                        r"待了|(?<!老)家(?:现在)?在"),
     "employer": re.compile(r"工作|上班|入职|加入|跳槽|东家|公司|离职|offer|团队|任职|的人了|做|"
-                           r"报到|工牌|工卡|打工"),
+                           r"报到|工牌|工卡|打工|调入|调到|离开|(?i:join)"),
     "age": re.compile(r"生日|岁|满|成年|🎂|蛋糕|蜡烛|大寿|寿辰|(?i:birthday|b-?day)"),
 }
 _ZH_OTHERS = _ZH_OTHER_PEOPLE
@@ -217,13 +224,13 @@ _ZH_END = (r"(?=[，,。！!；;、\s了啦的]|$|[来去](?=[了啦，,。！!�
 _ZH_PLACES = {
     "city": (
         re.compile(rf"在{_ZH_X}(?:市)?(?:安家|定居|落户|生活|扎根|住下|买了房|租了房|租房)"),
-        re.compile(rf"(?:搬到|搬去|搬来|搬回|迁到|定居在|安家在|住在|来到|回到)了?{_ZH_X}(?:市)?"
+        re.compile(rf"(?:搬到|搬去|搬来|搬回|迁到|定居在|安家在|住在|来到|回到|(?i:move|moved|relocate)\s*到)了?{_ZH_X}(?:市)?"
                    rf"{_ZH_END}"),
         re.compile(rf"{_ZH_X}(?:市)?(?:是|成了|就是)(?:我们?的)?新家"),
     ),
     "employer": (
         re.compile(rf"在{_ZH_X}(?:公司)?(?:做|上班|工作|任职|当|干)(?!什么)"),
-        re.compile(rf"(?:入职|加入|跳槽到|跳到|转到|进了)了?{_ZH_X}{_ZH_END}"),
+        re.compile(rf"(?:入职|加入|跳槽到|跳到|转到|进了|调入|调到了?|(?i:join)了?)\s*了?{_ZH_X}{_ZH_END}"),
         re.compile(rf"是{_ZH_X}的人了"),
         re.compile(rf"(?:新东家|新公司|现在的公司|新单位)(?:是|就是){_ZH_X}{_ZH_END}"),
         re.compile(rf"{_ZH_X}(?:这边|这里)(?:入职|上班|报到)"),
@@ -262,7 +269,14 @@ def _zh_change_of(text: str, attribute: str, current: str) -> str | None:
     patterns = _ZH_PLACES[attribute]
     if attribute == "employer" and any(_ZH_STARTED.search(c) for c in clauses):
         patterns = (*patterns, _ZH_NEW_TEAM)
+    if attribute == "employer":
+        # 离开腾讯之后去了字节跳动: where the user went after leaving the current employer
+        patterns = (*patterns, re.compile(
+            rf"(?:离开|从){re.escape(old)}(?:出来)?(?:之后|以后|后)?[，,\s]*(?:就|又)?"
+            rf"(?:去了|到了|进了)\s*{_ZH_X}{_ZH_END}"))
     new = {m["v"] for c in clauses for pattern in patterns for m in pattern.finditer(c)}
+    # 调入招商银行总行: the bank, not its head office
+    new = {re.sub(r"(?<=..)(?:总行|分行|总部|总公司|分公司)$", "", v) for v in new}
     new = {v for v in new if v not in olds
            and (attribute != "employer" or v not in _ZH_PLACE_NAMES)}
     if not new and attribute == "city":
@@ -276,12 +290,21 @@ def _norm(value: str) -> str:
     return re.sub(r"[’']s$", "", value.strip(" .,!;:")).casefold()
 
 
+#: after an employer's name, words that show its "'s" is part of the name ("at
+#: Sainsbury's now", "at McDonald's.") rather than a possessive ("at Google's office")
+_NAME_ENDS = re.compile(r"\s*(?:$|[.,!;:)—–-]|(?:now|since|these|for|as|and|but|so|on|"
+                        r"too|already|full|part|again|today|last|this|every|done|lol|haha|"
+                        r"though)\b)", re.I)
+
+
 def _names(clause: str, attribute: str) -> list[str]:
     found: list[str] = []
     for pattern in (_BEFORE[attribute], _AFTER[attribute]):
         for m in pattern.finditer(clause):
-            raw = next(v for v in m.groups() if v)
-            value = re.sub(r"[’']s$", "", raw.strip(" .,!;:"))
+            group = next(g for g, v in m.groupdict().items() if v)
+            raw = m[group].strip(" .,!;:")
+            keep = attribute == "employer" and _NAME_ENDS.match(clause, m.end(group))
+            value = raw if keep else re.sub(r"[’']s$", "", raw)
             if value.split()[0].casefold() not in _NOT_NAMES:
                 found.append(value)
     return found
@@ -314,9 +337,19 @@ def has_cue(text: str) -> bool:
             or nd.en_cue(text))
 
 
+#: idioms whose "no" or "joke" negates nothing: "the humidity is no joke", "no kidding"
+_IDIOMS = re.compile(r"\b(?:is\s+)?no\s+(?:joke|kidding|doubt|cap)\b", re.I)
+#: an age left behind negates no age: "finally 20 lol no longer a teenager"
+_AGE_LEFT = re.compile(r"\bno\s+longer\s+(?:a\s+)?(?:teen(?:ager)?|kid|minor|in\s+my\s+\w+ies)\b",
+                       re.I)
+
+
 def _en_change_of(text: str, attribute: str, current: str) -> str | None:
     if not _CUES[attribute].search(text):
         return None
+    text = _IDIOMS.sub(" ", text)
+    if attribute == "age":
+        text = _AGE_LEFT.sub(" ", text)
     # "... for Cardiff not Bristol", "to Danone not Unilever": the negation retires the
     # current value, it does not negate the clause
     text = re.sub(rf",?\s*(?:and\s+)?not\s+(?:in\s+|at\s+|for\s+)?{re.escape(current)}\b", "",

@@ -39,8 +39,9 @@ blind after that, and ``--heldout7`` a seventh, written blind after heldout6's m
 lost guards were fixed (heldout6 is a development split since); ``--heldout8`` an
 eighth, written blind after heldout7 was used the same way, ``--heldout9`` a
 ninth, written blind after heldout8 was, and ``--heldout10`` a tenth, written blind after
-heldout9's misses were fixed (96 cases), and ``--heldout11`` an eleventh, written
-blind after heldout10's misses were fixed (96 cases).
+heldout9's misses were fixed (96 cases), ``--heldout11`` an eleventh, written
+blind after heldout10's misses were fixed (96 cases), and ``--heldout12`` a twelfth,
+written blind after heldout11's misses were fixed (96 cases).
 
 ``--updates4`` evaluates a fourth knowledge-update split (``data/knowledge_update_heldout4.json``,
 40 cases, 22 English / 18 Chinese), written blind after heldout3's knowledge-update misses
@@ -52,8 +53,9 @@ evaluates a fifth split (40 cases), written blind after that, with the Chinese c
 also on the embedder the README tells Chinese users to choose (multilingual-e5-small).
 heldout5 then became a development split too (subjectless Chinese changes kept offline,
 the asked attribute read from free-text candidates); ``--updates6`` evaluates a sixth split
-(40 cases), written blind after that, and ``--updates7`` a seventh (40 cases), written blind
-after heldout11's formation fixes.
+(40 cases), written blind after that, ``--updates7`` a seventh (40 cases), written blind
+after heldout11's formation fixes, and ``--updates8`` an eighth (40 cases), written blind
+after heldout7's first look.
 """
 
 from __future__ import annotations
@@ -88,6 +90,8 @@ UPDATES6 = DATA / "knowledge_update_heldout6.json"
 UPDATES6_LOOK = RESULTS / "knowledge_update_heldout6_first_look.json"
 UPDATES7 = DATA / "knowledge_update_heldout7.json"
 UPDATES7_LOOK = RESULTS / "knowledge_update_heldout7_first_look.json"
+UPDATES8 = DATA / "knowledge_update_heldout8.json"
+UPDATES8_LOOK = RESULTS / "knowledge_update_heldout8_first_look.json"
 #: a fourth formation split, written blind after the heldout3 first look (which made
 #: heldout3 a development split: the reader of known values was built on its misses)
 FORMATION4 = DATA / "formation_changes_heldout4.json"
@@ -113,6 +117,9 @@ FORMATION10_LOOK = RESULTS / "formation_changes_heldout10_first_look.json"
 #: an eleventh, written blind after the fixes of heldout10's misses
 FORMATION11 = DATA / "formation_changes_heldout11.json"
 FORMATION11_LOOK = RESULTS / "formation_changes_heldout11_first_look.json"
+#: a twelfth, written blind after the fixes of heldout11's misses
+FORMATION12 = DATA / "formation_changes_heldout12.json"
+FORMATION12_LOOK = RESULTS / "formation_changes_heldout12_first_look.json"
 
 
 def _prior_value(mm: MemoryManager, case: dict[str, Any]) -> str | None:
@@ -199,7 +206,8 @@ def main() -> None:
                              ("--heldout8", FORMATION8, FORMATION8_LOOK),
                              ("--heldout9", FORMATION9, FORMATION9_LOOK),
                              ("--heldout10", FORMATION10, FORMATION10_LOOK),
-                             ("--heldout11", FORMATION11, FORMATION11_LOOK)):
+                             ("--heldout11", FORMATION11, FORMATION11_LOOK),
+                             ("--heldout12", FORMATION12, FORMATION12_LOOK)):
         if flag in sys.argv:
             found = formation(data)
             print(json.dumps({k: v for k, v in found.items() if k != "by_category"},
@@ -209,7 +217,8 @@ def main() -> None:
     for flag, data, look in (("--updates4", UPDATES4, UPDATES4_LOOK),
                              ("--updates5", UPDATES5, UPDATES5_LOOK),
                              ("--updates6", UPDATES6, UPDATES6_LOOK),
-                             ("--updates7", UPDATES7, UPDATES7_LOOK)):
+                             ("--updates7", UPDATES7, UPDATES7_LOOK),
+                             ("--updates8", UPDATES8, UPDATES8_LOOK)):
         if flag in sys.argv:
             ranked = updates(data, chinese_with_e5=flag != "--updates4")
             print(json.dumps(ranked, indent=1, ensure_ascii=False))

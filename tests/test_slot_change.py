@@ -308,3 +308,57 @@ def test_heldout10_names_diets_and_instructions() -> None:
     assert read.correction and read.rule == "always"
     assert extract("No more tax returns for me!") == []
     assert extract("no more meetings on fridays pls god") == []
+
+
+@pytest.mark.parametrize(("text", "attribute", "current", "expected"), [
+    # an emoji ends a sentence: what follows it is guarded on its own
+    ("it's my birthday today!! officially 30 lol 🥳 can you suggest something fun to do this "
+     "weekend", "age", "29", "30"),
+    ("Had my 42nd yesterday, the kids made me a lopsided cake 😂 anyway what health checks "
+     "should I be booking at my age?", "age", "41", "42"),
+    ("Thanks for the help planning the party — my 25th went off brilliantly last night!",
+     "age", "24", "25"),
+    # traditional characters read as simplified, the value comes back as written
+    ("我已經離職了，這個月開始在聯發科上班，可以幫我寫一段自我介紹給新同事嗎？", "employer",
+     "台積電", "聯發科"),
+    ("上週剛過完五十大壽，孩子們辦了個驚喜派對。想問一下五十歲以後要做哪些健康檢查？", "age",
+     "49", "50"),
+    ("新家终于收拾好了，苏州这边房租比之前便宜不少😂 帮我查下在苏州办居住证要准备啥材料",
+     "city", "杭州", "苏州"),
+    ("帮我改下邮件签名吧，现在是 字节跳动 产品经理，上周一刚入职", "employer", "华为",
+     "字节跳动"),
+    ("帮我把天气城市改成大连，我现在住这边了，哈尔滨的房子已经卖掉了。", "city", "哈尔滨", "大连"),
+    ("跟你说一下，我上个月皈依了伊斯兰教，现在只吃清真的，猪肉彻底不碰了", "diet",
+     "not vegetarian", "halal"),
+    ("Quit keto and went fully vegan on Jan 1st after watching a documentary — no meat, eggs "
+     "or cheese anymore.", "diet", "keto", "vegan"),
+    ("The name change finally went through on my passport, I'm Priya Malhotra now.", "name",
+     "Priyanka Sharma", "Priya Malhotra"),
+    # guards
+    ("Before Siemens I was at Bosch for six years — can you help me phrase that in my "
+     "LinkedIn summary?", "employer", "Siemens", None),
+    ("I grew up in Marseille and lived there till I was 22, so I'm very picky about "
+     "bouillabaisse 😤 any decent spots here in Lyon?", "city", "Lyon", None),
+    ("我爸妈下个月要搬去厦门养老，帮我看看厦门哪个区比较适合老人住", "city", "南京", None),
+    ("帮我找找附近的清真餐厅，朋友是穆斯林", "diet", "not vegetarian", None),
+    ("My passport photo is awful, I'm Priya by the way", "name", "Priyanka Sharma", None),
+    ("Should I take the job? Stripe made me an offer.", "employer", "Shopify", None),
+])
+def test_heldout12_readers_after_its_misses(text: str, attribute: str, current: str,
+                                           expected: str | None) -> None:
+    assert change_of(text, attribute, current) == expected
+
+
+def test_heldout12_statements_read_alone() -> None:
+    from memstrata.policies.extraction import extract
+
+    # an age back then is not the age
+    assert [e.slot for e in extract("我18岁那年第一次一个人出远门，去了拉萨。")
+            if e.slot and e.slot.attribute == "age"] == []
+    assert [e.slot.value for e in extract("我什么肉都吃，不吃素。") if e.slot] == ["not vegetarian"]
+    # a standing instruction asked as a request, or after "Actually"
+    [german] = extract("hey, from now on can you reply in German? I'm practising for my exam")
+    assert german.rule == "from_now_on" and german.correction
+    [metric] = extract("Actually switch to metric for all measurements from now on — grams, °C.")
+    assert metric.rule == "from_now_on" and metric.correction
+    assert extract("Actually, the meeting moved to Friday.") == []

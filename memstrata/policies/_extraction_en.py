@@ -390,7 +390,7 @@ _STANDING_ANY = re.compile(
     re.IGNORECASE,
 )
 #: a polite request or a tag is not a question ("could you ... from now on?", "..., alright?")
-_REQUEST = re.compile(r"(?:^|,\s*)(?:please\s+)?(?:could|can|would)\s+you\b|"
+_REQUEST = re.compile(rf"(?:^|,\s*|\b{_HENCEFORTH},?\s+)(?:please\s+)?(?:could|can|would)\s+you\b|"
                       r",?\s*(?:alright|all right|ok|okay|right|please)\s*\?$", re.IGNORECASE)
 _STANDING_HINT = re.compile(r"\b(?:anymore|again|ever|any more)\b", re.IGNORECASE)
 _NOT_BUT = re.compile(

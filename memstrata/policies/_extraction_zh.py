@@ -11,7 +11,9 @@ the order in :func:`_chinese` is the precedence.
 
 from __future__ import annotations
 
+import functools
 import re
+from typing import Any
 
 from memstrata.policies._extraction_common import (
     _ONE_OFF_OBJECT,
@@ -61,6 +63,34 @@ _ZH_QUOTES = re.compile(r"[「」“”『』\"]")
 _ZH_SENTENCE = re.compile(r"[^。！!？?\n]+[。！!？?]*")
 
 
+@functools.cache
+def _t2s() -> Any:
+    import opencc
+
+    return opencc.OpenCC("t2s")
+
+
+def to_simplified(text: str) -> str:
+    """``text`` in simplified characters, character for character (OpenCC's ``t2s``):
+    the readers' patterns are written in simplified Chinese, and a traditional text
+    (上週剛過完五十大壽) reads as its simplified form. Unchanged when the conversion
+    would change the length (a phrase mapping), so positions stay those of ``text``."""
+    if not _CJK_ANY.search(text):
+        return text
+    out: str = _t2s().convert(text)
+    return out if len(out) == len(text) else text
+
+
+def as_written(text: str, simplified: str, value: str) -> str:
+    """``value`` (read from ``simplified``, :func:`to_simplified` of ``text``) spelled as
+    in ``text``: 联发科 read from 這個月開始在聯發科上班 is 聯發科."""
+    at = simplified.find(value)
+    return text[at:at + len(value)] if at >= 0 and len(simplified) == len(text) else value
+
+
+_CJK_ANY = re.compile(r"[\u3400-\u9fff]")
+
+
 def zh_unguarded(text: str, guard: re.Pattern[str]) -> str:
     """The sentences of ``text`` that ``guard`` (a question, a condition, a trip) does not
     hit, joined - "" when a quotation mark is anywhere or none is left. A change told
@@ -76,7 +106,8 @@ def zh_unguarded(text: str, guard: re.Pattern[str]) -> str:
 #: a request or a question after a comma starts a sentence of its own
 #: (终于搬到重庆了，热到怀疑人生，有什么消暑的推荐吗)
 _ZH_ASK_AFTER_COMMA = re.compile(r"[，,\s]+(?=有什么|有没有|帮我|帮忙|请问|想问|求推荐|求助|怎么|"
-                                 r"哪里|哪儿|哪家|能不能|可不可以|可以推荐|推荐一?下)")
+                                 r"哪里|哪儿|哪家|能不能|可不可以|可以推荐|推荐一?下|可以帮|能帮|"
+                                 r"你能|你可以)")
 
 
 _ZH_CLAUSE_SPLIT = re.compile(r"[，,。！!；;…~～\n\s\U0001F300-\U0001FAFF]+")
@@ -141,7 +172,8 @@ _ZH_MOVED = re.compile(rf"我{_ZH_WITH}{_ZH_WHEN}(?:从[^，,。！!；;]{{1,10}
 #: an age in digits or Chinese numerals (30, 三十, 二十九)
 _ZH_N = r"(?:\d{1,3}|[一二两三四五六七八九]?十[一二三四五六七八九]?|[一二两三四五六七八九])"
 _ZH_AGE = re.compile(rf"我{_ZH_WHEN}(?:今天|昨天)?(?:刚|刚刚)?(?:满)?(?:了)?(?P<v>{_ZH_N})(?:周)?岁"
-                     r"(?!(?:的)?生日)"
+                     # 我18岁那年第一次出远门: an age back then
+                     r"(?!(?:的)?生日|那年|那一年|那会|那时|的时候|时)"
                      rf"|我(?:今年|已经|现在|刚|刚刚|满)+(?P<v2>{_ZH_N})(?:周?岁)?了")
 #: a birthday: 今天是我30岁生日 / 我刚过了30岁生日 (not 明天 / 下个月)
 _ZH_BIRTHDAY = re.compile(
@@ -221,7 +253,8 @@ _ZH_DIET_OTHER = (
                 r"生酮(?:饮食)?"), "keto"),
     (re.compile(r"^我(?:只|只吃|吃)(?:吃)?清真"), "halal"),
     (re.compile(r"^我(?:不吃|不能吃|只吃无)(?:含)?麸质|^我(?:吃|是)无麸质"), "gluten-free"),
-    (re.compile(r"^我(?:什么都吃|什么肉都吃|吃肉|荤素都吃|不挑食)(?:[，,]\s*什么都吃)?(?:[。！!]|$)"),
+    (re.compile(r"^我(?:什么都吃|什么肉都吃|吃肉|荤素都吃|不挑食)(?:[，,]\s*(?:什么都吃|不吃素|无肉不欢))?"
+                r"(?:[。！!]|$)"),
      "not vegetarian"),
 )
 _ZH_ALLERGY = re.compile(r"我对(?P<v>[^，,。！!；;]{1,20})过敏")

@@ -128,8 +128,11 @@ def en_name(text: str, current: str) -> str | None:
                     take(m["v"])
             for m in _EN_IT_IS.finditer(clause):
                 shares = set(m["v"].casefold().split()) & set(old.split())
+                # "The name change went through on my passport, I'm Priya Malhotra now"
                 if shares or re.search(r"\b(?:everyone|everybody|everything|name)\b", clause,
-                                       re.I):
+                                       re.I) or re.search(r"\b(?:name change|changed my name|"
+                                                          r"deed poll|married name)\b",
+                                                          sentence, re.I):
                     take(m["v"])
     return next(iter(found.values())) if len(found) == 1 else None
 
@@ -294,7 +297,8 @@ def en_diet(text: str, current: str) -> str | None:
                                sentence, flags=re.I):
             if not clause or _EN_DIET_OTHERS.search(clause):
                 continue
-            kept = _EN_NOT_LABEL.sub(" ", clause)
+            # "Quit keto and went fully vegan": the diet given up is not the one taken up
+            kept = _EN_DROPPED_LABEL.sub(" ", _EN_NOT_LABEL.sub(" ", clause))
             if not _EN_STOP_EATING.search(kept):
                 labels |= {("vegan" if m["v"].lower() == "plant-based" else m["v"].lower())
                            for m in _EN_LABEL.finditer(kept)}
@@ -325,18 +329,15 @@ _ZH_EATING = re.compile(r"(?:开始|又|恢复|重新|正常|偶尔|现在|最�
                         r"吃点|可以加|加回|加点")
 
 
-#: the traditional forms of the characters these readers look for (最近開始吃魚了): a
-#: dozen characters, not worth a conversion library
-_ZH_SIMPLIFIED = str.maketrans("魚蝦雞鴨豬葷純還開醫說別沒過們", "鱼虾鸡鸭猪荤纯还开医说别没过们")
-
-
 def zh_diet(text: str, current: str) -> str | None:
-    """A new diet in a Chinese ``text``, given the ``current`` one."""
-    text = zh_unguarded(text.translate(_ZH_SIMPLIFIED), _ZH_DIET_GUARD)
+    """A new diet in a Chinese ``text`` (in simplified characters, as
+    :func:`~memstrata.policies.slot_change.change_of` passes it), given the ``current`` one."""
+    text = zh_unguarded(text, _ZH_DIET_GUARD)
     if not text:
         return None
     own = [c for c in _ZH_CLAUSES.split(text) if c and not _ZH_OTHERS.search(c)]
     for label, said in (("vegan", r"纯素|全素"), ("keto", r"生酮"), ("vegetarian", r"蛋奶素"),
+                        ("halal", r"吃清真|清真饮食"),
                         ("not vegetarian", r"(?:啥|什么)都吃|荤素都吃|开荤")):
         if label != current and any(re.search(said, c) and not re.search(r"不|停|没|戒", c)
                                     for c in own):

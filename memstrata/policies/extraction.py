@@ -284,7 +284,7 @@ _FOR_THE_ASSISTANT = re.compile(
     r"(?:(?:could|can|would|will)\s+you\b|(?:you|your|i|i'd|i'm|i’d|i’m|i'll|i’ll|my|me|"
     r"let's|let’s|call|answer|reply|respond|write|use|keep|talk|speak|address|give|send|show|"
     r"stop|don't|don’t|do not|always|never|just|only|tell|remind|refer|put|list|skip|avoid|"
-    r"include|be|make|start|no more|no|less|more)\b)", re.IGNORECASE)
+    r"include|be|make|start|switch|no more|no|less|more)\b)", re.IGNORECASE)
 
 # ---------------------------------------------------------------- driver
 
@@ -401,7 +401,12 @@ def _read(s: str) -> Extracted | None:
             return Extracted(s, inner.type, max(inner.confidence, 0.9)
                              if inner.confidence >= 0.5 else inner.confidence,
                              "correction+" + inner.rule, inner.slot, correction=True)
-        return None
+        # "Actually switch to metric ... from now on": a standing instruction, corrected
+        if not (_ZH_STANDING.match(stripped) or _ZH_STANDING_END.match(stripped)
+                or _ZH_STANDING_MID.search(stripped) if zh
+                else _STANDING.match(stripped) or _STANDING_ANY.search(stripped)):
+            return None
+        s = stripped
     # standing instructions
     m = (_ZH_STANDING.match(s) or _ZH_STANDING_END.match(s) or _ZH_STANDING_MID.search(s)) \
         if zh else _STANDING.match(s)

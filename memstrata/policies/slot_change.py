@@ -44,6 +44,8 @@ from memstrata.policies._extraction_zh import (
     _ZH_OTHER_PEOPLE,
     _ZH_PLACE_NAMES,
     _zh_age,
+    as_written,
+    to_simplified,
     zh_unguarded,
 )
 
@@ -69,7 +71,7 @@ _CUES = {
         r"completed\s+\d{1,3}\s+years|"
         r"cake|candles|as of (?:today|yesterday|this morning)|finally\s+\d{1,3}|"
         r"no longer a (?:teen\w*|kid|minor))\b|🎂|"
-        r"\bmy\s+\d{1,3}(?:st|nd|rd|th)\b(?!\s+(?!birthday|b-?day|on|and|yesterday|today)\w)|"
+        r"\bmy\s+\d{1,3}(?:st|nd|rd|th)\b(?!\s+(?!birthday|b-?day|on|and|yesterday|today|went|was)\w)|"
         r"\b\d{1,3}(?:st|nd|rd|th)\s+(?:birthday|b-?day)\b", re.I),
 }
 
@@ -77,7 +79,9 @@ _CUES = {
 _TEXT_GUARD = re.compile(
     r"[\"“”«»「」]|"
     r"\b(?:if|unless|imagine|imagined|dream|dreams|dreamt|dreamed|dreaming|pretend|suppose|"
-    r"wish|someday|joke|joking|kidding|swear|swears|should i|pros and cons)\b", re.I)
+    r"wish|someday|joke|joking|kidding|swear|swears|pros and cons|"
+    # a decision to take: "Should I take the Stripe offer?"
+    r"should\s+(?:i|we)\s+(?:move|take|accept|go|join|quit|leave|switch|relocate|stay)\b)\b", re.I)
 #: in the sentence that names the value: a question, a plan or the future, a trip
 _SENTENCE_GUARD = re.compile(
     r"\?|"
@@ -91,6 +95,10 @@ _SENTENCE_GUARD = re.compile(
     r"offering|relocation to|cover letter|application|apply|applying|interview\w*|resume|cv|"
     # the past: "when I lived in Minneapolis", "I used to live in"
     r"when\s+(?:i|we)\s+(?:lived|was living|were living|worked|was working)|used to|"
+    r"before\s+(?:that|this|then|joining|moving|(?-i:[A-Z])\w+)|grew up|born|raised|"
+    r"(?:till|until)\s+(?:i|we)\s+(?:was|were)|"
+    r"(?:i|we)\s+(?:was|were)\s+(?:at|with|in)\b(?=[^.!?]*\bfor\s+(?:\w+\s+)?(?:years?|"
+    r"decades?)\b)|"
     r"(?:relocating|moving|transferring|sending)\s+me)\b|"
     r"\w(?:'ll|’ll)\b|"
     # planned: "I'm moving to ...", "we're relocating", "I'm turning 30"
@@ -107,7 +115,7 @@ _OTHERS = re.compile(
     r"\b(?:he|she|they)\b(?!['’]s)", re.I)
 _FIRST_PERSON = re.compile(r"\b(?:i|i['’]m|i['’]ve|i['’]d|me|my|we|we['’]re|we['’]ve|our|us)\b",
                            re.I)
-_SENTENCES = re.compile(r"(?<=[.!?…])\s+|\n+|\s+[—–]\s+")
+_SENTENCES = re.compile(r"(?<=[.!?…])\s+|\n+|\s+[—–]\s+|\s*[\U0001F300-\U0001FAFF]+\s*")
 _CLAUSES = re.compile(r"\s*[,;:()—–]\s*|\s+-\s+|\s+(?:but|and|so|which|though|although|"
                       r"while|whereas)\s+", re.I)
 
@@ -170,7 +178,7 @@ _NUMBER = re.compile(r"(?<![\d.,])(\d{1,3})(?![\d,]|\.\d)(?!(?:st|nd|rd|th)\b)"
 #: ("just ran my 57th parkrun" is not)
 _ORDINAL = re.compile(
     r"(?<![\d.,])(\d{1,3})(?:st|nd|rd|th)(?=\s+(?:birthday|b-?day)\b|"
-    r"\s*(?:[!.,🎂🎉]|$|\s+(?:on|yesterday|today|last|this|with|at|and)\b))", re.I)
+    r"\s*(?:[!.,🎂🎉]|$|\s+(?:on|yesterday|today|last|this|with|at|and|went|was)\b))", re.I)
 _TENS = {w: 10 * n for n, w in enumerate(
     "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()) if n >= 2}
 _UNITS = {w: n for n, w in enumerate(
@@ -207,10 +215,15 @@ _ZH_GUARD = re.compile(r"[?？「」“”『』]|吗|如果|要是|假如|假�
                        r"出差|旅游|旅行|度假|玩|探亲|开会|参观|路过|住了[一两二三四五六七八九十几\d]+天|"
                        r"住[一两二三四五六七八九十几\d]+(?:晚|天|夜)|酒店|民宿|演唱会|就回来|要不要")
 #: in the clause that names the value: a plan, the future, a trip, a negation, someone else
+_ZH_REQUEST = re.compile(r"(?:帮我|帮忙|请|麻烦|推荐|查一?下|看看)")
+#: ... unless it asks to set the new value (帮我把天气城市改成大连)
+_ZH_SET_TO = re.compile(r"改成|换成|改为|设成|设为")
 _ZH_CLAUSE_GUARD = re.compile(
     r"打算|准备|计划|考虑|想|可能|也许|或许|希望|梦想|说不定|下周|下个月|明年|明天|将来|"
-    r"以前|之前|曾经|原来|过去|当年|小时候|大学|大學|读书|讀書|上学|上學|高中|(?<!回)老家|"
-    rf"快要|就要|将要|没|不|别|未|(?<![和跟与同])(?:{_ZH_OTHERS})")
+    # the past, not a comparison with it (房租比之前便宜不少)
+    r"(?<!比)以前|(?<!比)之前|曾经|原来|过去|当年|小时候|大学|大學|读书|讀書|上学|上學|高中|(?<!回)老家|"
+    # a negation, not 不少 / 不错 / 不久 / 不到 / 不过 / 没多久 (房租比之前便宜不少)
+    rf"快要|就要|将要|没(?!多久|几天)|不(?!少|错|久|到|过)|别|未|(?<![和跟与同])(?:{_ZH_OTHERS})")
 #: someone else's birthday or age: 我儿子今天生日, 我弟弟满三十岁了
 _ZH_OTHERS_AGE = re.compile(rf"(?<![和跟与同])(?:{_ZH_OTHERS})(?!们?(?:给|为|帮|替|陪)我)"
                             r"[^，,。！!；;]{0,6}?(?:生日|岁|满)")
@@ -243,7 +256,9 @@ _ZH_PLACES = {
 _ZH_NUMBER = re.compile(rf"(?<![\d.])({_ZH_N})(?![\d.])")
 #: a new team named where the user has just started: 发在小红书新团队的群里，我周一刚报到
 _ZH_NEW_TEAM = re.compile(rf"{_ZH_X}(?:的)?新(?:团队|公司|单位|部门)")
-_ZH_STARTED = re.compile(r"我[^，,。！!；;]{0,6}(?:报到|入职)了?(?:[，,。！!；;]|$)")
+_ZH_STARTED = re.compile(r"(?:我|刚|已经)[^，,。！!；;]{0,6}(?:报到|入职)了?(?:[，,。！!；;]|$)")
+#: where the user is now, just after starting: 邮件签名…现在是 字节跳动 产品经理，上周一刚入职
+_ZH_NOW_AT = re.compile(rf"现在(?:是|在)\s*{_ZH_X}(?=\s|[，,。！!；;]|$)")
 
 
 #: a number in quotes is not quoted speech: 蛋糕上插了个“48”的蜡烛
@@ -267,7 +282,8 @@ def _zh_change_of(text: str, attribute: str, current: str) -> str | None:
     old = current.strip()
     olds = {old, re.sub(r"市$", "", old)}
     patterns = _ZH_PLACES[attribute]
-    if attribute == "employer" and any(_ZH_STARTED.search(c) for c in clauses):
+    started = attribute == "employer" and any(_ZH_STARTED.search(c) for c in clauses)
+    if started:
         patterns = (*patterns, _ZH_NEW_TEAM)
     if attribute == "employer":
         # 离开腾讯之后去了字节跳动: where the user went after leaving the current employer
@@ -275,6 +291,8 @@ def _zh_change_of(text: str, attribute: str, current: str) -> str | None:
             rf"(?:离开|从){re.escape(old)}(?:出来)?(?:之后|以后|后)?[，,\s]*(?:就|又)?"
             rf"(?:去了|到了|进了)\s*{_ZH_X}{_ZH_END}"))
     new = {m["v"] for c in clauses for pattern in patterns for m in pattern.finditer(c)}
+    if started:  # spaces around the name (现在是 字节跳动 产品经理): the text, not a clause
+        new |= {m["v"] for m in _ZH_NOW_AT.finditer(text)}
     # 调入招商银行总行: the bank, not its head office
     new = {re.sub(r"(?<=..)(?:总行|分行|总部|总公司|分公司)$", "", v) for v in new}
     new = {v for v in new if v not in olds
@@ -282,7 +300,9 @@ def _zh_change_of(text: str, attribute: str, current: str) -> str | None:
     if not new and attribute == "city":
         from memstrata.policies.gazetteer import find_cities_zh
 
-        new = {v for c in clauses for v in find_cities_zh(c) if v not in olds}
+        # a request names a place it asks about (帮我看看厦门哪个区适合老人住), not home
+        new = {v for c in clauses if not _ZH_REQUEST.match(c) or _ZH_SET_TO.search(c)
+               for v in find_cities_zh(c) if v not in olds}
     return new.pop() if len(new) == 1 else None
 
 
@@ -331,6 +351,7 @@ def _en_cities(clause: str) -> list[str]:
 def has_cue(text: str) -> bool:
     """Does ``text`` speak of any topic :func:`change_of` reads (and pass the text guards)?"""
     if _CJK.search(text):
+        text = to_simplified(text)
         kept = zh_unguarded(text, _ZH_GUARD)
         return bool(kept and any(c.search(kept) for c in _ZH_CUES.values())) or nd.zh_cue(text)
     return ((not _TEXT_GUARD.search(text) and any(c.search(text) for c in _CUES.values()))
@@ -374,10 +395,16 @@ def change_of(text: str, attribute: str, current: str) -> str | None:
     value, or ``None`` (no cue, a guard, no single new value)."""
     if attribute not in ATTRIBUTES or not current:
         return None
-    zh = _CJK.search(text) is not None
-    if attribute == "name":
-        return nd.zh_name(text, current) if zh else nd.en_name(text, current)
+    if _CJK.search(text) is None:
+        if attribute == "name":
+            return nd.en_name(text, current)
+        if attribute == "diet":
+            return nd.en_diet(text, current)
+        return _en_change_of(text, attribute, current)
+    # traditional characters read as simplified; a name or a place comes back as written
+    simple, held = to_simplified(text), to_simplified(current)
     if attribute == "diet":
-        return nd.zh_diet(text, current) if zh else nd.en_diet(text, current)
-    return _zh_change_of(text, attribute, current) if zh else _en_change_of(
-        text, attribute, current)
+        return nd.zh_diet(simple, held)
+    value = nd.zh_name(simple, held) if attribute == "name" else _zh_change_of(
+        simple, attribute, held)
+    return None if value is None else as_written(text, simple, value)

@@ -40,8 +40,9 @@ lost guards were fixed (heldout6 is a development split since); ``--heldout8`` a
 eighth, written blind after heldout7 was used the same way, ``--heldout9`` a
 ninth, written blind after heldout8 was, and ``--heldout10`` a tenth, written blind after
 heldout9's misses were fixed (96 cases), ``--heldout11`` an eleventh, written
-blind after heldout10's misses were fixed (96 cases), and ``--heldout12`` a twelfth,
-written blind after heldout11's misses were fixed (96 cases).
+blind after heldout10's misses were fixed (96 cases), ``--heldout12`` a twelfth,
+written blind after heldout11's misses were fixed (96 cases), and ``--heldout13`` a
+thirteenth, written blind after heldout12's were (96 cases).
 
 ``--updates4`` evaluates a fourth knowledge-update split (``data/knowledge_update_heldout4.json``,
 40 cases, 22 English / 18 Chinese), written blind after heldout3's knowledge-update misses
@@ -120,6 +121,9 @@ FORMATION11_LOOK = RESULTS / "formation_changes_heldout11_first_look.json"
 #: a twelfth, written blind after the fixes of heldout11's misses
 FORMATION12 = DATA / "formation_changes_heldout12.json"
 FORMATION12_LOOK = RESULTS / "formation_changes_heldout12_first_look.json"
+#: a thirteenth, written blind after the fixes of heldout12's misses
+FORMATION13 = DATA / "formation_changes_heldout13.json"
+FORMATION13_LOOK = RESULTS / "formation_changes_heldout13_first_look.json"
 
 
 def _prior_value(mm: MemoryManager, case: dict[str, Any]) -> str | None:
@@ -207,7 +211,8 @@ def main() -> None:
                              ("--heldout9", FORMATION9, FORMATION9_LOOK),
                              ("--heldout10", FORMATION10, FORMATION10_LOOK),
                              ("--heldout11", FORMATION11, FORMATION11_LOOK),
-                             ("--heldout12", FORMATION12, FORMATION12_LOOK)):
+                             ("--heldout12", FORMATION12, FORMATION12_LOOK),
+                             ("--heldout13", FORMATION13, FORMATION13_LOOK)):
         if flag in sys.argv:
             found = formation(data)
             print(json.dumps({k: v for k, v in found.items() if k != "by_category"},

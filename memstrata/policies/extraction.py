@@ -197,6 +197,22 @@ _SOMEONE_ELSE = re.compile(r"^(?:他|她|它|别人|有人|大家|朋友|同事|
                            r"(?:he|she|they|it|someone|everyone|people)\b)", re.I)
 #: an English sentence that starts with a past-tense verb: "Stepped on the scale ..."
 _ELIDED_EN = re.compile(r"^(?:just |finally |recently |also )?[a-z]+ed\b", re.I)
+#: ... or as a diary does, with "I've" or "I'm" left out: "been going to the Crunch on 3rd
+#: Ave for a few weeks", "been on 100mg of sertraline", "first week at Chewy has been a lot"
+_ELIDED_EN_STATE = re.compile(
+    r"^(?:just |finally |also |so |ok |okay )*(?:been\s+(?:\w+ing|on|at|in|with|using|"
+    r"taking)\b|first\s+(?:day|week|month|winter|summer|year|shift)\s+(?:at|in|on|with)\b|"
+    r"(?:went|paid|bought|got|put|took|sold|left|quit|ran|made|found|picked\s+up|grabbed|"
+    r"[a-z]+ed)\s+(?:my|our|a|an|the|fully|back|to|in|on|up|out|off|away|\d)\b)", re.I)
+#: a Chinese clause about the user's life without a subject: a habit or a time of the
+#: user's days (每天早上8km跑完膝盖有点疼, 每个月交完4800的房租, 这个月工资条上税前25k)
+_ZH_HABIT = re.compile(r"每天|每周|每个?月|每晚|每次|天天|平时|这个月|这周|最近|这几天|"
+                       r"这几周|这几个?周末|今天|昨天|今早|昨晚|上周|前几天|今年|第[一二三四五六七八九十\d]+(?:周|天|个月|次)")
+#: ... nor a plan or a request (今年五一想带家里人去云南玩一趟, 帮我算一下，每个月存两千)
+_ZH_PLAN_OR_ASK = re.compile(r"想|打算|准备|计划|要去|帮我|请|麻烦|吧")
+#: ... unless its subject is the world: the weather, prices, the news, the neighbourhood
+_ZH_WORLD = re.compile(r"天气|下雨|下雪|降温|升温|刮风|油价|房价|物价|股市|大盘|股票|基金|新闻|"
+                       r"热搜|楼下|外面|小区|花开|开花|(?:涨|跌)了|疫情|流感|政策")
 
 
 #: how a Chinese clause without a subject starts when the user is its subject: times and
@@ -224,8 +240,11 @@ def _elided_first_person(sentence: str) -> bool:
     if _CJK.search(s):
         lead = _ZH_DROPPED_SUBJECT.match(s)
         return reads_as_change(s) or (lead is not None and (bool(lead["time"]) or "了" in s
-                                                             or lead.group(0) == "自从"))
-    return reads_as_change(s) and _ELIDED_EN.match(s) is not None
+                                                             or lead.group(0) == "自从")) \
+            or (_ZH_HABIT.search(s) is not None and _ZH_WORLD.search(s) is None
+                and _ZH_PLAN_OR_ASK.search(s) is None)
+    return (reads_as_change(s) and _ELIDED_EN.match(s) is not None) \
+        or _ELIDED_EN_STATE.match(_LEAD.sub("", s)) is not None
 
 
 def _substantial(sentence: str) -> bool:

@@ -187,6 +187,9 @@ def _injection(inj: dict[str, Any]) -> Row:
     )
 
 
+_WORDS = "zero one two three four five six seven eight nine ten eleven twelve".split()
+
+
 def _formation(sn: dict[str, Any], first2: dict[str, Any], first3: dict[str, Any],
                first4: dict[str, Any], first5: dict[str, Any], first6: dict[str, Any],
                later: list[dict[str, Any]]) -> Row:
@@ -218,12 +221,13 @@ def _formation(sn: dict[str, Any], first2: dict[str, Any], first3: dict[str, Any
         f"changes **{look6['all']['changes_read_correctly']:.2f}** (EN "
         f"{look6['en']['changes_read_correctly']:.2f}, ZH "
         f"{look6['zh']['changes_read_correctly']:.2f}), guards "
-        f"**{look6['all']['guards_held']:.2f}**; five more, blind, each after the fixes of the "
-        "one before: changes "
+        f"**{look6['all']['guards_held']:.2f}**; {_WORDS[len(later)]} more, blind, each after the "
+        "fixes of the one before: changes "
         + " / ".join(f"**{x['all']['changes_read_correctly']:.2f}**" for x in later)
         + ", guards "
         + " / ".join(f"{x['all']['guards_held']:.2f}" for x in later),
-        "`consolidation_scenarios.json`, `formation_changes_heldout{2,...,11}_first_look.json`",
+        "`consolidation_scenarios.json`, "
+        f"`formation_changes_heldout{{2,...,{6 + len(later)}}}_first_look.json`",
     )
 
 
@@ -244,7 +248,7 @@ def _contradiction(c: dict[str, Any], first: dict[str, Any]) -> Row:
 
 def _knowledge_update(ku: dict[str, Any], f1: dict[str, Any], f2: dict[str, Any],
                       f3: dict[str, Any], f4: dict[str, Any], f5: dict[str, Any],
-                      f6: dict[str, Any], f7: dict[str, Any]) -> Row:
+                      f6: dict[str, Any], f7: dict[str, Any], f8: dict[str, Any]) -> Row:
     a = f1["heldout"]["remember"]
     b = f2["heldout2"]["remember"]
     c = f3["heldout3"]["remember"]
@@ -257,6 +261,8 @@ def _knowledge_update(ku: dict[str, Any], f1: dict[str, Any], f2: dict[str, Any]
         en["n"] + e5["n"])
     g = f7["heldout7"]["remember"]["default"]
     g5 = f7["heldout7"]["chinese_with_e5"]["remember"]["heldout7"]
+    h = f8["heldout8"]["remember"]["default"]
+    h5 = f8["heldout8"]["chinese_with_e5"]["remember"]["heldout8"]
     now = ku["results"]["blind_splits_now"]
     blind = [k for k in now if k != "note"]
     names = ku["own_name"]["summary"]
@@ -271,7 +277,7 @@ def _knowledge_update(ku: dict[str, Any], f1: dict[str, Any], f2: dict[str, Any]
     return (
         "knowledge updates: a value stated, then changed 3-8 weeks later without \"actually\" "
         "(own probes, EN + ZH), current value ranked first: first looks at two held-out "
-        "splits and five written blind, each after the fixes of the one before; the blind "
+        "splits and six written blind, each after the fixes of the one before; the blind "
         "splits as the code stands now; the user's own name in the question",
         f"**{a['default']['all']['newest_first']:.2f}** / "
         f"**{b['default']['all']['newest_first']:.2f}**; blind: "
@@ -281,20 +287,23 @@ def _knowledge_update(ku: dict[str, Any], f1: dict[str, Any], f2: dict[str, Any]
         f"multilingual-e5-small, the embedder for Chinese: **{recommended:.2f}** as "
         f"recommended per language) / **{g['all']['newest_first']:.2f}** (EN "
         f"{g['en']['newest_first']:.2f}, ZH {g['zh']['newest_first']:.2f}; ZH with e5 "
-        f"{g5['newest_first']:.2f}); the blind splits now (not first looks), MiniLM / "
+        f"{g5['newest_first']:.2f}) / **{h['all']['newest_first']:.2f}** (EN "
+        f"{h['en']['newest_first']:.2f}, ZH {h['zh']['newest_first']:.2f}; ZH with e5 "
+        f"{h5['newest_first']:.2f}); the blind splits now (not first looks), MiniLM / "
         "e5-small for every language: "
         + ", ".join(f"{k.replace('heldout', 'h')} "
                     f"{now[k]['minilm']['remember']['all']['newest_first']:.2f} / "
                     f"**{now[k]['e5-small']['remember']['all']['newest_first']:.2f}**"
                     for k in blind)
-        + "; through `observe` with the nightly `summarize`, e5-small: "
-        + ", ".join(f"{now[k]['e5-small']['observe_nightly']['all']['newest_first']:.2f}"
+        + "; through `observe` with the nightly `summarize` (offline), MiniLM / e5-small: "
+        + ", ".join(f"{now[k]['minilm']['observe_nightly']['all']['newest_first']:.2f} / "
+                    f"{now[k]['e5-small']['observe_nightly']['all']['newest_first']:.2f}"
                     for k in blind)
         + f" (before: {a['before']['all']['newest_first']:.2f} / "
         f"{b['before']['all']['newest_first']:.2f} / {c['before']['all']['newest_first']:.2f}; "
         f"target 0.85){through_observe}; same top-3 with and without the name "
         f"{names['profile_slot']['same_top3']:.2f}",
-        "`knowledge_update.json`, `knowledge_update_heldout{3,...,7}_first_look.json`",
+        "`knowledge_update.json`, `knowledge_update_heldout{3,...,8}_first_look.json`",
     )
 
 
@@ -403,7 +412,7 @@ def rows(results: Path = RESULTS) -> list[Row]:
                            j("formation_changes_heldout5_first_look.json"),
                            j("formation_changes_heldout6_first_look.json"),
                            [j(f"formation_changes_heldout{n}_first_look.json")[f"heldout{n}"]
-                            for n in (7, 8, 9, 10, 11)]),
+                            for n in range(7, 14)]),
         lambda: _contradiction(j("contradiction.json"), j("contradiction_first_look.json")),
         lambda: _knowledge_update(j("knowledge_update.json"), j("knowledge_update_first_look.json"),
                                   j("knowledge_update_heldout2_first_look.json"),
@@ -411,7 +420,8 @@ def rows(results: Path = RESULTS) -> list[Row]:
                                   j("knowledge_update_heldout4_first_look.json"),
                                   j("knowledge_update_heldout5_first_look.json"),
                                   j("knowledge_update_heldout6_first_look.json"),
-                                  j("knowledge_update_heldout7_first_look.json")),
+                                  j("knowledge_update_heldout7_first_look.json"),
+                                  j("knowledge_update_heldout8_first_look.json")),
         lambda: _temporal(j("temporal.json")),
         lambda: _nightly(j("nightly_changes.json")),
         lambda: _workers(j("consolidation_workers.json")),

@@ -309,3 +309,22 @@ def test_asked_about_now_an_older_summary_is_outdated_but_never_outdates() -> No
     assert first(summary_then_statement, now=False) == ([False, False], {})
     # a newer summary does not outdate an older statement
     assert first([MemoryType.KNOWLEDGE, MemoryType.SUMMARY], now=True) == ([False, False], {})
+
+
+def test_equal_scores_rank_the_newer_first_whatever_the_ids(manager: MemoryManager,
+                                                            clock: ManualClock) -> None:
+    # keyword scoring only and a query that matches no word, with no gate: every
+    # candidate scores 0 - the tie is broken by when each was said (newest first), not
+    # by the record ids
+    ids = _write(manager, "u-ties", [
+        (3, "I repaint the fence every spring."),
+        (9, "My favourite tea is genmaicha."),
+        (1, "I keep bees on the allotment."),
+        (6, "The dentist is on Harbour Street."),
+    ])
+    clock.set(DAY0 + timedelta(days=30))
+    hits = manager.recall("u-ties", "zzqx vvkp", min_relevance=0.0, record_use=False,
+                          policy=RetrievalPolicy(dense_weight=0.0))
+    assert [h.score for h in hits] == [0.0] * 4
+    by_day = {ids[0]: 3, ids[1]: 9, ids[2]: 1, ids[3]: 6}
+    assert [by_day[h.record.id] for h in hits] == [9, 6, 3, 1]

@@ -512,7 +512,8 @@ class LongTermMemory:
             scored = [s for s, ok in zip(scored, keep, strict=True) if ok]
         if answers:
             scored = _answers_first(scored, answers, policy)
-        scored.sort(key=lambda s: (-s[0].score, s[1].id))
+        # equal scores: the newer first (then the id), so a tie never depends on the ids
+        scored.sort(key=lambda s: (-s[0].score, -float(s[1].valid_from), s[1].id))
         hits = [
             RecallHit(record=_store.ranked_record(row), score=parts.score, parts=parts)
             for parts, row in scored[:cut]

@@ -362,3 +362,54 @@ def test_heldout12_statements_read_alone() -> None:
     [metric] = extract("Actually switch to metric for all measurements from now on — grams, °C.")
     assert metric.rule == "from_now_on" and metric.correction
     assert extract("Actually, the meeting moved to Friday.") == []
+
+
+@pytest.mark.parametrize(("text", "attribute", "current", "expected"), [
+    ("FINALLY 18 as of this morning!!! can i open my own bank account now without my "
+     "parents?? what do i need to bring", "age", "17", "18"),
+    ("Quit keto, wasn't for me. But got diagnosed with coeliac last week so now I'm strictly "
+     "gluten-free 😩 which beers can I still drink?", "diet", "keto", "gluten-free"),
+    ("btw evryone calls me Pri, pls just use that going fwd 🙏", "name", "Priyanka Sharma",
+     "Pri"),
+    ("上个月调到武汉了，现在每天坐地铁通勤，武汉夏天真的热到离谱，有啥防暑的好办法吗", "city",
+     "西安", "武汉"),
+    ("现在base上海了，新公司在静安，想问下上海租房一般押几付几？", "city", "北京", "上海"),
+    ("入职腾讯第一周，工牌今天刚拿到😂 新同事都挺nice的。怎么写个自我介绍发到组里群？", "employer",
+     "华为", "腾讯"),
+    ("以後叫我欣欣得啦，唔使叫全名咁正式😆", "name", "黄嘉欣", "欣欣"),
+    # a question after a change already told in the same sentence; not after a plan
+    ("我打算搬到上海了，有什么建议吗", "city", "北京", None),
+    ("如果我搬到上海了，房租怎么办？", "city", "北京", None),
+    ("查出来乳糜泻了😭 以后只能无麸质饮食，生酮也不搞了。哪些主食是不含麸质的？", "diet", "keto",
+     "gluten-free"),
+    # guards
+    ("my coworker keeps calling me Emma by mistake and its driving me nuts 😤 how do I "
+     "correct her", "name", "Emily Tran", None),
+    ("my bf just went vegan and now i have to figure out xmas dinner for him 😭 any ideas?",
+     "diet", "vegetarian", None),
+    ("Here's another recipe I like. It's a dessert made with blueberries and a gluten-free "
+     "crust.", "diet", "vegetarian", None),
+])
+def test_heldout13_readers_after_its_misses(text: str, attribute: str, current: str,
+                                           expected: str | None) -> None:
+    assert change_of(text, attribute, current) == expected
+
+
+def test_heldout13_statements_read_alone() -> None:
+    from memstrata.policies.extraction import extract
+
+    def read(text: str) -> list[tuple[str, str]]:
+        return [(e.slot.attribute, e.slot.value) for e in extract(text) if e.slot]
+
+    # traditional Chinese is read, in the user's own characters
+    assert read("我今年19歲。") == [("age", "19")]
+    assert read("我上週已經搬到高雄了，新家附近有什麼好吃的早餐店可以推薦嗎？") == [
+        ("city", "高雄")]
+    assert [e.content for e in extract("我在台積電工作。")] == ["我在台積電工作。"]
+    assert read("I'm keto.") == [("diet", "keto")]
+    assert read("I'm keto-curious about this") == []
+    assert read("我对麸质过敏，只吃无麸质的。") == [("diet", "gluten-free")]
+    assert [e.rule for e in extract("我对花生过敏。")] == ["allergy"]
+    # "full time" is not part of the city
+    assert read("now that I'm based in Austin full time, whats the easiest way to register "
+                "my car here?") == [("city", "Austin")]

@@ -32,11 +32,13 @@ _QUESTION_START = re.compile(
 #: readers of held values skip such clauses (one list, as _extraction_zh._ZH_OTHER_PEOPLE)
 _EN_OTHER_PEOPLE = (r"sister|brother|mom|mum|mother|dad|father|friend|son|daughter|cousin|aunt|"
                     r"uncle|wife|husband|partner|boss|colleague|neighbou?r|kid|kids|grandma|"
-                    r"grandpa|parents|roommate|flatmate|coworker|nephew|niece")
+                    r"grandpa|parents|roommate|flatmate|coworker|nephew|niece|bf|gf|hubby|"
+                    r"boyfriend|girlfriend|fianc[eé]e?")
 _VALUE_END = re.compile(
     r"\s+(?:and|but|with|from|since|because|for|though|so|which|who|where|when|"
     r"(?:last|this|next)\s+(?:week|month|year|summer|winter|spring|fall|autumn)|yesterday|today|"
     r"recently|now|these days|nowadays|as of|in the end|eventually|at last|finally|for good|"
+    r"full[ -]time|part[ -]time|permanently|for now|"
     r"after all|"
     r"in \d{4}|over (?:the )?\w+|in (?:the )?(?:spring|summer|"
     r"fall|autumn|winter|january|february|march|april|may|june|july|august|september|october|"
@@ -277,7 +279,8 @@ _NEGATED_CLAUSE = re.compile(r"\b(?:not|never|n't|no longer)\b|n't\b", re.IGNORE
 _DIET = re.compile(
     r"\bi(?:'m| am|'ve been| have been)\s+(?:now\s+|strictly\s+|fully\s+)?(?:a\s+)?"
     r"(?P<v>vegetarian|vegan|pescatarian|plant-based|"
-    r"halal|kosher|gluten[- ]free|lactose[- ]intolerant|on a (?:keto|low[- ]carb) diet)\b"
+    r"halal|kosher|gluten[- ]free|lactose[- ]intolerant|on a (?:keto|low[- ]carb) diet|"
+    r"keto(?=\s*(?:[.!,;]|$|now|these days)))\b"
     r"|\bi\s+(?:only\s+)?(?:follow|eat|keep)\s+(?:a\s+|an\s+)?(?:strict(?:ly)?\s+)?"
     r"(?P<v2>vegetarian|vegan|pescatarian|plant-based|keto|low[- ]carb|halal|kosher|"
     r"gluten[- ]free)(?:\s+diet)?\b"

@@ -99,8 +99,28 @@ def zh_unguarded(text: str, guard: re.Pattern[str]) -> str:
     if _ZH_QUOTES.search(text):
         return ""
     text = _ZH_ASK_AFTER_COMMA.sub("。", text)
-    return "。".join(m.group(0).rstrip("。！!？?") for m in _ZH_SENTENCE.finditer(text)
-                    if not guard.search(m.group(0)))
+    kept = []
+    for m in _ZH_SENTENCE.finditer(text):
+        sentence = m.group(0).rstrip("。！!？?")
+        if not guard.search(m.group(0)):
+            kept.append(sentence)
+            continue
+        # a question at the end of a sentence that first tells a completed change
+        # (上个月调到武汉了，…，有啥防暑的好办法吗): the clauses before the question are read
+        clauses = re.split(r"[，,]", m.group(0))
+        head: list[str] = []
+        for clause in clauses:
+            if guard.search(clause):
+                if _ZH_ASKS.search(clause) and any(_ZH_DONE.search(c) for c in head):
+                    kept.append("，".join(head))
+                break
+            head.append(clause)
+    return "。".join(kept)
+
+
+#: a question of its own (吗, 呢, a question word or mark) and a change already made
+_ZH_ASKS = re.compile(r"[?？]|吗|呢|啥|什么|怎么|哪|几")
+_ZH_DONE = re.compile(r"了|已经|已")
 
 
 #: a request or a question after a comma starts a sentence of its own
@@ -252,7 +272,8 @@ _ZH_DIET_OTHER = (
     (re.compile(r"^我(?:现在|已经|最近|目前)*(?:在|正在|开始|改成|改为|换成|转成)?(?:吃|搞|做)?"
                 r"生酮(?:饮食)?"), "keto"),
     (re.compile(r"^我(?:只|只吃|吃)(?:吃)?清真"), "halal"),
-    (re.compile(r"^我(?:不吃|不能吃|只吃无)(?:含)?麸质|^我(?:吃|是)无麸质"), "gluten-free"),
+    (re.compile(r"^我(?:不吃|不能吃|只吃无)(?:含)?麸质|^我(?:吃|是)无麸质|"
+                r"^我对麸质过敏[，,]\s*(?:只吃无麸质|不吃含麸质)"), "gluten-free"),
     (re.compile(r"^我(?:什么都吃|什么肉都吃|吃肉|荤素都吃|不挑食)(?:[，,]\s*(?:什么都吃|不吃素|无肉不欢))?"
                 r"(?:[。！!]|$)"),
      "not vegetarian"),
@@ -348,14 +369,14 @@ def _chinese(s: str) -> Extracted | None:
         if value:  # 搬回家了 / 在酒店住 name no city: nothing is read
             return Extracted(s, MemoryType.PROFILE, 0.9, rule, _slot("city", value),
                              correction=pattern is not _ZH_LIVE_STRICT or "现在" in s)
-    m = _ZH_ALLERGY.search(s)
-    if m:
-        return Extracted(s, MemoryType.PROFILE, 0.95, "allergy")
-    for pattern, diet in _ZH_DIET_OTHER:
+    for pattern, diet in _ZH_DIET_OTHER:  # before the allergy: 我对麸质过敏，只吃无麸质的
         m = pattern.search(s)
         if m:  # 我现在改成生酮饮食了: a change, newest wins
             return Extracted(s, MemoryType.PROFILE, 0.85, "diet", _slot("diet", diet),
                              correction=_ZH_CHANGE_ASPECT.search(m.group(0)) is not None)
+    m = _ZH_ALLERGY.search(s)
+    if m:
+        return Extracted(s, MemoryType.PROFILE, 0.95, "allergy")
     m = _ZH_DIET.search(s)
     if m:  # 我开始吃素了 / 我现在吃素: the current diet, newest wins
         return Extracted(s, MemoryType.PROFILE, 0.9, "diet", _slot("diet", "vegetarian"),

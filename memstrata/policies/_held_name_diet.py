@@ -34,7 +34,8 @@ _EN_NAME_CUE = re.compile(
     r"pls|please|use|knows me by)\b", re.I)
 _EN_NAME_TEXT_GUARD = re.compile(
     r"[\"“”«»]|\bif\b(?!\s+you\b|\s+that['’]?s\s+(?:alright|all right|ok|okay|fine)\b)|"
-    r"\b(?:unless|imagine|dream\w*|suppose|pretend|wish|joke|kidding)\b", re.I)
+    r"\b(?:unless|imagine|dream\w*|suppose|pretend|wish|joke|kidding|by mistake|mistakenly|"
+    r"wrongly|the wrong name)\b", re.I)
 _EN_NEGATION = re.compile(r"\b(?:\w+n['’]t|never|not|no|nobody|no one|stop)\b", re.I)
 _REQUEST_QUESTION = re.compile(r"^\W*(?:can|could|would|will)\s+(?:you|we)\b", re.I)
 _PNAME = r"(?-i:[A-Z][a-z’'-]+(?:\s+[A-Z][a-z’'-]+)?)"
@@ -60,8 +61,8 @@ _EN_TAKEN_UP = re.compile(r"\bwhat I prefer\b|\bI prefer that\b|\bdrop\s+the\b|\
                           re.I)
 #: others call me X - a name for the assistant too only when the text asks for it
 _EN_CALLED_BY_OTHERS = re.compile(rf"\b(?:calls|called)\s+me\s+(?P<v>{_PNAME})", re.I)
-_EN_YOU_TOO = re.compile(r"\byou\b[^.!?]*\b(?:too|as well|also)\b|\bso can you\b|\bplease\b",
-                         re.I)
+_EN_YOU_TOO = re.compile(r"\byou\b[^.!?]*\b(?:too|as well|also)\b|\bso can you\b|"
+                         r"\b(?:please|pls|plz)\b", re.I)
 #: "it's Priya Kapoor now", "I'm officially Olivia Bennett now": a full name stated
 _EN_IT_IS = re.compile(rf"\b(?:it['’]s|I['’]m|I am)\s+(?:officially\s+|now\s+|just\s+)?"
                        rf"(?P<v>{_PNAME})(?!['’]s)\b", re.I)
@@ -143,7 +144,8 @@ _ZH_TEXT_GUARD = re.compile(r"[?？「」“”『』\"]|吗|如果|要是|假�
 _ZH_CLAUSES = _ZH_CLAUSE_SPLIT
 _ZH_PN = r"(?!就|也|吧|了|呢)(?P<v>[\u4e00-\u9fff]{1,4}?|[A-Za-z]+)"
 _ZH_NAME_PATTERNS = (
-    re.compile(rf"(?:叫|称呼|喊)我{_ZH_PN}(?:吧|就好|就行|就可以|好了|即可|$)"),
+    # 叫我欣欣得啦 (Cantonese: 得啦 = 就行)
+    re.compile(rf"(?:叫|称呼|喊)我{_ZH_PN}(?:吧|就好|就行|就可以|好了|即可|得啦|得了|就得|$)"),
     # 叫阿强就得 (Cantonese: 就得 = 就行)
     re.compile(rf"^(?:以后|今后|你)?(?:就)?叫(?!我){_ZH_PN}就(?:好|行|可以|得)"),
     re.compile(rf"新名字(?:是|叫){_ZH_PN}(?:$|了|吧)"),
@@ -228,7 +230,12 @@ _EN_FOODS = {
 }
 _EN_DIET_CUE = re.compile(r"\b(?:vegan|vegetarian|veggie|pescatarian|plant-based|keto|meat|fish|"
                           r"eggs?|dairy|cheese)\b", re.I)
-_EN_LABEL = re.compile(r"\b(?P<v>vegan|vegetarian|pescatarian|plant-based|keto)\b", re.I)
+_EN_LABEL = re.compile(
+    r"\b(?P<v>vegan|vegetarian|pescatarian|plant-based|keto)\b|"
+    # gluten-free and halal name a diet only as the user's ("now I'm strictly gluten-free",
+    # "eat only halal"), not a crust or a restaurant
+    r"\b(?:i['’]m|i am|am|went|gone|go|going|strictly|only eat|eat only|eating)\s+(?:\w+\s+)?"
+    r"(?P<v2>gluten-free|halal)\b|\b(?P<v3>gluten-free|halal)\s+diet\b", re.I)
 _EN_NOT_LABEL = re.compile(r"\b(?:rather than|instead of|not|no longer|than)\s+(?:a\s+)?"
                            r"(?:vegan|vegetarian|pescatarian|keto)\b", re.I)
 _EN_DIET_SENTENCE_GUARD = re.compile(
@@ -240,7 +247,8 @@ _EN_DIET_SENTENCE_GUARD = re.compile(
     r"back in (?:college|school|uni|university|the day|my \w+ies|\d{4}))\b", re.I)
 _EN_DIET_OTHERS = re.compile(
     r"\b(?:my|our)\s+(?:sister|brother|mom|mum|mother|dad|father|friends?|son|daughter|"
-    r"cousin|wife|husband|partner|boyfriend|girlfriend|roommate|flatmate|housemate|kids?|"
+    r"cousin|wife|husband|partner|boyfriend|girlfriend|bf|gf|hubby|fianc[eé]e?|roommate|"
+    r"flatmate|housemate|kids?|"
     r"in-laws|trainer|doctor|guests|manager|boss|colleague|coworker)\b(?!['’]s)|"
     r"\b(?:he|she|they|everyone|everybody)\b(?!['’]s)", re.I)
 _EN_STOP_EATING = re.compile(
@@ -287,7 +295,7 @@ def en_diet(text: str, current: str) -> str | None:
             return "not vegetarian"
     labels: set[str] = set()
     steps: list[tuple[bool, set[str]]] = []
-    for sentence in re.split(r"(?<=[.!?])\s+", text):
+    for sentence in re.split(r"(?<=[.!?])\s+|\s*[\U0001F300-\U0001FAFF]+\s*", text):
         if _EN_DIET_SENTENCE_GUARD.search(sentence):
             continue
         # a comma ends a clause only before a clause's first word: "fish, eggs and dairy
@@ -300,8 +308,9 @@ def en_diet(text: str, current: str) -> str | None:
             # "Quit keto and went fully vegan": the diet given up is not the one taken up
             kept = _EN_DROPPED_LABEL.sub(" ", _EN_NOT_LABEL.sub(" ", clause))
             if not _EN_STOP_EATING.search(kept):
-                labels |= {("vegan" if m["v"].lower() == "plant-based" else m["v"].lower())
-                           for m in _EN_LABEL.finditer(kept)}
+                labels |= {_EN_LABEL_NAMES.get(v.lower(), v.lower())
+                           for m in _EN_LABEL.finditer(kept)
+                           for v in (m["v"] or m["v2"] or m["v3"],)}
             foods = {f for f, p in _EN_FOODS.items() if p.search(clause)}
             if _EN_STOP_EATING.search(clause):
                 steps.append((False, foods))
@@ -338,6 +347,7 @@ def zh_diet(text: str, current: str) -> str | None:
     own = [c for c in _ZH_CLAUSES.split(text) if c and not _ZH_OTHERS.search(c)]
     for label, said in (("vegan", r"纯素|全素"), ("keto", r"生酮"), ("vegetarian", r"蛋奶素"),
                         ("halal", r"吃清真|清真饮食"),
+                        ("gluten-free", r"(?<!含)无麸质饮食|只吃无麸质"),
                         ("not vegetarian", r"(?:啥|什么)都吃|荤素都吃|开荤")):
         if label != current and any(re.search(said, c) and not re.search(r"不|停|没|戒", c)
                                     for c in own):

@@ -47,6 +47,7 @@ cleaning, confidence and slot helpers both languages share).
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 # the rule tables live in private modules; the names below are what the driver uses
 # (and the module's constants, kept importable from here)
@@ -81,8 +82,10 @@ from memstrata.policies._extraction_zh import (
     _ZH_STANDING_END,
     _ZH_STANDING_MID,
     _chinese,
+    as_written,
+    to_simplified,
 )
-from memstrata.types import USER_SUBJECT, MemoryType
+from memstrata.types import USER_SUBJECT, MemoryType, Slot
 
 __all__ = ["USER_SUBJECT", "Extracted", "canonical_attribute", "extract", "is_correction_text",
            "is_statement"]
@@ -97,7 +100,10 @@ MAX_CANDIDATE_CHARS = 500
 #: a sentence ends at . ! ? ; - not after an abbreviation ("St. Louis", "Dr. Weber")
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?;])(?<!\bSt\.)(?<!\bMt\.)(?<!\bFt\.)(?<!\bDr\.)(?<!\bMr\.)"
                              r"(?<!\bMs\.)(?<!\bMrs\.)(?<!\bJr\.)(?<!\bSr\.)\s+"
-                             r"|(?<=[。！？；])\s*|\n+")
+                             r"|(?<=[。！？；])\s*|\n+"
+                             # an emoji ends a sentence in chat ("gluten-free 😩 which beers
+                             # can I still drink?")
+                             r"|(?<=\S)\s*[\U0001F300-\U0001FAFF]+\s*(?=\S)")
 #: a new clause about the speaker inside one sentence ("I'm Alice, I live in Berlin")
 _CLAUSE_SPLIT = re.compile(
     r"(?:,\s*|\s+)(?:and|but|so|also)\s+(?=(?:i|i'm|i've|i'd|my)\b)"
@@ -395,7 +401,29 @@ _NO_MORE = re.compile(r"^no\s+more\s+(?:\w+\s+){0,2}?(?:bullet|emoji|list|table|
 
 
 def _read(s: str) -> Extracted | None:
-    """One sentence -> at most one candidate (first rule that reads it wins)."""
+    """One sentence -> at most one candidate (first rule that reads it wins). A
+    traditional Chinese sentence is read in simplified characters (the rules are written
+    in them) and its candidate keeps the user's own characters (我今年19歲 reads 19)."""
+    if _CJK.search(s) is not None:
+        simple = to_simplified(s)
+        if simple != s:
+            found = _read_one(simple)
+            return None if found is None else _as_written(found, s, simple)
+    return _read_one(s)
+
+
+def _as_written(found: Extracted, text: str, simple: str) -> Extracted:
+    """``found`` (read from ``simple``, :func:`to_simplified` of ``text``) in the
+    characters of ``text``."""
+    slot = found.slot
+    if slot is not None:
+        slot = Slot(slot.subject, slot.attribute, as_written(text, simple, slot.value))
+    return replace(found, content=as_written(text, simple, found.content), slot=slot,
+                   replaces=None if found.replaces is None
+                   else as_written(text, simple, found.replaces))
+
+
+def _read_one(s: str) -> Extracted | None:
     zh = _CJK.search(s) is not None
     if zh:  # 嗯以后回答的时候多举几个例子: a spoken filler in front
         s = _ZH_FILLER.sub("", s) or s

@@ -124,7 +124,10 @@ def _clean_clauses(text: str) -> list[str]:
     """The clauses of ``text`` a value may be read from (none when a text guard fires)."""
     if _TEXT_GUARD.search(text):
         return []
-    others_elsewhere = _OTHERS.search(text) is not None
+    # other people named in a sentence that is read (a question's "without my parents??"
+    # does not make "FINALLY 18 as of this morning!!!" someone else's)
+    others_elsewhere = any(_OTHERS.search(sentence) and not _SENTENCE_GUARD.search(sentence)
+                           for sentence in _SENTENCES.split(text))
     out = []
     for sentence in _SENTENCES.split(text):
         if not sentence.strip() or _SENTENCE_GUARD.search(sentence):
@@ -203,7 +206,7 @@ def _ages(text: str) -> set[int]:
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _ZH_CUES = {
     "city": re.compile(r"住|搬|安家|定居|落户|生活|扎根|租|房子|新家|城市|地址|安顿|落脚|安在|"
-                       r"(?i:move)|"
+                       r"调到|调去|(?i:move|base)|"
                        r"待了|(?<!老)家(?:现在)?在"),
     "employer": re.compile(r"工作|上班|入职|加入|跳槽|东家|公司|离职|offer|团队|任职|的人了|做|"
                            r"报到|工牌|工卡|打工|调入|调到|离开|(?i:join)"),
@@ -232,12 +235,14 @@ _ZH_CLAUSE = _ZH_CLAUSE_SPLIT
 _ZH_STOP = r"我你他她它们这那哪边个一了的是在和与也都还就又很太现今明后前家到"
 _ZH_X = rf"(?P<v>(?:(?![{_ZH_STOP}])[\u4e00-\u9fffA-Za-z]){{2,6}}?)"
 _ZH_END = (r"(?=[，,。！!；;、\s了啦的]|$|[来去](?=[了啦，,。！!；;\s]|$)|"
+           r"第(?=[一二两三四五六七八九十\d])|"
            r"快(?=[一二两三四五六七八九十几半\d])|"
            r"[一二两三四五六七八九十几半\d]+个?多?(?:天|周|星期|月|年))")
 _ZH_PLACES = {
     "city": (
         re.compile(rf"在{_ZH_X}(?:市)?(?:安家|定居|落户|生活|扎根|住下|买了房|租了房|租房)"),
-        re.compile(rf"(?:搬到|搬去|搬来|搬回|迁到|定居在|安家在|住在|来到|回到|(?i:move|moved|relocate)\s*到)了?{_ZH_X}(?:市)?"
+        re.compile(rf"(?:搬到|搬去|搬来|搬回|迁到|定居在|安家在|住在|来到|回到|调到|调去|"
+                   rf"(?i:move|moved|relocate)\s*到|(?i:base)\s*(?:在|到)?)了?{_ZH_X}(?:市)?"
                    rf"{_ZH_END}"),
         re.compile(rf"{_ZH_X}(?:市)?(?:是|成了|就是)(?:我们?的)?新家"),
     ),

@@ -41,8 +41,9 @@ eighth, written blind after heldout7 was used the same way, ``--heldout9`` a
 ninth, written blind after heldout8 was, and ``--heldout10`` a tenth, written blind after
 heldout9's misses were fixed (96 cases), ``--heldout11`` an eleventh, written
 blind after heldout10's misses were fixed (96 cases), ``--heldout12`` a twelfth,
-written blind after heldout11's misses were fixed (96 cases), and ``--heldout13`` a
-thirteenth, written blind after heldout12's were (96 cases).
+written blind after heldout11's misses were fixed (96 cases), ``--heldout13`` a
+thirteenth, written blind after heldout12's were (96 cases), and ``--heldout14`` a
+fourteenth, written blind after heldout13's were (96 cases).
 
 ``--updates4`` evaluates a fourth knowledge-update split (``data/knowledge_update_heldout4.json``,
 40 cases, 22 English / 18 Chinese), written blind after heldout3's knowledge-update misses
@@ -55,8 +56,9 @@ also on the embedder the README tells Chinese users to choose (multilingual-e5-s
 heldout5 then became a development split too (subjectless Chinese changes kept offline,
 the asked attribute read from free-text candidates); ``--updates6`` evaluates a sixth split
 (40 cases), written blind after that, ``--updates7`` a seventh (40 cases), written blind
-after heldout11's formation fixes, and ``--updates8`` an eighth (40 cases), written blind
-after heldout7's first look.
+after heldout11's formation fixes, ``--updates8`` an eighth (40 cases), written blind
+after heldout7's first look, and ``--updates9`` a ninth (40 cases), written blind after
+heldout8's misses led to the offline diary statements.
 """
 
 from __future__ import annotations
@@ -93,6 +95,8 @@ UPDATES7 = DATA / "knowledge_update_heldout7.json"
 UPDATES7_LOOK = RESULTS / "knowledge_update_heldout7_first_look.json"
 UPDATES8 = DATA / "knowledge_update_heldout8.json"
 UPDATES8_LOOK = RESULTS / "knowledge_update_heldout8_first_look.json"
+UPDATES9 = DATA / "knowledge_update_heldout9.json"
+UPDATES9_LOOK = RESULTS / "knowledge_update_heldout9_first_look.json"
 #: a fourth formation split, written blind after the heldout3 first look (which made
 #: heldout3 a development split: the reader of known values was built on its misses)
 FORMATION4 = DATA / "formation_changes_heldout4.json"
@@ -124,6 +128,9 @@ FORMATION12_LOOK = RESULTS / "formation_changes_heldout12_first_look.json"
 #: a thirteenth, written blind after the fixes of heldout12's misses
 FORMATION13 = DATA / "formation_changes_heldout13.json"
 FORMATION13_LOOK = RESULTS / "formation_changes_heldout13_first_look.json"
+#: a fourteenth, written blind after the fixes of heldout13's misses
+FORMATION14 = DATA / "formation_changes_heldout14.json"
+FORMATION14_LOOK = RESULTS / "formation_changes_heldout14_first_look.json"
 
 
 def _prior_value(mm: MemoryManager, case: dict[str, Any]) -> str | None:
@@ -212,7 +219,8 @@ def main() -> None:
                              ("--heldout10", FORMATION10, FORMATION10_LOOK),
                              ("--heldout11", FORMATION11, FORMATION11_LOOK),
                              ("--heldout12", FORMATION12, FORMATION12_LOOK),
-                             ("--heldout13", FORMATION13, FORMATION13_LOOK)):
+                             ("--heldout13", FORMATION13, FORMATION13_LOOK),
+                             ("--heldout14", FORMATION14, FORMATION14_LOOK)):
         if flag in sys.argv:
             found = formation(data)
             print(json.dumps({k: v for k, v in found.items() if k != "by_category"},
@@ -223,7 +231,8 @@ def main() -> None:
                              ("--updates5", UPDATES5, UPDATES5_LOOK),
                              ("--updates6", UPDATES6, UPDATES6_LOOK),
                              ("--updates7", UPDATES7, UPDATES7_LOOK),
-                             ("--updates8", UPDATES8, UPDATES8_LOOK)):
+                             ("--updates8", UPDATES8, UPDATES8_LOOK),
+                             ("--updates9", UPDATES9, UPDATES9_LOOK)):
         if flag in sys.argv:
             ranked = updates(data, chinese_with_e5=flag != "--updates4")
             print(json.dumps(ranked, indent=1, ensure_ascii=False))

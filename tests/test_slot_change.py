@@ -413,3 +413,61 @@ def test_heldout13_statements_read_alone() -> None:
     # "full time" is not part of the city
     assert read("now that I'm based in Austin full time, whats the easiest way to register "
                 "my car here?") == [("city", "Austin")]
+
+
+@pytest.mark.parametrize(("text", "attribute", "current", "expected"), [
+    ("Handed my notice in at Tesco last month and started at Sainsbury's on Monday, better "
+     "hours and they actually pay overtime.", "employer", "Tesco", "Sainsbury's"),
+    ("Just signed my contract with Equity Bank and I reported there today as a data analyst.",
+     "employer", "Safaricom", "Equity Bank"),
+    ("I have legally changed my surname back to my maiden name, so it is Wanjiru Njoroge now.",
+     "name", "Wanjiru Kamau", "Wanjiru Njoroge"),
+    ("Honestly I'm done being vegetarian, I eat everything now.", "diet", "vegetarian",
+     "not vegetarian"),
+    ("Got diagnosed with coeliac disease last week so it's strictly gluten-free for me from "
+     "now on.", "diet", "not vegetarian", "gluten-free"),
+    ("Well, the big three-oh happened yesterday. Feel exactly the same lol.", "age", "29", "30"),
+    ("19 as of today 🎉 my roommates got me a cake with way too many candles.", "age", "18",
+     "19"),
+    ("My kids threw me a surprise party for my 40th on Saturday.", "age", "39", "40"),
+    ("入职字节跳动第一周，每天都在开会对齐😂 有没有什么快速上手飞书的技巧？", "employer", "华为",
+     "字节跳动"),
+    # written Cantonese, read as Mandarin; the value as written
+    ("我上個禮拜開始喺中銀香港返工，啲同事都幾nice。想問下點樣寫封email多謝舊老闆？",
+     "employer", "滙豐銀行", "中銀香港"),
+    ("我啱啱改咗名，身份證都換埋，依家叫黃浩然。之後幫我寫信就用新名啦。", "name", "黃志明",
+     "黃浩然"),
+    ("我決定連蛋同奶都戒埋，依家係全素，純植物飲食。有冇推介嘅植物奶？", "diet", "vegetarian",
+     "vegan"),
+    ("以后别叫我王建国了，太土了，我已经去派出所改名了，现在叫王子轩，你也这么叫我吧。", "name",
+     "王建国", "王子轩"),
+    ("跟你說，我結婚後沒有冠夫姓啦，不過大家現在都叫我的英文名，以後也請你叫我 Vivian 就好。",
+     "name", "陳怡君", "Vivian"),
+    ("今天31了，老板居然记得，请全组喝奶茶。帮我写个感谢message给团队？", "age", "30", "31"),
+    # guards
+    ("我細個喺廣州大，好掛住啲腸粉。澳門邊度有正宗嘅廣州腸粉食？", "city", "澳門", None),
+    ("My sister moved to Munich. Loves it there.", "city", "Berlin", None),
+    ("Thanks! That picture is from MinaLima. They created all the props for the Harry Potter "
+     "films. It's like having a piece of the wizarding world at home!", "city", "Berlin", None),
+    ("我们明天去北京开会，住两晚", "city", "上海", None),
+])
+def test_heldout14_readers_after_its_misses(text: str, attribute: str, current: str,
+                                           expected: str | None) -> None:
+    assert change_of(text, attribute, current) == expected
+
+
+def test_heldout14_statements_read_alone() -> None:
+    from memstrata.policies.extraction import extract
+
+    def read(text: str) -> list[tuple[str, str]]:
+        return [(e.slot.attribute, e.slot.value) for e in extract(text) if e.slot]
+
+    assert read("我在协和医院当护士。") == [("employer", "协和医院")]
+    assert read("我在滙豐銀行做嘢。") == [("employer", "滙豐銀行")]
+    assert read("我食蛋奶素。") == [("diet", "vegetarian")]
+    # a hospital, a company or a school by kind is no employer
+    assert read("我在医院工作。") == read("我在一家外贸公司上班，做跟单。") == []
+    assert read("之後你都用廣東話覆我啦，我睇得明啲。") == []
+    [cantonese] = extract("之後你都用廣東話覆我啦，我睇得明啲。")
+    assert cantonese.rule == "from_now_on" and cantonese.correction
+    assert cantonese.content.startswith("之後你都用廣東話")

@@ -40,10 +40,14 @@ _ZH_VALUE_TAIL = re.compile(r"(?:住|居住|定居|生活|工作|上班|去|来|
 
 
 #: not a place or a company: 搬回家了, 我在酒店住, 我去公司上班了, 我被单位录用了
-_ZH_NOT_A_VALUE = re.compile(r"^(?:这|那|回|去|来|家|老家|朋友|同学|亲戚|父母|我|第)"
+_ZH_NOT_A_VALUE = re.compile(r"^(?:这|那|回|去|来|家|老家|朋友|同学|亲戚|父母|我|第|一家|一所|一个|"
+                             r"某)"
                              r"|(?:章|页|集|节|段|关)$"
-                             r"|(?:家|酒店|宾馆|旅馆|医院|院|校|宿舍|公司|单位|办公室|学校|里|这儿|那儿|这边|那边"
-                             r"|去|来)$")
+                             r"|(?:家|酒店|宾馆|旅馆|(?<!医)院|(?<!学)校|宿舍|单位|办公室|里|这儿|那儿|这边|那边"
+                             r"|去|来)$"
+                             # a hospital, a company or a school by kind, not by name
+                             # (医院, 大医院, 一家公司; 协和医院 is one)
+                             r"|^(?:[一某大小]|一家|一所)?(?:医院|公司|学校)$")
 
 
 #: big cities and provinces: where an employer would stand, "在上海做产品" names a place
@@ -77,8 +81,25 @@ def to_simplified(text: str) -> str:
     would change the length (a phrase mapping), so positions stay those of ``text``."""
     if not _CJK_ANY.search(text):
         return text
+    if _CANTONESE.search(text):
+        text = _CANTONESE_WORDS.sub(lambda m: _CANTONESE_AS[m.group(0)], text)
     out: str = _t2s().convert(text)
     return out if len(out) == len(text) else text
+
+
+#: written Cantonese (喺中銀香港返工, 依家叫黃浩然, 我食蛋奶素) read as Mandarin, a word of the
+#: same length for each, so positions stay those of the text; only in a text with a word
+#: that only Cantonese writes (食 is 吃 there, not in 食物)
+_CANTONESE = re.compile(r"喺|嘅|咗|係|冇|唔|佢|啲|嘢|睇|依家|而家|返工|啱啱|揾|點樣|邊度|乜嘢|"
+                        r"(?<=[我你佢])食")
+_CANTONESE_AS = {"喺": "在", "嘅": "的", "咗": "了", "係": "是", "冇": "没", "唔": "不", "佢": "他",
+                 "啲": "些", "做嘢": "工作", "睇": "看", "依家": "现在", "而家": "现在",
+                 "返工": "上班", "啱啱": "刚刚", "揾": "找", "點樣": "怎样", "邊度": "哪里",
+                 "覆": "回", "食": "吃", "埋": "了", "乜嘢": "什么"}
+#: the words, longest first; 食 not in a word (飲食, 食物 keep it)
+_CANTONESE_WORDS = re.compile("|".join(
+    "(?<![飲饮])食(?![物品堂材譜谱欲量用])" if w == "食" else re.escape(w)
+    for w in sorted(_CANTONESE_AS, key=len, reverse=True)))
 
 
 def as_written(text: str, simplified: str, value: str) -> str:
@@ -242,14 +263,16 @@ _ZH_KIN = re.compile(
 #: a clause with the subject dropped that states the present: 我换工作了，现在在阿里巴巴上班
 _ZH_PRESENT_CLAUSE = re.compile(r"[，,]\s*(?=(?:现在|目前|如今)(?!是不是)"
                                 r"|(?:又|就|然后|后来|最后)?(?:搬|住在|入职|加入|开始吃|当上|成了))")
+_ZH_PROFESSIONS = "工程师|程序员|老师|教师|医生|护士|学生|设计师|经理|律师|会计|记者|研究员|厨师|" \
+                  "建筑师|顾问|产品经理|司机|自由职业者|退休"
 _ZH_WORK_AT = re.compile(
+    # 我在协和医院当护士: where the user works as what they are
+    rf"我{_ZH_WHEN}在(?P<v3>[^，,。！!；;]{{2,12}}?)当(?=(?:{_ZH_PROFESSIONS}))|"
     rf"我{_ZH_WHEN}在(?P<v>[^，,。！!；;]{{1,20}}?)(?:工作|上班|任职)"
     # 我现在在比亚迪做电池研发: the work named after 做/负责
     rf"|我{_ZH_WHEN}在(?P<v2>[^，,。！!；;]{{2,12}}?)(?:做|搞|负责)[^，,。！!；;]{{0,8}}?"
     r"(?:研发|开发|产品|运营|销售|设计|算法|技术|市场|财务|人事|数据|测试|前端|后端|工程|项目|"
     r"咨询|管理)")
-_ZH_PROFESSIONS = "工程师|程序员|老师|教师|医生|护士|学生|设计师|经理|律师|会计|记者|研究员|厨师|" \
-                  "建筑师|顾问|产品经理|司机|自由职业者|退休"
 _ZH_IM_A = re.compile(
     rf"我是(?:一名|一个|个|名)?(?P<v>[^，,。！!；;]{{0,8}}?(?:{_ZH_PROFESSIONS}))"
 )
@@ -287,7 +310,7 @@ _ZH_DURABLE_ATTRS = re.compile(
 )
 _ZH_STANDING = re.compile(
     r"^(?:请)?(?:你)?(?:以后|今后|从现在(?:开始|起)|从今天(?:开始|起)|从明天(?:开始|起)|从今(?:以后|往后)|"
-    r"往后|下次起|接下来(?=你|的?(?:回复|回答|对话|聊天)))"
+    r"往后|下次起|接下来(?=你|的?(?:回复|回答|对话|聊天))|之后(?=你?(?:都|一律)))"
     r"(?:的(?=回复|回答|对话|聊天))?(?:你)?(?:都|请|就|也|一律)?[,，:：]?(?!会|可能|也许|的|再说)"
     r"(?P<rest>.+)$"
 )
@@ -388,7 +411,7 @@ def _chinese(s: str) -> Extracted | None:
                          _slot("age", _zh_age(m["v"] or m["v2"])),
                          correction="满" in m.group(0) or "了" in m.group(0))
     m = _ZH_WORK_AT.search(s)
-    where = (m["v"] or m["v2"]) if m else ""
+    where = (m["v"] or m["v2"] or m["v3"]) if m else ""
     if m and not _ONE_OFF_OBJECT.match(where) and _zh_value(where) not in _ZH_PLACE_NAMES:
         return Extracted(s, MemoryType.PROFILE, 0.85, "employer",
                          _slot("employer", _zh_value(where)),

@@ -64,7 +64,7 @@ _EN_CALLED_BY_OTHERS = re.compile(rf"\b(?:calls|called)\s+me\s+(?P<v>{_PNAME})",
 _EN_YOU_TOO = re.compile(r"\byou\b[^.!?]*\b(?:too|as well|also)\b|\bso can you\b|"
                          r"\b(?:please|pls|plz)\b", re.I)
 #: "it's Priya Kapoor now", "I'm officially Olivia Bennett now": a full name stated
-_EN_IT_IS = re.compile(rf"\b(?:it['’]s|I['’]m|I am)\s+(?:officially\s+|now\s+|just\s+)?"
+_EN_IT_IS = re.compile(rf"\b(?:it['’]s|it is|I['’]m|I am)\s+(?:officially\s+|now\s+|just\s+)?"
                        rf"(?P<v>{_PNAME})(?!['’]s)\b", re.I)
 _NOT_A_NAME = frozenset(
     "i i'm i’m me my we our the a an this that it you your please just so and but that's "
@@ -142,10 +142,12 @@ _ZH_NAME_CUE = re.compile(r"叫|称呼|名字|改名|喊我|名叫")
 _ZH_TEXT_GUARD = re.compile(r"[?？「」“”『』\"]|吗|如果|要是|假如|假设|万一|的话|倘若|梦|考虑|"
                             r"要不要|打算|准备|想改")
 _ZH_CLAUSES = _ZH_CLAUSE_SPLIT
+_ZH_NAME_CLAUSES = re.compile(
+    r"[，,。！!；;…~～\n\U0001F300-\U0001FAFF]+|\s+(?=[\u4e00-\u9fff]{3})")
 _ZH_PN = r"(?!就|也|吧|了|呢)(?P<v>[\u4e00-\u9fff]{1,4}?|[A-Za-z]+)"
 _ZH_NAME_PATTERNS = (
     # 叫我欣欣得啦 (Cantonese: 得啦 = 就行)
-    re.compile(rf"(?:叫|称呼|喊)我{_ZH_PN}(?:吧|就好|就行|就可以|好了|即可|得啦|得了|就得|$)"),
+    re.compile(rf"(?:叫|称呼|喊)我\s*{_ZH_PN}\s*(?:吧|就好|就行|就可以|好了|即可|得啦|得了|就得|$)"),
     # 叫阿强就得 (Cantonese: 就得 = 就行)
     re.compile(rf"^(?:以后|今后|你)?(?:就)?叫(?!我){_ZH_PN}就(?:好|行|可以|得)"),
     re.compile(rf"新名字(?:是|叫){_ZH_PN}(?:$|了|吧)"),
@@ -184,13 +186,16 @@ def zh_name(text: str, current: str) -> str | None:
     if re.search(r"(?<!别)(?<!不要)(?<!不用)叫我(?:全名|大名)|用(?:我的)?(?:全名|大名)", text):
         return None  # 你还是叫我全名吧: the current name is kept
     for m in _ZH_NOT_CALL.finditer(text):
-        if m["obj"] is None:  # 别这么叫我 / 别叫我X: the request keeps the current name
-            return None
+        if m["obj"] is None and not text.startswith(current, m.end()):
+            return None  # 别这么叫我 / 别叫我X: the request keeps the current name
+        # (以后别叫我王建国了: it retires the current name)
     found: set[str] = set()
     if _ZH_CALL_IT.search(text):
         found |= {m["v"] for m in _ZH_OWN_NAME.finditer(text)
                   if m["v"] not in _ZH_NOT_A_NAME and m["v"] != current}
-    for clause in _ZH_CLAUSES.split(text):
+    # a name may stand between spaces (请你叫我 Vivian 就好): clauses end at punctuation here
+    for clause in _ZH_NAME_CLAUSES.split(text):
+        clause = clause.strip()
         if not clause or _ZH_NOT_CALL.search(clause):
             continue
         by_others = re.search(r"(?:都|大家|人)(?:管我叫|喊我|叫我)", clause) is not None
@@ -229,7 +234,7 @@ _EN_FOODS = {
     _EGGS: re.compile(r"\b(?:eggs?|dairy|cheese|milk|butter|yogh?urt)\b", re.I),
 }
 _EN_DIET_CUE = re.compile(r"\b(?:vegan|vegetarian|veggie|pescatarian|plant-based|keto|meat|fish|"
-                          r"eggs?|dairy|cheese)\b", re.I)
+                          r"eggs?|dairy|cheese|gluten|halal|coeliac|celiac)\b", re.I)
 _EN_LABEL = re.compile(
     r"\b(?P<v>vegan|vegetarian|pescatarian|plant-based|keto)\b|"
     # gluten-free and halal name a diet only as the user's ("now I'm strictly gluten-free",
@@ -274,7 +279,7 @@ def _apply(current: str, steps: list[tuple[bool, set[str]]]) -> str | None:
 
 #: a diet given up: "gave up on the veggie thing", "quit being vegan", "done with keto"
 _EN_DROPPED = re.compile(r"\b(?:gave|give|given|giving)\s+up\s+(?:on\s+)?|\b(?:quit|quitting|"
-                         r"dropped|done\s+with|over)\s+", re.I)
+                         r"dropped|done\s+with|done|stopped|over)\s+", re.I)
 _EN_DROPPED_LABEL = re.compile(
     rf"(?:{_EN_DROPPED.pattern})(?:the\s+|being\s+(?:a\s+)?|my\s+)?(?P<v>vegan|vegetarian|"
     r"veggie|pescatarian|keto|plant-based)\b", re.I)

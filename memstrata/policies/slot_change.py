@@ -64,12 +64,15 @@ _CUES = {
     "employer": re.compile(
         r"\b(?:job|joined|started|starting|working|work|offer|onboarding|first (?:day|week|"
         r"month)|badge|team|hired|role|colleagues?|gig|notice|employee|business cards?|crew|"
-        r"payroll|signature|been with|left|quit|resigned|mat leave|barista|employed)\b|"
+        r"payroll|signature|been with|left|quit|resigned|mat leave|barista|employed|contract|"
+        r"reported)\b|"
         r"\bI['’]m\s+(?:now\s+)?an?\s+(?:[\w-]+\s+){0,2}[\w-]+\s+at\s+[A-Z]", re.I),
     "age": re.compile(
         r"\b(?:birthday|turned|turning|today|officially|years? old|older|b-?day|celebrated|"
         r"completed\s+\d{1,3}\s+years|"
         r"cake|candles|as of (?:today|yesterday|this morning)|finally\s+\d{1,3}|"
+        r"(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|two|three|four|five|six|"
+        r"seven|eight|nine)[-\s]oh|"
         r"no longer a (?:teen\w*|kid|minor))\b|🎂|"
         r"\bmy\s+\d{1,3}(?:st|nd|rd|th)\b(?!\s+(?!birthday|b-?day|on|and|yesterday|today|went|was)\w)|"
         r"\b\d{1,3}(?:st|nd|rd|th)\s+(?:birthday|b-?day)\b", re.I),
@@ -113,6 +116,8 @@ _CLAUSE_GUARD = re.compile(r"\b(?:\w+n['’]t|never|not|nope|no|cannot)\b", re.I
 _OTHERS = re.compile(
     rf"\b(?:my|our|his|her|their)\s+(?:{_EN_OTHER_PEOPLE})s?\b|"
     r"\b(?:he|she|they)\b(?!['’]s)", re.I)
+_NAMED_OTHERS = re.compile(
+    rf"\b(?:my|our|his|her|their)\s+(?:{_EN_OTHER_PEOPLE})s?\b|\b(?:he|she)\b(?!['’]s)", re.I)
 _FIRST_PERSON = re.compile(r"\b(?:i|i['’]m|i['’]ve|i['’]d|me|my|we|we['’]re|we['’]ve|our|us)\b",
                            re.I)
 _SENTENCES = re.compile(r"(?<=[.!?…])\s+|\n+|\s+[—–]\s+|\s*[\U0001F300-\U0001FAFF]+\s*")
@@ -124,18 +129,22 @@ def _clean_clauses(text: str) -> list[str]:
     """The clauses of ``text`` a value may be read from (none when a text guard fires)."""
     if _TEXT_GUARD.search(text):
         return []
-    # other people named in a sentence that is read (a question's "without my parents??"
-    # does not make "FINALLY 18 as of this morning!!!" someone else's)
-    others_elsewhere = any(_OTHERS.search(sentence) and not _SENTENCE_GUARD.search(sentence)
-                           for sentence in _SENTENCES.split(text))
+    # a clause without "I" or "we" is someone else's when another person was named before
+    # it in a sentence that is read ("My sister moved to Munich. Loves it there."); not
+    # after it ("19 as of today 🎉 my roommates got me a cake"), not in a question's
+    # "without my parents??", and "they" alone is as often the new employer
+    others_before = False
     out = []
     for sentence in _SENTENCES.split(text):
         if not sentence.strip() or _SENTENCE_GUARD.search(sentence):
             continue
         for clause in _CLAUSES.split(sentence):
-            if not clause or _CLAUSE_GUARD.search(clause) or _OTHERS.search(clause):
+            if not clause:
                 continue
-            if others_elsewhere and not _FIRST_PERSON.search(clause):
+            if _CLAUSE_GUARD.search(clause) or _OTHERS.search(clause):
+                others_before = others_before or _NAMED_OTHERS.search(clause) is not None
+                continue
+            if others_before and not _FIRST_PERSON.search(clause):
                 continue
             out.append(clause)
     return out
@@ -192,9 +201,17 @@ _WORD_NUMBER = re.compile(
     rf"\b(?P<s>{'|'.join(_UNITS)})\b", re.I)
 
 
+_MY_ORDINAL = re.compile(
+    r"\bmy\s+(\d{1,3})(?:st|nd|rd|th)\b(?=\s*(?:[!.,🎂🎉]|$|\s+(?:birthday|b-?day|on|yesterday|"
+    r"today|last|this|with|at|and|went|was|party)\b))", re.I)
+_OH = re.compile(rf"\b(?P<t>{'|'.join(list(_UNITS)[1:9])})[-\s]oh\b", re.I)
+
+
 def _ages(text: str) -> set[int]:
-    """The numbers in ``text`` that may be an age: digits, ordinals as ages, number words."""
+    """The numbers in ``text`` that may be an age: digits, ordinals as ages, number words
+    ("the big three-oh")."""
     found = {int(n) for n in _NUMBER.findall(text)} | {int(n) for n in _ORDINAL.findall(text)}
+    found |= {10 * _UNITS[m["t"].lower()] for m in _OH.finditer(text)}
     for m in _WORD_NUMBER.finditer(text):
         if m["t"]:
             found.add(_TENS[m["t"].lower()] + (_UNITS[m["u"].lower()] if m["u"] else 0))
@@ -210,12 +227,13 @@ _ZH_CUES = {
                        r"待了|(?<!老)家(?:现在)?在"),
     "employer": re.compile(r"工作|上班|入职|加入|跳槽|东家|公司|离职|offer|团队|任职|的人了|做|"
                            r"报到|工牌|工卡|打工|调入|调到|离开|(?i:join)"),
-    "age": re.compile(r"生日|岁|满|成年|🎂|蛋糕|蜡烛|大寿|寿辰|(?i:birthday|b-?day)"),
+    "age": re.compile(rf"生日|岁|满|成年|🎂|蛋糕|蜡烛|大寿|寿辰|(?i:birthday|b-?day)|"
+                      rf"(?:今天|终于|刚刚?|已经)\s*{_ZH_N}了"),
 }
 _ZH_OTHERS = _ZH_OTHER_PEOPLE
 #: a question, a condition, quoted speech or a trip anywhere: nothing in the text is read
 _ZH_GUARD = re.compile(r"[?？「」“”『』]|吗|如果|要是|假如|假设|万一|的话|倘若|"
-                       r"出差|旅游|旅行|度假|玩|探亲|开会|参观|路过|住了[一两二三四五六七八九十几\d]+天|"
+                       r"出差|旅游|旅行|度假|玩|探亲|(?:去|到)[^，,。！!？?]{1,8}开会|参观|路过|住了[一两二三四五六七八九十几\d]+天|"
                        r"住[一两二三四五六七八九十几\d]+(?:晚|天|夜)|酒店|民宿|演唱会|就回来|要不要")
 #: in the clause that names the value: a plan, the future, a trip, a negation, someone else
 _ZH_REQUEST = re.compile(r"(?:帮我|帮忙|请|麻烦|推荐|查一?下|看看)")
@@ -224,7 +242,7 @@ _ZH_SET_TO = re.compile(r"改成|换成|改为|设成|设为")
 _ZH_CLAUSE_GUARD = re.compile(
     r"打算|准备|计划|考虑|想|可能|也许|或许|希望|梦想|说不定|下周|下个月|明年|明天|将来|"
     # the past, not a comparison with it (房租比之前便宜不少)
-    r"(?<!比)以前|(?<!比)之前|曾经|原来|过去|当年|小时候|大学|大學|读书|讀書|上学|上學|高中|(?<!回)老家|"
+    r"(?<!比)以前|(?<!比)之前|曾经|原来|过去|当年|小时候|细个|大学|大學|读书|讀書|上学|上學|高中|(?<!回)老家|"
     # a negation, not 不少 / 不错 / 不久 / 不到 / 不过 / 没多久 (房租比之前便宜不少)
     rf"快要|就要|将要|没(?!多久|几天)|不(?!少|错|久|到|过)|别|未|(?<![和跟与同])(?:{_ZH_OTHERS})")
 #: someone else's birthday or age: 我儿子今天生日, 我弟弟满三十岁了
@@ -353,6 +371,16 @@ def _en_cities(clause: str) -> list[str]:
     return found
 
 
+def _own_or_known(clause: str, value: str, attribute: str) -> bool:
+    """A city named in a clause without "I" or "we" must be a city the gazetteer knows
+    ("That picture is from MinaLima ... at home" names no city)."""
+    if attribute != "city" or _FIRST_PERSON.search(clause):
+        return True
+    from memstrata.policies.gazetteer import cities_en
+
+    return value in cities_en()
+
+
 def has_cue(text: str) -> bool:
     """Does ``text`` speak of any topic :func:`change_of` reads (and pass the text guards)?"""
     if _CJK.search(text):
@@ -386,9 +414,14 @@ def _en_change_of(text: str, attribute: str, current: str) -> str | None:
             return None
         now = int(current)
         ages = {n for c in clauses for n in _ages(c) if now < n <= now + 5}
+        # "My kids threw me a surprise party for my 40th": others in the clause, the
+        # ordinal the user's own
+        ages |= {int(m[1]) for sentence in _SENTENCES.split(text)
+                 if not _SENTENCE_GUARD.search(sentence)
+                 for m in _MY_ORDINAL.finditer(sentence) if now < int(m[1]) <= now + 5}
         return str(ages.pop()) if len(ages) == 1 else None
     new = {_norm(v): v for c in clauses for v in _names(c, attribute)
-           if _norm(v) != _norm(current)}
+           if _norm(v) != _norm(current) and _own_or_known(c, v, attribute)}
     if not new and attribute == "city":
         new = {_norm(v): v for c in clauses for v in _en_cities(c)
                if _norm(v) != _norm(current)}

@@ -42,8 +42,9 @@ ninth, written blind after heldout8 was, and ``--heldout10`` a tenth, written bl
 heldout9's misses were fixed (96 cases), ``--heldout11`` an eleventh, written
 blind after heldout10's misses were fixed (96 cases), ``--heldout12`` a twelfth,
 written blind after heldout11's misses were fixed (96 cases), ``--heldout13`` a
-thirteenth, written blind after heldout12's were (96 cases), and ``--heldout14`` a
-fourteenth, written blind after heldout13's were (96 cases).
+thirteenth, written blind after heldout12's were (96 cases), ``--heldout14`` a
+fourteenth, written blind after heldout13's were (96 cases), and ``--heldout15`` a
+fifteenth, written blind after heldout14's were (96 cases).
 
 ``--updates4`` evaluates a fourth knowledge-update split (``data/knowledge_update_heldout4.json``,
 40 cases, 22 English / 18 Chinese), written blind after heldout3's knowledge-update misses
@@ -131,6 +132,9 @@ FORMATION13_LOOK = RESULTS / "formation_changes_heldout13_first_look.json"
 #: a fourteenth, written blind after the fixes of heldout13's misses
 FORMATION14 = DATA / "formation_changes_heldout14.json"
 FORMATION14_LOOK = RESULTS / "formation_changes_heldout14_first_look.json"
+#: a fifteenth, written blind after the fixes of heldout14's misses
+FORMATION15 = DATA / "formation_changes_heldout15.json"
+FORMATION15_LOOK = RESULTS / "formation_changes_heldout15_first_look.json"
 
 
 def _prior_value(mm: MemoryManager, case: dict[str, Any]) -> str | None:
@@ -220,7 +224,8 @@ def main() -> None:
                              ("--heldout11", FORMATION11, FORMATION11_LOOK),
                              ("--heldout12", FORMATION12, FORMATION12_LOOK),
                              ("--heldout13", FORMATION13, FORMATION13_LOOK),
-                             ("--heldout14", FORMATION14, FORMATION14_LOOK)):
+                             ("--heldout14", FORMATION14, FORMATION14_LOOK),
+                             ("--heldout15", FORMATION15, FORMATION15_LOOK)):
         if flag in sys.argv:
             found = formation(data)
             print(json.dumps({k: v for k, v in found.items() if k != "by_category"},

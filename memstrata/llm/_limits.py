@@ -86,6 +86,10 @@ class RateLimiter:
         self._paused_until = 0.0
         #: seconds callers spent waiting here (for reports)
         self.waited = 0.0
+        #: called with the limiter clock's time of each grant, under the limiter's lock and
+        #: in the calling thread (for reports and checks of the limits as they were kept:
+        #: arrival times at a server also carry the wire's and the scheduler's delays)
+        self.on_grant: Callable[[float], None] | None = None
 
     def acquire(self, tokens: int) -> None:
         """Block until one request of ``tokens`` estimated tokens may be sent, and take it."""
@@ -103,6 +107,8 @@ class RateLimiter:
                         self._requests.level -= 1.0
                     if self._tokens is not None:
                         self._tokens.level -= float(tokens)
+                    if self.on_grant is not None:
+                        self.on_grant(now)
                     break
                 self._cond.wait(wait)
             self.waited += self._clock() - started

@@ -12,8 +12,9 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ from memstrata.consolidation._llm import Ask, LLMGate
 from memstrata.errors import LLMRateLimitError
 from memstrata.llm import OpenAIClient, RateLimit, RecordingModel, Retry, llm_calls
 from memstrata.memory import Database
-from memstrata.testing import ChatEvent, OpenAICompatServer, Reply, approx_tokens
+from memstrata.testing import OpenAICompatServer, Reply, approx_tokens
 
 CHILD = Path(__file__).with_name("_budget_child.py")
 FAST = Retry(max_attempts=3, base_delay=0.01, max_delay=0.05)
@@ -62,7 +63,7 @@ def populate(mm: MemoryManager, users: int, *, prefix: str = "u") -> list[str]:
     return names
 
 
-def window_max(events: list[ChatEvent], seconds: float, weight: Any = None) -> float:
+def window_max(events: Sequence[Any], seconds: float, weight: Any = None) -> float:
     """The most requests (or ``weight`` summed) that arrived within any ``seconds``."""
     times = sorted((e.arrived, 1.0 if weight is None else weight(e)) for e in events)
     best = 0.0
@@ -193,17 +194,39 @@ def test_a_retry_after_beyond_the_cap_is_not_retried():
         assert len(srv.chat_log) == 1
 
 
-def test_requests_per_minute_hold_at_the_server():
+@dataclass
+class _Sent:
+    """A request as the limiter let it go (its time on the limiter's clock)."""
+
+    arrived: float
+    n: int
+
+
+def _record_grants(client: OpenAIClient, sent: list[_Sent], local: threading.local) -> None:
+    client.limiter.on_grant = lambda now: sent.append(_Sent(now, local.n))
+
+
+def test_requests_per_minute_hold():
+    # the limits are checked as the limiter kept them (the time of each grant, under its
+    # lock): times of arrival at the server also carry the wire's and the scheduler's
+    # delays, which on a loaded machine bunch a burst with what follows it
     rpm = 600  # 10 a second; the bucket holds one second's worth
+    sent: list[_Sent] = []
+    local = threading.local()
     with OpenAICompatServer(on_chat=lambda r: Reply.text("ok")) as srv:
         client = OpenAIClient(model="m", base_url=srv.base_url, retry=FAST,
                               rate_limit=RateLimit(requests_per_minute=rpm))
+        _record_grants(client, sent, local)
+
+        def call(n: int) -> None:
+            local.n = n
+            client.chat([{"role": "user", "content": "hi"}])
+
         with ThreadPoolExecutor(16) as pool:
-            list(pool.map(lambda _: client.chat([{"role": "user", "content": "hi"}]),
-                          range(35)))
-        assert len(srv.chat_log) == 35
-        for seconds in (0.5, 1.0, 2.0):  # burst + rate x window, 0.1 s slack for the wire
-            assert window_max(srv.chat_log, seconds) <= 10 + 10 * (seconds + 0.1)
+            list(pool.map(call, range(35)))
+        assert len(srv.chat_log) == len(sent) == 35
+        for seconds in (0.5, 1.0, 2.0):  # burst + rate x window
+            assert window_max(sent, seconds) <= 10 + 10 * seconds + 1e-6
 
 
 def test_tokens_per_minute_hold_at_the_server():
@@ -213,18 +236,26 @@ def test_tokens_per_minute_hold_at_the_server():
     def answer(request: dict[str, Any]) -> Reply:
         return Reply.text("ok", prompt_tokens=approx_tokens(request), completion_tokens=5)
 
+    sent: list[_Sent] = []
+    local = threading.local()
+    cost: dict[int, int] = {}
     with OpenAICompatServer(on_chat=answer) as srv:
         client = OpenAIClient(model="m", base_url=srv.base_url, retry=FAST,
                               rate_limit=RateLimit(tokens_per_minute=tpm))
+        _record_grants(client, sent, local)
+
+        def call(n: int) -> None:
+            local.n = n
+            reply = client.chat([{"role": "user", "content": f"{n} {prompt}"}], max_tokens=20)
+            cost[n] = reply.usage.prompt_tokens + reply.usage.completion_tokens
+
         with ThreadPoolExecutor(16) as pool:
-            list(pool.map(lambda n: client.chat([{"role": "user", "content": f"{n} {prompt}"}],
-                                                max_tokens=20), range(50)))
+            list(pool.map(call, range(50)))
         used = sum(e.prompt_tokens + e.completion_tokens for e in srv.chat_log)
-        assert len(srv.chat_log) == 50 and used > 4 * 2000  # unlimited, ~0.1 s would do
-        for seconds in (0.5, 1.0, 2.0):
-            assert window_max(srv.chat_log, seconds,
-                              lambda e: e.prompt_tokens + e.completion_tokens
-                              ) <= 2000 + 2000 * (seconds + 0.1)
+        assert len(srv.chat_log) == len(sent) == 50 and used > 4 * 2000  # unlimited: ~0.1 s
+        assert sum(cost.values()) == used
+        for seconds in (0.5, 1.0, 2.0):  # what was really spent, by when it was let go
+            assert window_max(sent, seconds, lambda s: cost[s.n]) <= 2000 + 2000 * seconds + 1e-6
 
 
 # ------------------------------------------------------------ the budget across processes

@@ -471,3 +471,40 @@ def test_heldout14_statements_read_alone() -> None:
     [cantonese] = extract("之後你都用廣東話覆我啦，我睇得明啲。")
     assert cantonese.rule == "from_now_on" and cantonese.correction
     assert cantonese.content.startswith("之後你都用廣東話")
+
+
+@pytest.mark.parametrize(("text", "attribute", "current", "expected"), [
+    ("First payslip from Shopify landed today and it's... less than I expected after tax??",
+     "employer", "Deloitte", "Shopify"),
+    ("Last shift at Kaiser was Friday and today I start orientation at Stanford Health Care. "
+     "New badge, new parking garage, same terrible coffee.", "employer", "Kaiser Permanente",
+     "Stanford Health Care"),
+    ("Can you stop calling me Katherine? Nobody actually calls me that. Kit from now on, "
+     "please.", "name", "Katherine Doyle", "Kit"),
+    ("我而家搬咗去溫哥華啦，上個月落機，仲未習慣咁凍。你可唔可以教我點樣喺溫哥華換駕照？", "city",
+     "香港", "溫哥華"),
+    ("我上個月已經轉咗去渣打銀行返工，新老細好nice。想問下強積金點樣由舊公司轉過嚟？", "employer",
+     "匯豐銀行", "渣打銀行"),
+    ("唔該以後叫我阿強啦，叫全名好似返學俾老師點名咁。", "name", "黄志强", "阿強"),
+    ("上週末家人幫我辦了五十大壽，半百了啊。想開始規劃退休，勞保年金要怎麼試算？", "age", "49",
+     "50"),
+    # guards
+    ("I lived in Perth for six years before coming up here and honestly I still miss the "
+     "sunsets. Anyway, can you write a caption?", "city", "Brisbane", None),
+    ("Honestly sometimes I think about going back to eating chicken, the smell of my "
+     "flatmate's Sunday roast is killing me. But no, not happening.", "diet", "vegetarian",
+     None),
+    ("我妈帮我订了去三亚的机票，下周去玩", "city", "北京", None),
+])
+def test_heldout15_readers_after_its_misses(text: str, attribute: str, current: str,
+                                           expected: str | None) -> None:
+    assert change_of(text, attribute, current) == expected
+
+
+def test_heldout15_statements_read_alone() -> None:
+    from memstrata.policies.extraction import extract
+
+    assert [e.slot.value for e in extract(
+        "已经从阿里离职，现在在美团做 data analyst，上周一 onboard 的。") if e.slot] == ["美团"]
+    [cantonese] = extract("之後唔好再用列點喇，以後都用廣東話口語同我傾，好似朋友傾偈咁。")
+    assert cantonese.rule == "from_now_on" and cantonese.correction

@@ -52,7 +52,8 @@ _EN_NAME_PATTERNS = (
     re.compile(rf"(?P<v>{_PNAME})\s+is\s+what\s+(?:I|everyone|people)\s+(?:go\s+by|use|call\s+me)",
                re.I),
     # "just Jon pls", "Jon is fine"
-    re.compile(rf"^\W*(?:just\s+)?(?P<v>{_PNAME})\s+(?:pls|please|plz|is fine|works|will do)\b",
+    re.compile(rf"^\W*(?:just\s+)?(?P<v>{_PNAME})\s+(?:from now on|going forward|from here on|pls|"
+               rf"please|plz|is fine|works|will do)\b",
                re.I),
 )
 #: "most people just say Seun and that's what I prefer now": a name others use, taken up
@@ -147,7 +148,7 @@ _ZH_NAME_CLAUSES = re.compile(
 _ZH_PN = r"(?!就|也|吧|了|呢)(?P<v>[\u4e00-\u9fff]{1,4}?|[A-Za-z]+)"
 _ZH_NAME_PATTERNS = (
     # 叫我欣欣得啦 (Cantonese: 得啦 = 就行)
-    re.compile(rf"(?:叫|称呼|喊)我\s*{_ZH_PN}\s*(?:吧|就好|就行|就可以|好了|即可|得啦|得了|就得|$)"),
+    re.compile(rf"(?:叫|称呼|喊)我\s*{_ZH_PN}\s*(?:吧|就好|就行|就可以|好了|即可|得啦|得了|就得|啦|喇|$)"),
     # 叫阿强就得 (Cantonese: 就得 = 就行)
     re.compile(rf"^(?:以后|今后|你)?(?:就)?叫(?!我){_ZH_PN}就(?:好|行|可以|得)"),
     re.compile(rf"新名字(?:是|叫){_ZH_PN}(?:$|了|吧)"),
@@ -245,7 +246,8 @@ _EN_NOT_LABEL = re.compile(r"\b(?:rather than|instead of|not|no longer|than)\s+(
                            r"(?:vegan|vegetarian|pescatarian|keto)\b", re.I)
 _EN_DIET_SENTENCE_GUARD = re.compile(
     r"\?|\b(?:might|maybe|perhaps|would|should|thinking|considering|consider|plan to|planning|"
-    r"hope|gonna|going to|idea|accidentally|tried|try|trying|"
+    r"hope|gonna|going to|idea|accidentally|tried|try|trying|think about|thought about|"
+    r"tempted|"
     # the past: "back in college I was vegan for a year"
     r"(?:i|we)\s+(?:was|were)\s+(?:a\s+)?(?:vegan|vegetarian|pescatarian|keto|plant-based)|"
     r"used to|back then|years ago|in college|at uni|"

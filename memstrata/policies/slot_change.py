@@ -65,7 +65,7 @@ _CUES = {
         r"\b(?:job|joined|started|starting|working|work|offer|onboarding|first (?:day|week|"
         r"month)|badge|team|hired|role|colleagues?|gig|notice|employee|business cards?|crew|"
         r"payroll|signature|been with|left|quit|resigned|mat leave|barista|employed|contract|"
-        r"reported)\b|"
+        r"reported|payslip|paycheck|paystub|orientation)\b|"
         r"\bI['’]m\s+(?:now\s+)?an?\s+(?:[\w-]+\s+){0,2}[\w-]+\s+at\s+[A-Z]", re.I),
     "age": re.compile(
         r"\b(?:birthday|turned|turning|today|officially|years? old|older|b-?day|celebrated|"
@@ -99,7 +99,7 @@ _SENTENCE_GUARD = re.compile(
     # the past: "when I lived in Minneapolis", "I used to live in"
     r"when\s+(?:i|we)\s+(?:lived|was living|were living|worked|was working)|used to|"
     r"before\s+(?:that|this|then|joining|moving|(?-i:[A-Z])\w+)|grew up|born|raised|"
-    r"(?:till|until)\s+(?:i|we)\s+(?:was|were)|"
+    r"(?:till|until)\s+(?:i|we)\s+(?:was|were)|(?<!['’]ve\s)(?<!have\s)\b(?:i|we)\s+lived\b|"
     r"(?:i|we)\s+(?:was|were)\s+(?:at|with|in)\b(?=[^.!?]*\bfor\s+(?:\w+\s+)?(?:years?|"
     r"decades?)\b)|"
     r"(?:relocating|moving|transferring|sending)\s+me)\b|"
@@ -154,7 +154,8 @@ _NAME = r"[A-Z][\w’'&.-]*[\w&](?:\s+(?:[A-Z]\s+)?[A-Z][\w’'&.-]*[\w&])*"
 _BEFORE = {
     "city": re.compile(rf"\b(?:in|to|from|at)\s+(?P<v>{_NAME})"),
     "employer": re.compile(
-        rf"\b(?:at|joined|for|with|(?:employed|hired|contracted)\s+by)\s+(?P<v>{_NAME})|"
+        rf"\b(?:at|joined|for|with|(?:employed|hired|contracted)\s+by|(?:payslip|paycheck|"
+        rf"paystub)\s+from)\s+(?P<v>{_NAME})|"
         # "just got my Stripe laptop and badge": the employer's kit
         rf"\bmy\s+(?:new\s+)?(?P<v5>{_NAME})\s+(?:laptop|badge|lanyard|email|hoodie|swag|"
         r"welcome pack|login|ID|id card|onboarding)\b|"
@@ -244,7 +245,8 @@ _ZH_CLAUSE_GUARD = re.compile(
     # the past, not a comparison with it (房租比之前便宜不少)
     r"(?<!比)以前|(?<!比)之前|曾经|原来|过去|当年|小时候|细个|大学|大學|读书|讀書|上学|上學|高中|(?<!回)老家|"
     # a negation, not 不少 / 不错 / 不久 / 不到 / 不过 / 没多久 (房租比之前便宜不少)
-    rf"快要|就要|将要|没(?!多久|几天)|不(?!少|错|久|到|过)|别|未|(?<![和跟与同])(?:{_ZH_OTHERS})")
+    rf"快要|就要|将要|没(?!多久|几天)|不(?!少|错|久|到|过)|别|未|"
+    rf"(?<![和跟与同])(?:{_ZH_OTHERS})(?!们?(?:给|为|帮|替|陪)我)")
 #: someone else's birthday or age: 我儿子今天生日, 我弟弟满三十岁了
 _ZH_OTHERS_AGE = re.compile(rf"(?<![和跟与同])(?:{_ZH_OTHERS})(?!们?(?:给|为|帮|替|陪)我)"
                             r"[^，,。！!；;]{0,6}?(?:生日|岁|满)")
@@ -253,20 +255,22 @@ _ZH_CLAUSE = _ZH_CLAUSE_SPLIT
 _ZH_STOP = r"我你他她它们这那哪边个一了的是在和与也都还就又很太现今明后前家到"
 _ZH_X = rf"(?P<v>(?:(?![{_ZH_STOP}])[\u4e00-\u9fffA-Za-z]){{2,6}}?)"
 _ZH_END = (r"(?=[，,。！!；;、\s了啦的]|$|[来去](?=[了啦，,。！!；;\s]|$)|"
-           r"第(?=[一二两三四五六七八九十\d])|"
+           r"第(?=[一二两三四五六七八九十\d])|上班|工作|"
            r"快(?=[一二两三四五六七八九十几半\d])|"
            r"[一二两三四五六七八九十几半\d]+个?多?(?:天|周|星期|月|年))")
 _ZH_PLACES = {
     "city": (
         re.compile(rf"在{_ZH_X}(?:市)?(?:安家|定居|落户|生活|扎根|住下|买了房|租了房|租房)"),
         re.compile(rf"(?:搬到|搬去|搬来|搬回|迁到|定居在|安家在|住在|来到|回到|调到|调去|"
+                   rf"(?:搬|迁|调)了(?:去|到|来)|"
                    rf"(?i:move|moved|relocate)\s*到|(?i:base)\s*(?:在|到)?)了?{_ZH_X}(?:市)?"
                    rf"{_ZH_END}"),
         re.compile(rf"{_ZH_X}(?:市)?(?:是|成了|就是)(?:我们?的)?新家"),
     ),
     "employer": (
         re.compile(rf"在{_ZH_X}(?:公司)?(?:做|上班|工作|任职|当|干)(?!什么)"),
-        re.compile(rf"(?:入职|加入|跳槽到|跳到|转到|进了|调入|调到了?|(?i:join)了?)\s*了?{_ZH_X}{_ZH_END}"),
+        re.compile(rf"(?:入职|加入|跳槽到|跳到|转到|进了|调入|调到了?|(?i:join)了?|"
+                   rf"(?:跳槽|转|跳)了(?:去|到))\s*了?{_ZH_X}{_ZH_END}"),
         re.compile(rf"是{_ZH_X}的人了"),
         re.compile(rf"(?:新东家|新公司|现在的公司|新单位)(?:是|就是){_ZH_X}{_ZH_END}"),
         re.compile(rf"{_ZH_X}(?:这边|这里)(?:入职|上班|报到)"),
@@ -371,6 +375,14 @@ def _en_cities(clause: str) -> list[str]:
     return found
 
 
+def _same_name(value: str, current: str) -> bool:
+    """The current value, or a shorter or longer form of it ("Kaiser" for "Kaiser
+    Permanente")."""
+    a, b = _norm(value).split(), _norm(current).split()
+    n = min(len(a), len(b))
+    return bool(n) and a[:n] == b[:n]
+
+
 def _own_or_known(clause: str, value: str, attribute: str) -> bool:
     """A city named in a clause without "I" or "we" must be a city the gazetteer knows
     ("That picture is from MinaLima ... at home" names no city)."""
@@ -421,7 +433,7 @@ def _en_change_of(text: str, attribute: str, current: str) -> str | None:
                  for m in _MY_ORDINAL.finditer(sentence) if now < int(m[1]) <= now + 5}
         return str(ages.pop()) if len(ages) == 1 else None
     new = {_norm(v): v for c in clauses for v in _names(c, attribute)
-           if _norm(v) != _norm(current) and _own_or_known(c, v, attribute)}
+           if not _same_name(v, current) and _own_or_known(c, v, attribute)}
     if not new and attribute == "city":
         new = {_norm(v): v for c in clauses for v in _en_cities(c)
                if _norm(v) != _norm(current)}

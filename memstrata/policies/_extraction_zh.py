@@ -76,10 +76,15 @@ def _t2s() -> Any:
 
 
 def to_simplified(text: str) -> str:
-    """``text`` in simplified characters, character for character (OpenCC's ``t2s``):
-    the readers' patterns are written in simplified Chinese, and a traditional text
-    (上週剛過完五十大壽) reads as its simplified form. Unchanged when the conversion
-    would change the length (a phrase mapping), so positions stay those of ``text``."""
+    """``text`` in simplified Mandarin, character for character: the readers' patterns
+    are written in it, so a traditional text (上週剛過完五十大壽) reads through OpenCC's
+    ``t2s`` and written Cantonese (喺中銀香港返工) through :data:`_CANTONESE_AS` first.
+    Unchanged when a conversion would change the length (a phrase mapping), so
+    positions stay those of ``text`` (:func:`as_written` maps a value back).
+
+    >>> to_simplified("我上個禮拜開始喺中銀香港返工")
+    '我上个礼拜开始在中银香港上班'
+    """
     if not _CJK_ANY.search(text):
         return text
     if _CANTONESE.search(text):

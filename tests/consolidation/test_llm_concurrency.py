@@ -229,7 +229,7 @@ def test_requests_per_minute_hold():
             assert window_max(sent, seconds) <= 10 + 10 * seconds + 1e-6
 
 
-def test_tokens_per_minute_hold_at_the_server():
+def test_tokens_per_minute_hold():
     tpm = 120_000  # 2,000 a second
     prompt = "Which train should I take to Bergen tomorrow morning? " * 14
 

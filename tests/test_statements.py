@@ -83,6 +83,7 @@ def test_a_statement_without_its_subject_or_before_a_question_is_kept(text):
     "今天天气变冷了，出门记得多穿点。",         # the world's, with a time of day
     "最近房价又跌了，现在买房合适吗？",
     "今年五一想带家里人去云南玩一趟。",         # a plan
+    "帮我算一下，每个月存两千，一年下来有多少？",  # a request supposes, it does not tell
 ])
 def test_what_a_question_rests_on_is_not_kept_when_it_is_not_the_users(text):
     assert not is_statement(text)

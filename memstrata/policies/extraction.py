@@ -177,7 +177,10 @@ def is_statement(text: str) -> bool:
 
     if not memorability(text)[0]:
         return False
-    return any(_states(s) or (_is_question(s) and any(_states(c) for c in _lead_clauses(s)))
+    # the clauses a question rests on - not those of a request ("帮我算一下，每个月存两千，
+    # 一年下来有多少？" supposes, it does not tell)
+    return any(_states(s) or (_is_question(s) and not _REQUEST_START.match(s)
+                              and any(_states(c) for c in _lead_clauses(s)))
                for s in _sentences(text))
 
 

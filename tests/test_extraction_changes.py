@@ -374,3 +374,19 @@ def test_a_nationality_or_a_faith_is_not_a_name(text: str) -> None:
     from memstrata.policies.extraction import extract
 
     assert [e for e in extract(text) if e.slot and e.slot.attribute == "name"] == []
+
+
+def test_a_standing_instruction_goes_on_in_the_next_sentence() -> None:
+    # "Also keep it short." after "From now on, answer in German.": both are kept (the
+    # second was lost before)
+    read = [(e.content, e.rule, e.correction) for e in extract(
+        "From now on, answer in German. Also keep it short.")]
+    assert read == [("From now on, answer in German.", "from_now_on", True),
+                    ("keep it short.", "from_now_on", True)]
+    assert [(e.content, e.rule) for e in extract(
+        "Always use metric units. Plus use 24-hour time.")] == [
+        ("Always use metric units.", "always"), ("use 24-hour time.", "always")]
+    # not without the "also", not after something else, not a question
+    assert len(extract("From now on, answer in German. Tell me about Berlin.")) == 1
+    assert [e.rule for e in extract("I moved to Berlin. Also keep it short.")] == ["moved"]
+    assert len(extract("From now on, answer in German. Also can you tell me the time?")) == 1

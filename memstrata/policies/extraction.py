@@ -378,14 +378,26 @@ def _unquoted(sentence: str) -> str:
 
 
 def _sentences(text: str) -> list[str]:
+    return [part for part, _ in _parts(text)]
+
+
+def _parts(text: str) -> list[tuple[str, bool]]:
+    """The sentences and clauses to read, each with whether it goes on from the sentence
+    before ("Also keep it short.": its first clause, after an "also", "and" or "plus")."""
     out = []
     for sentence in _SENTENCE_SPLIT.split(_normalise(text)):
         sentence = _unquoted(sentence)
+        goes_on = _GOES_ON.match(sentence.strip()) is not None
         for part in _clauses(sentence):
             part = part.strip()
             if len(part) >= 2:
-                out.append(part[:MAX_CANDIDATE_CHARS])
+                out.append((part[:MAX_CANDIDATE_CHARS], goes_on))
+            goes_on = False
     return out
+
+
+#: a sentence that goes on with the one before: "Also keep it short.", "And no emojis."
+_GOES_ON = re.compile(r"^(?:also|and|plus|oh and|and also)\b[,:]?\s*", re.IGNORECASE)
 
 
 _ZH_FILLER = re.compile(r"^(?:嗯+|呃+|额+|那个|哦+|啊+|对了|话说)[，,、\s]*")
@@ -579,9 +591,22 @@ def extract(text: str, *, role: str = "user") -> list[Extracted]:
         return []
     out: list[Extracted] = []
     seen: set[str] = set()
-    for sentence in _sentences(text):
+    standing: Extracted | None = None  # the standing instruction the sentence before set
+    for sentence, goes_on in _parts(text):
         if len(sentence) > MAX_SENTENCE_CHARS:
             continue
+        if goes_on:
+            sentence = _GOES_ON.sub("", sentence) or sentence
+        if standing is not None and goes_on and _FOR_THE_ASSISTANT.match(sentence) \
+                and not _is_question(sentence) and _read(sentence) is None \
+                and sentence.casefold() not in seen:
+            # "From now on, answer in German. Also keep it short.": the same standing
+            # instruction goes on
+            seen.add(sentence.casefold())
+            out.append(Extracted(sentence, MemoryType.PREFERENCE, standing.confidence,
+                                 standing.rule, correction=standing.correction))
+            continue
+        standing = None
         if _is_question(sentence) and not _is_request(sentence):
             for granted in _taken_for_granted(sentence):
                 found = _read(granted)
@@ -595,4 +620,5 @@ def extract(text: str, *, role: str = "user") -> list[Extracted]:
             continue
         seen.add(found.content.casefold())
         out.append(found)
+        standing = found if found.rule in ("from_now_on", "always") else None
     return out

@@ -43,8 +43,9 @@ heldout9's misses were fixed (96 cases), ``--heldout11`` an eleventh, written
 blind after heldout10's misses were fixed (96 cases), ``--heldout12`` a twelfth,
 written blind after heldout11's misses were fixed (96 cases), ``--heldout13`` a
 thirteenth, written blind after heldout12's were (96 cases), ``--heldout14`` a
-fourteenth, written blind after heldout13's were (96 cases), and ``--heldout15`` a
-fifteenth, written blind after heldout14's were (96 cases).
+fourteenth, written blind after heldout13's were (96 cases), ``--heldout15`` a
+fifteenth, written blind after heldout14's were (96 cases), and ``--heldout16`` a
+sixteenth, written blind after heldout15's were (96 cases).
 
 ``--updates4`` evaluates a fourth knowledge-update split (``data/knowledge_update_heldout4.json``,
 40 cases, 22 English / 18 Chinese), written blind after heldout3's knowledge-update misses
@@ -58,8 +59,9 @@ heldout5 then became a development split too (subjectless Chinese changes kept o
 the asked attribute read from free-text candidates); ``--updates6`` evaluates a sixth split
 (40 cases), written blind after that, ``--updates7`` a seventh (40 cases), written blind
 after heldout11's formation fixes, ``--updates8`` an eighth (40 cases), written blind
-after heldout7's first look, and ``--updates9`` a ninth (40 cases), written blind after
-heldout8's misses led to the offline diary statements.
+after heldout7's first look, ``--updates9`` a ninth (40 cases), written blind after
+heldout8's misses led to the offline diary statements, and ``--updates10`` a tenth (40
+cases), written blind after heldout9's first look.
 """
 
 from __future__ import annotations
@@ -86,56 +88,22 @@ FORMATION = DATA / "formation_changes_heldout3.json"
 UPDATES = DATA / "knowledge_update_heldout3.json"
 FORMATION_LOOK = RESULTS / "formation_changes_heldout3_first_look.json"
 UPDATES_LOOK = RESULTS / "knowledge_update_heldout3_first_look.json"
-UPDATES4 = DATA / "knowledge_update_heldout4.json"
-UPDATES4_LOOK = RESULTS / "knowledge_update_heldout4_first_look.json"
-UPDATES5 = DATA / "knowledge_update_heldout5.json"
-UPDATES5_LOOK = RESULTS / "knowledge_update_heldout5_first_look.json"
-UPDATES6 = DATA / "knowledge_update_heldout6.json"
-UPDATES6_LOOK = RESULTS / "knowledge_update_heldout6_first_look.json"
-UPDATES7 = DATA / "knowledge_update_heldout7.json"
-UPDATES7_LOOK = RESULTS / "knowledge_update_heldout7_first_look.json"
-UPDATES8 = DATA / "knowledge_update_heldout8.json"
-UPDATES8_LOOK = RESULTS / "knowledge_update_heldout8_first_look.json"
-UPDATES9 = DATA / "knowledge_update_heldout9.json"
-UPDATES9_LOOK = RESULTS / "knowledge_update_heldout9_first_look.json"
-#: a fourth formation split, written blind after the heldout3 first look (which made
-#: heldout3 a development split: the reader of known values was built on its misses)
-FORMATION4 = DATA / "formation_changes_heldout4.json"
-FORMATION4_LOOK = RESULTS / "formation_changes_heldout4_first_look.json"
-#: a fifth, written blind after the Chinese reader of held values was built on heldout4
-FORMATION5 = DATA / "formation_changes_heldout5.json"
-FORMATION5_LOOK = RESULTS / "formation_changes_heldout5_first_look.json"
-#: a sixth, written blind after the readers of held names and diets, the city gazetteer
-#: and the clause-level English guards were built on heldout5 (and 3, 4)
-FORMATION6 = DATA / "formation_changes_heldout6.json"
-FORMATION6_LOOK = RESULTS / "formation_changes_heldout6_first_look.json"
-#: a seventh, written blind after the fixes of heldout6's misses and lost guards
-FORMATION7 = DATA / "formation_changes_heldout7.json"
-FORMATION7_LOOK = RESULTS / "formation_changes_heldout7_first_look.json"
-#: an eighth, written blind after the fixes of heldout7's misses and lost guards
-FORMATION8 = DATA / "formation_changes_heldout8.json"
-FORMATION8_LOOK = RESULTS / "formation_changes_heldout8_first_look.json"
-#: a ninth, written blind after the fixes of heldout8's misses
-FORMATION9 = DATA / "formation_changes_heldout9.json"
-FORMATION10 = DATA / "formation_changes_heldout10.json"
-FORMATION9_LOOK = RESULTS / "formation_changes_heldout9_first_look.json"
-FORMATION10_LOOK = RESULTS / "formation_changes_heldout10_first_look.json"
-#: an eleventh, written blind after the fixes of heldout10's misses
-FORMATION11 = DATA / "formation_changes_heldout11.json"
-FORMATION11_LOOK = RESULTS / "formation_changes_heldout11_first_look.json"
-#: a twelfth, written blind after the fixes of heldout11's misses
-FORMATION12 = DATA / "formation_changes_heldout12.json"
-FORMATION12_LOOK = RESULTS / "formation_changes_heldout12_first_look.json"
-#: a thirteenth, written blind after the fixes of heldout12's misses
-FORMATION13 = DATA / "formation_changes_heldout13.json"
-FORMATION13_LOOK = RESULTS / "formation_changes_heldout13_first_look.json"
-#: a fourteenth, written blind after the fixes of heldout13's misses
-FORMATION14 = DATA / "formation_changes_heldout14.json"
-FORMATION14_LOOK = RESULTS / "formation_changes_heldout14_first_look.json"
-#: a fifteenth, written blind after the fixes of heldout14's misses
-FORMATION15 = DATA / "formation_changes_heldout15.json"
-FORMATION15_LOOK = RESULTS / "formation_changes_heldout15_first_look.json"
+#: the later blind splits, each written after the fixes of the one before it (the
+#: docstring says what each followed): ``--heldoutN`` evaluates
+#: ``data/formation_changes_heldoutN.json``, ``--updatesN``
+#: ``data/knowledge_update_heldoutN.json``, and each writes its first look once
+FORMATION_SPLITS = range(4, 17)
+UPDATE_SPLITS = range(4, 11)
 
+
+def _formation_split(n: int) -> tuple[Path, Path]:
+    return (DATA / f"formation_changes_heldout{n}.json",
+            RESULTS / f"formation_changes_heldout{n}_first_look.json")
+
+
+def _update_split(n: int) -> tuple[Path, Path]:
+    return (DATA / f"knowledge_update_heldout{n}.json",
+            RESULTS / f"knowledge_update_heldout{n}_first_look.json")
 
 def _prior_value(mm: MemoryManager, case: dict[str, Any]) -> str | None:
     """The slot value the fast extractor reads from the prior alone."""
@@ -214,34 +182,20 @@ def _write_once(path: Path, name: str, payload: dict[str, Any]) -> None:
 
 
 def main() -> None:
-    for flag, data, look in (("--heldout4", FORMATION4, FORMATION4_LOOK),
-                             ("--heldout5", FORMATION5, FORMATION5_LOOK),
-                             ("--heldout6", FORMATION6, FORMATION6_LOOK),
-                             ("--heldout7", FORMATION7, FORMATION7_LOOK),
-                             ("--heldout8", FORMATION8, FORMATION8_LOOK),
-                             ("--heldout9", FORMATION9, FORMATION9_LOOK),
-                             ("--heldout10", FORMATION10, FORMATION10_LOOK),
-                             ("--heldout11", FORMATION11, FORMATION11_LOOK),
-                             ("--heldout12", FORMATION12, FORMATION12_LOOK),
-                             ("--heldout13", FORMATION13, FORMATION13_LOOK),
-                             ("--heldout14", FORMATION14, FORMATION14_LOOK),
-                             ("--heldout15", FORMATION15, FORMATION15_LOOK)):
-        if flag in sys.argv:
+    for n in FORMATION_SPLITS:
+        if f"--heldout{n}" in sys.argv:
+            data, look = _formation_split(n)
             found = formation(data)
             print(json.dumps({k: v for k, v in found.items() if k != "by_category"},
                              indent=1, ensure_ascii=False))
-            _write_once(look, flag.lstrip("-"), found)
+            _write_once(look, f"heldout{n}", found)
             return
-    for flag, data, look in (("--updates4", UPDATES4, UPDATES4_LOOK),
-                             ("--updates5", UPDATES5, UPDATES5_LOOK),
-                             ("--updates6", UPDATES6, UPDATES6_LOOK),
-                             ("--updates7", UPDATES7, UPDATES7_LOOK),
-                             ("--updates8", UPDATES8, UPDATES8_LOOK),
-                             ("--updates9", UPDATES9, UPDATES9_LOOK)):
-        if flag in sys.argv:
-            ranked = updates(data, chinese_with_e5=flag != "--updates4")
+    for n in UPDATE_SPLITS:
+        if f"--updates{n}" in sys.argv:
+            data, look = _update_split(n)
+            ranked = updates(data, chinese_with_e5=n != 4)
             print(json.dumps(ranked, indent=1, ensure_ascii=False))
-            _write_once(look, "heldout" + flag[-1], ranked)
+            _write_once(look, f"heldout{n}", ranked)
             return
     found = formation()
     print(json.dumps({k: v for k, v in found.items() if k != "by_category"}, indent=1,

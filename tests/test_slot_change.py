@@ -337,6 +337,24 @@ def test_heldout15_statements_read_alone() -> None:
     assert cantonese.rule == "from_now_on" and cantonese.correction
 
 
+def test_heldout16_statements_read_alone() -> None:
+    from memstrata.policies.extraction import extract
+
+    def slots(text: str) -> list[tuple[str, str]]:
+        return [(e.slot.attribute, e.slot.value) for e in extract(text) if e.slot]
+
+    assert slots("So I got poached by Canva 😅 first week there was a total blur.") == [
+        ("employer", "Canva")]
+    assert slots("I'm doing keto.") == [("diet", "keto")]
+    assert slots("been living in Brisbane about three weeks now since we moved up.") == [
+        ("city", "Brisbane")]
+    # what the user was called is not a name to use; what they would like to be called is
+    assert slots("In school everyone called me Ash, which I hated lol.") == []
+    assert slots("I'd prefer it if you called me Kate.") == [("name", "Kate")]
+    [detail] = extract("之后的回答都写详细一点吧，最好带例子，太短了我看不懂")
+    assert detail.rule == "from_now_on" and detail.correction
+
+
 #: for each blind split, what its first look missed or lost and is read right since
 _AFTER_MISSES: dict[str, list[tuple[str, str, str, str | None]]] = {
     "heldout10": [
@@ -494,6 +512,33 @@ _AFTER_MISSES: dict[str, list[tuple[str, str, str, str | None]]] = {
          "flatmate's Sunday roast is killing me. But no, not happening.", "diet", "vegetarian",
          None),
         ("我妈帮我订了去三亚的机票，下周去玩", "city", "北京", None),
+    ],
+    "heldout16": [
+        # a question after a comma is a sentence of its own; the head tells the change
+        ("been living in Brisbane about three weeks now since we moved up and honestly the "
+         "humidity is killing me, any tips for keeping clothes in the wardrobe from going "
+         "mouldy?", "city", "Melbourne", "Brisbane"),
+        ("added fish back into my diet since last month (still no meat tho) — whats a simple "
+         "salmon traybake?", "diet", "vegetarian", "pescatarian"),
+        ("as a 42 year old who literally just had a birthday, is it too late to learn the "
+         "piano?", "age", "41", "42"),
+        ("刚搬到杭州两周，还没找到好吃的火锅，有推荐的吗？", "city", "成都", "杭州"),
+        ("我搬咗去台北住啦，上個月先搞掂晒啲手續，想問下台北邊度有好食嘅粵菜？", "city", "香港",
+         "台北"),
+        ("btw 我现在在 Shopee 了，offer 上周签的，已经 onboard 了。新加坡那边的 team 要我做个 "
+         "intro slides，帮我列个大纲", "employer", "美团", "Shopee"),
+        ("以后都叫我 Vivian 吧，中文名太多人念错了 😅", "name", "陈嘉欣", "Vivian"),
+        ("唔好再叫我張偉啦，叫我阿偉得喇，大家都係咁叫", "name", "张伟", "阿偉"),
+        ("上个月刚过完生日，46岁的人了还想转行做程序员，是不是太晚了？", "age", "45", "46"),
+        # guards
+        ("Back when I was an intern at Siemens we used Confluence for everything — is there a "
+         "free alternative for a small team?", "employer", "BMW", None),
+        ("as a 50 year old I will finally have time to travel", "age", "41", None),
+        ("大家都叫我阿伟，你也别这么叫我", "name", "张伟", None),
+        ("Cooking for my team's potluck and half of them are vegetarian — can you suggest a dish "
+         "that's veggie and still halal-friendly?", "diet", "halal", None),
+        ("The menu says 'vegan-friendly options available' — what does that usually mean?",
+         "diet", "gluten-free", None),
     ],
 }
 

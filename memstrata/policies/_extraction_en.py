@@ -42,7 +42,10 @@ _VALUE_END = re.compile(
     r"after all|"
     r"in \d{4}|over (?:the )?\w+|in (?:the )?(?:spring|summer|"
     r"fall|autumn|winter|january|february|march|april|may|june|july|august|september|october|"
-    r"november|december)|(?:a|one|two|three|a few|several)\s+\w+\s+ago)\b.*$|[,;，；].*$",
+    r"november|december)|(?:a|one|two|three|a few|several)\s+\w+\s+ago|"
+    # "in Brisbane about three weeks now", "in Leeds 3 months"
+    r"(?:(?:about|around|almost|nearly|roughly)\s+)?(?:\w+\s+){0,2}?(?:days?|weeks?|months?|years?)"
+    r"(?=\s+(?:now|ago|already)\b|\s*[,.!;]|\s*$))\b.*$|[,;，；].*$",
     re.IGNORECASE,
 )
 _ROLE_END = re.compile(r"\s+(?:at|for|in|with)\s+.*$", re.IGNORECASE)
@@ -93,7 +96,9 @@ _LIVE = re.compile(
     r"\bi(?:\s+currently|\s+now)?(?:\s+(?:live|am living|'m living|reside|stay)|"
     r"(?:'ve| have)\s+(?:now\s+)?(?:been living|lived))\s+in\s+(?P<v>.+)"
     r"|\bi(?:'m|\s+am|'ve been|\s+have been)\s+(?:now\s+)?(?:based|located|living)\s+in\s+"
-    r"(?P<v2>.+)",
+    r"(?P<v2>.+)"
+    # a diary's subjectless "been living in Brisbane about three weeks now"
+    r"|^been\s+(?:living|based)\s+in\s+(?P<v3>.+)",
     re.IGNORECASE,
 )
 #: "I have lived in Munich before": a past stay, not where the user lives
@@ -267,7 +272,8 @@ _NEW_JOB = re.compile(
     r"(?:(?:started|began|got|landed|took|accepted|found)\s+(?:a\s+)?(?:new\s+)?"
     r"(?:job|position|role)\s+(?:at|with)\s+(?P<v>.+)"
     r"|(?:started\s+(?:working\s+|work\s+)?(?:at|for|with)|joined|been hired by|got hired (?:by|at)"
-    r"|was hired by)\s+(?P<v2>(?-i:[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*)*)))",
+    r"|was hired by|(?:got|been|was)\s+(?:poached|headhunted|snapped\s+up)\s+by)\s+"
+    r"(?P<v2>(?-i:[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*)*)))",
     re.IGNORECASE,
 )
 #: a job taken long ago or for a while is not the current employer ("hired me as an intern
@@ -284,7 +290,10 @@ _DIET = re.compile(
     r"|\bi\s+(?:only\s+)?(?:follow|eat|keep)\s+(?:a\s+|an\s+)?(?:strict(?:ly)?\s+)?"
     r"(?P<v2>vegetarian|vegan|pescatarian|plant-based|keto|low[- ]carb|halal|kosher|"
     r"gluten[- ]free)(?:\s+diet)?\b"
-    r"|\bi\s+(?P<v3>eat\s+(?:meat|everything|anything))\b(?!\s+(?:again|now|these days))",
+    r"|\bi\s+(?P<v3>eat\s+(?:meat|everything|anything))\b(?!\s+(?:again|now|these days))"
+    r"|\bi(?:'m| am|'ve been| have been)\s+(?:now\s+|strictly\s+)?doing\s+"
+    r"(?P<v4>keto|low[- ]carb)\b"
+    r"(?=\s*(?:[.!,;]|$|now|these days))",
     re.IGNORECASE,
 )
 #: a diet as stored: "on a keto diet" -> "keto", "plant-based" -> "vegan", "eat meat" ->
@@ -417,7 +426,10 @@ def _en_profile(s: str) -> Extracted | None:
     if m:
         return Extracted(s, MemoryType.PROFILE, 0.9, "name", _slot("name", _clean(m["v"])))
     m = _CALL_ME.search(s)
-    if m and m["v"].lower() not in _NOT_NAME_WORDS and not _NOT_CALL.search(s):
+    # "everyone called me Ash" (in school): what the user was called, not a name to use
+    if m and m["v"].lower() not in _NOT_NAME_WORDS and not _NOT_CALL.search(s) \
+            and not re.search(r"\b(?:everyone|everybody|people|friends)\s+called\s+me\b",
+                              m.group(0), re.IGNORECASE):
         # how the user wants to be addressed now: the newest wins
         return Extracted(s, MemoryType.PROFILE, 0.9, "call_me", _slot("name", m["v"]),
                          correction=True)
@@ -463,7 +475,7 @@ def _en_profile(s: str) -> Extracted | None:
                          correction=True)
     m = _LIVE.search(s)
     if m and not _PAST_STAY.search(s):
-        value = _value(m["v"] or m["v2"])
+        value = _value(m["v"] or m["v2"] or m["v3"])
         if not _ONE_OFF_OBJECT.match(value):
             return Extracted(s, MemoryType.PROFILE, 0.9, "city", _slot("city", value),
                              correction=bool(re.search(r"\bnow\b", s, re.IGNORECASE)))
@@ -483,7 +495,7 @@ def _en_profile(s: str) -> Extracted | None:
                          _slot("diet", "not vegetarian"), correction=True)
     m = _DIET.search(s)
     if m:  # "I've been vegan since May" states the current diet: newest wins
-        value = " ".join((m["v"] or m["v2"] or m["v3"]).lower().split())
+        value = " ".join((m["v"] or m["v2"] or m["v3"] or m["v4"]).lower().split())
         return Extracted(s, MemoryType.PROFILE, 0.9, "diet",
                          _slot("diet", _DIET_VALUE.get(value, value)),
                          correction="been" in m.group(0).lower())

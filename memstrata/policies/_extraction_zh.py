@@ -147,7 +147,7 @@ def zh_unguarded(text: str, guard: re.Pattern[str]) -> str:
 
 #: a question of its own (吗, 呢, a question word or mark) and a change already made
 _ZH_ASKS = re.compile(r"[?？]|吗|呢|啥|什么|怎么|哪|几")
-_ZH_DONE = re.compile(r"了|已经|已")
+_ZH_DONE = re.compile(r"了|已经|已|刚(?!要|想|准备|打算)")
 
 
 #: a request or a question after a comma starts a sentence of its own
@@ -316,7 +316,8 @@ _ZH_DURABLE_ATTRS = re.compile(
 )
 _ZH_STANDING = re.compile(
     r"^(?:请)?(?:你)?(?:以后|今后|从现在(?:开始|起)|从今天(?:开始|起)|从明天(?:开始|起)|从今(?:以后|往后)|"
-    r"往后|下次起|接下来(?=你|的?(?:回复|回答|对话|聊天))|之后(?=你?(?:都|一律)))"
+    r"往后|下次起|接下来(?=你|的?(?:回复|回答|对话|聊天))|"
+    r"之后(?=你?(?:都|一律)|的(?:回复|回答)(?:你)?(?:都|一律)))"
     r"(?:的(?=回复|回答|对话|聊天))?(?:你)?(?:都|请|就|也|一律)?[,，:：]?(?!会|可能|也许|的|再说)"
     r"(?P<rest>.+)$"
 )

@@ -148,7 +148,7 @@ _ZH_NAME_CLAUSES = re.compile(
 _ZH_PN = r"(?!就|也|吧|了|呢)(?P<v>[\u4e00-\u9fff]{1,4}?|[A-Za-z]+)"
 _ZH_NAME_PATTERNS = (
     # 叫我欣欣得啦 (Cantonese: 得啦 = 就行)
-    re.compile(rf"(?:叫|称呼|喊)我\s*{_ZH_PN}\s*(?:吧|就好|就行|就可以|好了|即可|得啦|得了|就得|啦|喇|$)"),
+    re.compile(rf"(?:叫|称呼|喊)我\s*{_ZH_PN}\s*(?:吧|就好|就行|就可以|好了|即可|得啦|得喇|得了|就得|啦|喇|$)"),
     # 叫阿强就得 (Cantonese: 就得 = 就行)
     re.compile(rf"^(?:以后|今后|你)?(?:就)?叫(?!我){_ZH_PN}就(?:好|行|可以|得)"),
     re.compile(rf"新名字(?:是|叫){_ZH_PN}(?:$|了|吧)"),
@@ -199,7 +199,8 @@ def zh_name(text: str, current: str) -> str | None:
         clause = clause.strip()
         if not clause or _ZH_NOT_CALL.search(clause):
             continue
-        by_others = re.search(r"(?:都|大家|人)(?:管我叫|喊我|叫我)", clause) is not None
+        # 大家都叫我 is what others call the user; 以后都叫我 asks the assistant
+        by_others = re.search(r"(?:(?<!后)都|大家|人)(?:管我叫|喊我|叫我)", clause) is not None
         values = [] if by_others else [
             m["v"] for p in _ZH_NAME_PATTERNS for m in p.finditer(clause)]
         if not values and re.search(r"改名|名字改|改了名", text):
@@ -237,7 +238,7 @@ _EN_FOODS = {
 _EN_DIET_CUE = re.compile(r"\b(?:vegan|vegetarian|veggie|pescatarian|plant-based|keto|meat|fish|"
                           r"eggs?|dairy|cheese|gluten|halal|coeliac|celiac)\b", re.I)
 _EN_LABEL = re.compile(
-    r"\b(?P<v>vegan|vegetarian|pescatarian|plant-based|keto)\b|"
+    r"\b(?P<v>vegan|vegetarian|pescatarian|plant-based|keto)\b(?!-(?:friendly|options?|style|ish))|"
     # gluten-free and halal name a diet only as the user's ("now I'm strictly gluten-free",
     # "eat only halal"), not a crust or a restaurant
     r"\b(?:i['’]m|i am|am|went|gone|go|going|strictly|only eat|eat only|eating)\s+(?:\w+\s+)?"
@@ -257,7 +258,7 @@ _EN_DIET_OTHERS = re.compile(
     r"cousin|wife|husband|partner|boyfriend|girlfriend|bf|gf|hubby|fianc[eé]e?|roommate|"
     r"flatmate|housemate|kids?|"
     r"in-laws|trainer|doctor|guests|manager|boss|colleague|coworker)\b(?!['’]s)|"
-    r"\b(?:he|she|they|everyone|everybody)\b(?!['’]s)", re.I)
+    r"\b(?:he|she|they|them|everyone|everybody)\b(?!['’]s)", re.I)
 _EN_STOP_EATING = re.compile(
     r"\b(?:no more|no|dropped|drop|cut out|cutting out|gave up|given up|quit|without|"
     r"stopped (?:eating|having)|don['’]t eat|not eating|off)\b", re.I)
@@ -302,7 +303,9 @@ def en_diet(text: str, current: str) -> str | None:
             return "not vegetarian"
     labels: set[str] = set()
     steps: list[tuple[bool, set[str]]] = []
-    for sentence in re.split(r"(?<=[.!?])\s+|\s*[\U0001F300-\U0001FAFF]+\s*", text):
+    # a dash or an emoji ends a sentence ("added fish back ... (still no meat tho) — whats a
+    # simple salmon traybake?": the question is the next sentence)
+    for sentence in re.split(r"(?<=[.!?])\s+|\s+[—–]\s+|\s*[\U0001F300-\U0001FAFF]+\s*", text):
         if _EN_DIET_SENTENCE_GUARD.search(sentence):
             continue
         # a comma ends a clause only before a clause's first word: "fish, eggs and dairy

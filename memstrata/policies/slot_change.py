@@ -97,7 +97,8 @@ _SENTENCE_GUARD = re.compile(
     r"wants?|wanted|"
     r"offering|relocation to|cover letter|application|apply|applying|interview\w*|resume|cv|"
     # the past: "when I lived in Minneapolis", "I used to live in"
-    r"when\s+(?:i|we)\s+(?:lived|was living|were living|worked|was working)|used to|"
+    r"when\s+(?:i|we)\s+(?:lived|was living|were living|worked|was working|was|were)\b|used to|"
+    r"back\s+(?:when|in|then)\b|"
     r"before\s+(?:that|this|then|joining|moving|(?-i:[A-Z])\w+)|grew up|born|raised|"
     r"(?:till|until)\s+(?:i|we)\s+(?:was|were)|(?<!['’]ve\s)(?<!have\s)\b(?:i|we)\s+lived\b|"
     r"(?:i|we)\s+(?:was|were)\s+(?:at|with|in)\b(?=[^.!?]*\bfor\s+(?:\w+\s+)?(?:years?|"
@@ -120,6 +121,11 @@ _NAMED_OTHERS = re.compile(
     rf"\b(?:my|our|his|her|their)\s+(?:{_EN_OTHER_PEOPLE})s?\b|\b(?:he|she)\b(?!['’]s)", re.I)
 _FIRST_PERSON = re.compile(r"\b(?:i|i['’]m|i['’]ve|i['’]d|me|my|we|we['’]re|we['’]ve|our|us)\b",
                            re.I)
+#: a question after a comma starts a sentence of its own ("been living in Brisbane three
+#: weeks now ..., any tips for keeping clothes from going mouldy?"): the head is read
+_ASK_AFTER_COMMA = re.compile(
+    r",\s+(?=(?:any|what|whats|what's|how|can|could|is|are|do|does|where|which|who|why|"
+    r"anyone|tips|ideas|suggestions|recommendations?)\b[^.!?]*\?)", re.I)
 _SENTENCES = re.compile(r"(?<=[.!?…])\s+|\n+|\s+[—–]\s+|\s*[\U0001F300-\U0001FAFF]+\s*")
 _CLAUSES = re.compile(r"\s*[,;:()—–]\s*|\s+-\s+|\s+(?:but|and|so|which|though|although|"
                       r"while|whereas)\s+", re.I)
@@ -135,7 +141,7 @@ def _clean_clauses(text: str) -> list[str]:
     # "without my parents??", and "they" alone is as often the new employer
     others_before = False
     out = []
-    for sentence in _SENTENCES.split(text):
+    for sentence in _SENTENCES.split(_ASK_AFTER_COMMA.sub(". ", text)):
         if not sentence.strip() or _SENTENCE_GUARD.search(sentence):
             continue
         for clause in _CLAUSES.split(sentence):
@@ -205,6 +211,12 @@ _WORD_NUMBER = re.compile(
 _MY_ORDINAL = re.compile(
     r"\bmy\s+(\d{1,3})(?:st|nd|rd|th)\b(?=\s*(?:[!.,🎂🎉]|$|\s+(?:birthday|b-?day|on|yesterday|"
     r"today|last|this|with|at|and|went|was|party)\b))", re.I)
+#: "as a 42 year old", "as a 42-year-old" - the user describing themselves
+_AS_AGE = re.compile(r"\bas\s+an?\s+(\d{1,3})[-\s]?(?:years?|yrs?)[-\s]?old\b(?![-\s]+(?:\w+\s+)?"
+                     r"(?:son|daughter|kid|child|boy|girl|dog|cat|car|house|building))", re.I)
+#: an age to come or imagined: "as a 50 year old I will ...", "when I'm 50"
+_AGE_TO_BE = re.compile(r"\b(?:will|would|'ll|going to|gonna|next|someday|one day|when|by the time|"
+                        r"once|imagine|pretend|if)\b", re.I)
 _OH = re.compile(rf"\b(?P<t>{'|'.join(list(_UNITS)[1:9])})[-\s]oh\b", re.I)
 
 
@@ -255,7 +267,7 @@ _ZH_CLAUSE = _ZH_CLAUSE_SPLIT
 _ZH_STOP = r"我你他她它们这那哪边个一了的是在和与也都还就又很太现今明后前家到"
 _ZH_X = rf"(?P<v>(?:(?![{_ZH_STOP}])[\u4e00-\u9fffA-Za-z]){{2,6}}?)"
 _ZH_END = (r"(?=[，,。！!；;、\s了啦的]|$|[来去](?=[了啦，,。！!；;\s]|$)|"
-           r"第(?=[一二两三四五六七八九十\d])|上班|工作|"
+           r"第(?=[一二两三四五六七八九十\d])|上班|工作|住(?=[下了啦喇，,。！!；;\s]|$)|"
            r"快(?=[一二两三四五六七八九十几半\d])|"
            r"[一二两三四五六七八九十几半\d]+个?多?(?:天|周|星期|月|年))")
 _ZH_PLACES = {
@@ -283,11 +295,14 @@ _ZH_PLACES = {
 _ZH_NUMBER = re.compile(rf"(?<![\d.])({_ZH_N})(?![\d.])")
 #: a new team named where the user has just started: 发在小红书新团队的群里，我周一刚报到
 _ZH_NEW_TEAM = re.compile(rf"{_ZH_X}(?:的)?新(?:团队|公司|单位|部门)")
-_ZH_STARTED = re.compile(r"(?:我|刚|已经)[^，,。！!；;]{0,6}(?:报到|入职)了?(?:[，,。！!；;]|$)")
+_ZH_STARTED = re.compile(r"(?:我|刚|已经)[^，,。！!；;]{0,6}(?:报到|入职|(?i:onboard))\s*了?"
+                         r"(?:[，,。！!；;]|$)")
 #: where the user is now, just after starting: 邮件签名…现在是 字节跳动 产品经理，上周一刚入职
-_ZH_NOW_AT = re.compile(rf"现在(?:是|在)\s*{_ZH_X}(?=\s|[，,。！!；;]|$)")
+_ZH_NOW_AT = re.compile(rf"现在(?:是|在)在?\s*{_ZH_X}(?=\s|[，,。！!；;]|$)")
 
 
+#: 46岁的人了 / 都46了: the user's own age said in passing
+_ZH_AGED = re.compile(rf"(?<![\d.])({_ZH_N})岁的人了")
 #: a number in quotes is not quoted speech: 蛋糕上插了个“48”的蜡烛
 _ZH_QUOTED_NUMBER = re.compile(r"[“”\"]([\d一二三四五六七八九十]{1,3})[“”\"]")
 
@@ -302,6 +317,8 @@ def _zh_change_of(text: str, attribute: str, current: str) -> str | None:
             return None
         now = int(current)
         ages = {int(_zh_age(n)) for c in clauses for n in _ZH_NUMBER.findall(c)}
+        # 46岁的人了还想转行: the user's age said of themselves, whatever the clause goes on to
+        ages |= {int(_zh_age(m[1])) for m in _ZH_AGED.finditer(text)}
         if now == 17 and any("成年了" in c or "成年啦" in c for c in clauses):
             ages.add(18)  # 终于成年了: eighteen
         ages = {n for n in ages if now < n <= now + 5}
@@ -309,7 +326,10 @@ def _zh_change_of(text: str, attribute: str, current: str) -> str | None:
     old = current.strip()
     olds = {old, re.sub(r"市$", "", old)}
     patterns = _ZH_PLACES[attribute]
-    started = attribute == "employer" and any(_ZH_STARTED.search(c) for c in clauses)
+    # (a clause here ends at punctuation, not at a space: 已经 onboard 了)
+    started = attribute == "employer" and any(
+        _ZH_STARTED.search(p) and not _ZH_CLAUSE_GUARD.search(p)
+        for p in re.split(r"[，,。！!；;]", text))
     if started:
         patterns = (*patterns, _ZH_NEW_TEAM)
     if attribute == "employer":
@@ -431,6 +451,11 @@ def _en_change_of(text: str, attribute: str, current: str) -> str | None:
         ages |= {int(m[1]) for sentence in _SENTENCES.split(text)
                  if not _SENTENCE_GUARD.search(sentence)
                  for m in _MY_ORDINAL.finditer(sentence) if now < int(m[1]) <= now + 5}
+        # "as a 42 year old who just had a birthday, is it too late to learn the piano?":
+        # the user's age said of themselves, in a question too - not in a plan or a wish
+        ages |= {int(m[1]) for sentence in _SENTENCES.split(text)
+                 if not _AGE_TO_BE.search(sentence)
+                 for m in _AS_AGE.finditer(sentence) if now < int(m[1]) <= now + 5}
         return str(ages.pop()) if len(ages) == 1 else None
     new = {_norm(v): v for c in clauses for v in _names(c, attribute)
            if not _same_name(v, current) and _own_or_known(c, v, attribute)}

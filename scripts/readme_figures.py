@@ -20,6 +20,9 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
+#: the blind splits after the sixth whose first looks the README lists
+FORMATION_LATER = range(7, 17)
+KU_LATER = range(7, 11)
 README = REPO / "README.md"
 START = "<!-- figures:start -->"
 END = "<!-- figures:end -->"
@@ -246,10 +249,20 @@ def _contradiction(c: dict[str, Any], first: dict[str, Any]) -> Row:
     )
 
 
+def _later_look(name: str, look: dict[str, Any]) -> str:
+    """A blind knowledge-update split's first look: newest first through ``remember``, per
+    language, Chinese on e5-small, and through ``observe`` with the nightly ``summarize``."""
+    r = look["remember"]["default"]
+    zh_e5 = look["chinese_with_e5"]["remember"][name]
+    night = look["observe_nightly"]["default"]["all"]["newest_first"]
+    return (f"**{r['all']['newest_first']:.2f}** (EN {r['en']['newest_first']:.2f}, ZH "
+            f"{r['zh']['newest_first']:.2f}; ZH with e5 {zh_e5['newest_first']:.2f}; through "
+            f"`observe` with the nightly `summarize` {night:.2f})")
+
+
 def _knowledge_update(ku: dict[str, Any], f1: dict[str, Any], f2: dict[str, Any],
                       f3: dict[str, Any], f4: dict[str, Any], f5: dict[str, Any],
-                      f6: dict[str, Any], f7: dict[str, Any], f8: dict[str, Any],
-                      f9: dict[str, Any]) -> Row:
+                      f6: dict[str, Any], later: list[tuple[str, dict[str, Any]]]) -> Row:
     a = f1["heldout"]["remember"]
     b = f2["heldout2"]["remember"]
     c = f3["heldout3"]["remember"]
@@ -260,13 +273,6 @@ def _knowledge_update(ku: dict[str, Any], f1: dict[str, Any], f2: dict[str, Any]
     en, zh = e["en"], e["zh"]
     recommended = (en["newest_first"] * en["n"] + e5["newest_first"] * e5["n"]) / (
         en["n"] + e5["n"])
-    g = f7["heldout7"]["remember"]["default"]
-    g5 = f7["heldout7"]["chinese_with_e5"]["remember"]["heldout7"]
-    h = f8["heldout8"]["remember"]["default"]
-    h5 = f8["heldout8"]["chinese_with_e5"]["remember"]["heldout8"]
-    i = f9["heldout9"]["remember"]["default"]
-    i5 = f9["heldout9"]["chinese_with_e5"]["remember"]["heldout9"]
-    i_night = f9["heldout9"]["observe_nightly"]["default"]["all"]["newest_first"]
     now = ku["results"]["blind_splits_now"]
     blind = [k for k in now if k != "note"]
     names = ku["own_name"]["summary"]
@@ -281,7 +287,8 @@ def _knowledge_update(ku: dict[str, Any], f1: dict[str, Any], f2: dict[str, Any]
     return (
         "knowledge updates: a value stated, then changed 3-8 weeks later without \"actually\" "
         "(own probes, EN + ZH), current value ranked first: first looks at two held-out "
-        "splits and seven written blind, each after the fixes of the one before; the blind "
+        f"splits and {_WORDS[4 + len(later)]} written blind, each after the fixes of the one "
+        "before; the blind "
         "splits as the code stands now; the user's own name in the question",
         f"**{a['default']['all']['newest_first']:.2f}** / "
         f"**{b['default']['all']['newest_first']:.2f}**; blind: "
@@ -289,15 +296,9 @@ def _knowledge_update(ku: dict[str, Any], f1: dict[str, Any], f2: dict[str, Any]
         f"**{e['all']['newest_first']:.2f}** (that one: EN {en['newest_first']:.2f}, ZH "
         f"{zh['newest_first']:.2f} with MiniLM, ZH **{e5['newest_first']:.2f}** with "
         f"multilingual-e5-small, the embedder for Chinese: **{recommended:.2f}** as "
-        f"recommended per language) / **{g['all']['newest_first']:.2f}** (EN "
-        f"{g['en']['newest_first']:.2f}, ZH {g['zh']['newest_first']:.2f}; ZH with e5 "
-        f"{g5['newest_first']:.2f}) / **{h['all']['newest_first']:.2f}** (EN "
-        f"{h['en']['newest_first']:.2f}, ZH {h['zh']['newest_first']:.2f}; ZH with e5 "
-        f"{h5['newest_first']:.2f}) / **{i['all']['newest_first']:.2f}** (EN "
-        f"{i['en']['newest_first']:.2f}, ZH {i['zh']['newest_first']:.2f}; ZH with e5 "
-        f"{i5['newest_first']:.2f}; through `observe` with the nightly `summarize` "
-        f"{i_night:.2f}); the blind splits now (not first looks), MiniLM / "
-        "e5-small for every language: "
+        "recommended per language) / "
+        + " / ".join(_later_look(name, look) for name, look in later)
+        + "; the blind splits now (not first looks), MiniLM / e5-small for every language: "
         + ", ".join(f"{k.replace('heldout', 'h')} "
                     f"{now[k]['minilm']['remember']['all']['newest_first']:.2f} / "
                     f"**{now[k]['e5-small']['remember']['all']['newest_first']:.2f}**"
@@ -310,7 +311,8 @@ def _knowledge_update(ku: dict[str, Any], f1: dict[str, Any], f2: dict[str, Any]
         f"{b['before']['all']['newest_first']:.2f} / {c['before']['all']['newest_first']:.2f}; "
         f"target 0.85){through_observe}; same top-3 with and without the name "
         f"{names['profile_slot']['same_top3']:.2f}",
-        "`knowledge_update.json`, `knowledge_update_heldout{3,...,9}_first_look.json`",
+        "`knowledge_update.json`, "
+        f"`knowledge_update_heldout{{3,...,{6 + len(later)}}}_first_look.json`",
     )
 
 
@@ -419,7 +421,7 @@ def rows(results: Path = RESULTS) -> list[Row]:
                            j("formation_changes_heldout5_first_look.json"),
                            j("formation_changes_heldout6_first_look.json"),
                            [j(f"formation_changes_heldout{n}_first_look.json")[f"heldout{n}"]
-                            for n in range(7, 16)]),
+                            for n in FORMATION_LATER]),
         lambda: _contradiction(j("contradiction.json"), j("contradiction_first_look.json")),
         lambda: _knowledge_update(j("knowledge_update.json"), j("knowledge_update_first_look.json"),
                                   j("knowledge_update_heldout2_first_look.json"),
@@ -427,9 +429,8 @@ def rows(results: Path = RESULTS) -> list[Row]:
                                   j("knowledge_update_heldout4_first_look.json"),
                                   j("knowledge_update_heldout5_first_look.json"),
                                   j("knowledge_update_heldout6_first_look.json"),
-                                  j("knowledge_update_heldout7_first_look.json"),
-                                  j("knowledge_update_heldout8_first_look.json"),
-                                  j("knowledge_update_heldout9_first_look.json")),
+                                  [(f"heldout{n}", j(f"knowledge_update_heldout{n}_first_look.json")
+                                    [f"heldout{n}"]) for n in KU_LATER]),
         lambda: _temporal(j("temporal.json")),
         lambda: _nightly(j("nightly_changes.json")),
         lambda: _workers(j("consolidation_workers.json")),

@@ -348,6 +348,9 @@ def test_heldout16_statements_read_alone() -> None:
     assert slots("I'm doing keto.") == [("diet", "keto")]
     assert slots("been living in Brisbane about three weeks now since we moved up.") == [
         ("city", "Brisbane")]
+    # ... also before a question of its own, which is not read
+    assert slots("been living in Brisbane about three weeks now since we moved up, any tips "
+                 "for keeping clothes in the wardrobe from going mouldy?") == [("city", "Brisbane")]
     # what the user was called is not a name to use; what they would like to be called is
     assert slots("In school everyone called me Ash, which I hated lol.") == []
     assert slots("I'd prefer it if you called me Kate.") == [("name", "Kate")]

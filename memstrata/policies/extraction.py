@@ -559,7 +559,8 @@ def _taken_for_granted(sentence: str) -> list[str]:
         else:
             part = _GRANTED_LEAD.sub(lambda m: "now " if m.group(0).lower().startswith("now")
                                      else "", part)
-            if not re.match(r"(?:now\s+)?(?:i|i'm|i've|we|we're|we've)\b", part,
+            # a diary's subjectless "been living in Brisbane three weeks now, any tips ...?"
+            if not re.match(r"(?:now\s+)?(?:i|i'm|i've|we|we're|we've|been)\b", part,
                             re.IGNORECASE) or _is_question(part):
                 continue
         out.append(part)

@@ -358,6 +358,22 @@ def test_heldout16_statements_read_alone() -> None:
     assert detail.rule == "from_now_on" and detail.correction
 
 
+def test_heldout17_statements_read_alone() -> None:
+    from memstrata.policies.extraction import extract
+
+    def slots(text: str) -> list[tuple[str, str]]:
+        return [(e.slot.attribute, e.slot.value) for e in extract(text) if e.slot]
+
+    assert slots("Celebrated my 30th last weekend and the hangover is still very real.") == [
+        ("age", "30")]
+    assert slots("We celebrated my 10th wedding anniversary.") == []
+    assert slots("I'm on a gluten-free diet.") == [("diet", "gluten-free")]
+    assert slots("I'm on a strict vegan diet.") == [("diet", "vegan")]
+    [traditional] = extract("之後請一律用繁體中文回覆我，謝謝。"
+                            "另外想問一下健保卡遺失了要怎麼補辦？")
+    assert traditional.rule == "from_now_on" and "繁體" in traditional.content
+
+
 #: for each blind split, what its first look missed or lost and is read right since
 _AFTER_MISSES: dict[str, list[tuple[str, str, str, str | None]]] = {
     "heldout10": [
@@ -542,6 +558,21 @@ _AFTER_MISSES: dict[str, list[tuple[str, str, str, str | None]]] = {
          "that's veggie and still halal-friendly?", "diet", "halal", None),
         ("The menu says 'vegan-friendly options available' — what does that usually mean?",
          "diet", "gluten-free", None),
+    ],
+    "heldout17": [
+        # a request after a greeting is a request, not a question
+        ("hey could you call me Jasmine instead? it's the English name I use at work and I'm "
+         "more used to it now. thx!", "name", "Mei Ling", "Jasmine"),
+        ("offer签了，今天是在美团的第一天，工位还靠窗😎 中午吃啥好", "employer", "腾讯", "美团"),
+        ("生酮坚持了半年实在太痛苦，已经停了，现在改吃素了，不过鸡蛋牛奶还吃。有什么简单的素食晚餐？",
+         "diet", "keto", "vegetarian"),
+        # guards
+        ("my colleagues keep calling me Tommy and i really hate it lol. how do i politely get "
+         "them to stop without being weird about it", "name", "Tom", None),
+        ("本來諗住搬去澳門，不過計過數都係留喺香港好啲。幫我諗下點樣同業主講續約啦", "city", "香港",
+         None),
+        ("今天是在北京的第一天，同事带我去吃烤鸭", "employer", "腾讯", None),
+        ("我现在改吃素了", "diet", "vegan", None),
     ],
 }
 

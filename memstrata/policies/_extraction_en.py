@@ -200,7 +200,10 @@ def _age(value: str) -> str:
     return str(total)
 #: "today is my 30th birthday", "I just celebrated my 30th birthday" (not a future one)
 _BIRTHDAY = re.compile(rf"\bmy\s+(?P<v>\d{{1,3}}(?:st|nd|rd|th)|{_ORDINAL_WORD})\s+birthday\b"
-                       r"|\bi\s+(?:just\s+)?celebrated\s+turning\s+(?P<v2>\d{1,3})\b",
+                       r"|\bi\s+(?:just\s+)?celebrated\s+turning\s+(?P<v2>\d{1,3})\b"
+                       # "Celebrated my 30th last weekend" (not an anniversary)
+                       rf"|\bcelebrated\s+my\s+(?P<v3>\d{{1,3}}(?:st|nd|rd|th)|{_ORDINAL_WORD})\b"
+                       r"(?!\s+(?:wedding|anniversary|year|week|day|month|time))",
                        re.IGNORECASE)
 _FUTURE = re.compile(r"\b(?:tomorrow|next|coming|upcoming|soon|will|'ll|going to|in \d+ days|"
                      r"planning|plan|preparing|organi[sz]ing|before)\b",
@@ -285,7 +288,9 @@ _NEGATED_CLAUSE = re.compile(r"\b(?:not|never|n't|no longer)\b|n't\b", re.IGNORE
 _DIET = re.compile(
     r"\bi(?:'m| am|'ve been| have been)\s+(?:now\s+|strictly\s+|fully\s+)?(?:a\s+)?"
     r"(?P<v>vegetarian|vegan|pescatarian|plant-based|"
-    r"halal|kosher|gluten[- ]free|lactose[- ]intolerant|on a (?:keto|low[- ]carb) diet|"
+    r"halal|kosher|gluten[- ]free|lactose[- ]intolerant|"
+    r"on an? (?:strict\s+)?(?:keto|low[- ]carb|gluten[- ]free|vegan|vegetarian|pescatarian|"
+    r"plant-based|halal) diet|"
     r"keto(?=\s*(?:[.!,;]|$|now|these days)))\b"
     r"|\bi\s+(?:only\s+)?(?:follow|eat|keep)\s+(?:a\s+|an\s+)?(?:strict(?:ly)?\s+)?"
     r"(?P<v2>vegetarian|vegan|pescatarian|plant-based|keto|low[- ]carb|halal|kosher|"
@@ -496,6 +501,9 @@ def _en_profile(s: str) -> Extracted | None:
     m = _DIET.search(s)
     if m:  # "I've been vegan since May" states the current diet: newest wins
         value = " ".join((m["v"] or m["v2"] or m["v3"] or m["v4"]).lower().split())
+        # "on a gluten-free diet" -> "gluten-free" ("on a keto diet" is in the table)
+        value = _DIET_VALUE.get(value, re.sub(r"^on an?\s+(?:strict\s+)?|\s+diet$", "", value))
+        value = value.replace("gluten free", "gluten-free")
         return Extracted(s, MemoryType.PROFILE, 0.9, "diet",
                          _slot("diet", _DIET_VALUE.get(value, value)),
                          correction="been" in m.group(0).lower())
@@ -507,7 +515,7 @@ def _en_profile(s: str) -> Extracted | None:
     m = _BIRTHDAY.search(s)
     if m and not _FUTURE.search(s):
         return Extracted(s, MemoryType.PROFILE, 0.9, "birthday",
-                         _slot("age", _age(m["v"] or m["v2"])), correction=True)
+                         _slot("age", _age(m["v"] or m["v2"] or m["v3"])), correction=True)
     m = _NEW_JOB.search(s) or _HIRED_ME.search(s)
     if m and not _NEGATED_CLAUSE.search(s[:m.end()]) and not _PAST_JOB.search(s, m.end()):
         value = next(v for k, v in m.groupdict().items() if v and k.startswith("v"))

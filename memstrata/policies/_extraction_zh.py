@@ -96,12 +96,12 @@ def to_simplified(text: str) -> str:
 #: written Cantonese (喺中銀香港返工, 依家叫黃浩然, 我食蛋奶素) read as Mandarin, a word of the
 #: same length for each, so positions stay those of the text; only in a text with a word
 #: that only Cantonese writes (食 is 吃 there, not in 食物)
-_CANTONESE = re.compile(r"喺|嘅|咗|係|冇|唔|佢|啲|嘢|睇|依家|而家|返工|啱啱|揾|點樣|邊度|乜嘢|"
+_CANTONESE = re.compile(r"喺|嘅|咗|係|冇|唔|佢|啲|嘢|睇|諗|依家|而家|返工|啱啱|揾|點樣|邊度|乜嘢|"
                         r"(?<=[我你佢])食")
 _CANTONESE_AS = {"喺": "在", "嘅": "的", "咗": "了", "係": "是", "冇": "没", "唔": "不", "佢": "他",
                  "啲": "些", "做嘢": "工作", "睇": "看", "依家": "现在", "而家": "现在",
                  "返工": "上班", "啱啱": "刚刚", "揾": "找", "點樣": "怎样", "邊度": "哪里",
-                 "覆": "回", "食": "吃", "埋": "了", "乜嘢": "什么"}
+                 "覆": "回", "食": "吃", "埋": "了", "乜嘢": "什么", "諗": "想"}
 #: the words, longest first; 食 not in a word (飲食, 食物 keep it)
 _CANTONESE_WORDS = re.compile("|".join(
     "(?<![飲饮])食(?![物品堂材譜谱欲量用])" if w == "食" else re.escape(w)
@@ -317,7 +317,7 @@ _ZH_DURABLE_ATTRS = re.compile(
 _ZH_STANDING = re.compile(
     r"^(?:请)?(?:你)?(?:以后|今后|从现在(?:开始|起)|从今天(?:开始|起)|从明天(?:开始|起)|从今(?:以后|往后)|"
     r"往后|下次起|接下来(?=你|的?(?:回复|回答|对话|聊天))|"
-    r"之后(?=你?(?:都|一律)|的(?:回复|回答)(?:你)?(?:都|一律)))"
+    r"之后(?=请?你?(?:都|一律)|的(?:回复|回答)(?:你)?(?:都|一律)))"
     r"(?:的(?=回复|回答|对话|聊天))?(?:你)?(?:都|请|就|也|一律)?[,，:：]?(?!会|可能|也许|的|再说)"
     r"(?P<rest>.+)$"
 )

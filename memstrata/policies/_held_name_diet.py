@@ -37,10 +37,13 @@ _EN_NAME_TEXT_GUARD = re.compile(
     r"\b(?:unless|imagine|dream\w*|suppose|pretend|wish|joke|kidding|by mistake|mistakenly|"
     r"wrongly|the wrong name)\b", re.I)
 _EN_NEGATION = re.compile(r"\b(?:\w+n['’]t|never|not|no|nobody|no one|stop)\b", re.I)
-_REQUEST_QUESTION = re.compile(r"^\W*(?:can|could|would|will)\s+(?:you|we)\b", re.I)
+_REQUEST_QUESTION = re.compile(r"^\W*(?:(?:hey|hi|hello|ok|okay|so|oh|um|also|and)\W+)*"
+                               r"(?:can|could|would|will)\s+(?:you|we)\b", re.I)
 _PNAME = r"(?-i:[A-Z][a-z’'-]+(?:\s+[A-Z][a-z’'-]+)?)"
 _EN_NAME_PATTERNS = (
-    re.compile(rf"\b(?:call|calling)\s+me\s+(?P<v>{_PNAME})", re.I),
+    # not "my colleagues keep calling me Tommy": what others do, not a name to use
+    re.compile(rf"\b(?<!keep\s)(?<!keeps\s)(?<!kept\s)(?:call|calling)\s+me\s+(?P<v>{_PNAME})",
+               re.I),
     re.compile(rf"(?P<v>{_PNAME})\s+instead\s+of\s+(?P<old>{_PNAME})"),
     re.compile(rf"\b(?:go|goes|going)\s+by\s+(?P<v>{_PNAME})", re.I),
     re.compile(rf"\b(?:known|knows\s+me|addressed|addresses\s+me|refer\s+to\s+me)\s+as\s+"
@@ -362,6 +365,12 @@ def zh_diet(text: str, current: str) -> str | None:
         if label != current and any(re.search(said, c) and not re.search(r"不|停|没|戒", c)
                                     for c in own):
             return label
+    # 现在改吃素了 (from keto, from meat): vegetarian - not said by a vegan, for whom 吃素 is
+    # what they already do
+    if current not in ("vegan", "vegetarian") and any(
+            re.search(r"(?:改|开始|转|现在|已经|彻底)吃素(?!食)", c)
+            and not re.search(r"不|停|没|戒", c) for c in own):
+        return "vegetarian"
     steps: list[tuple[bool, set[str]]] = []
     kept: set[str] = set()
     for clause in _ZH_CLAUSES.split(text):

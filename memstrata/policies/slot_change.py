@@ -255,7 +255,8 @@ _ZH_SET_TO = re.compile(r"改成|换成|改为|设成|设为")
 _ZH_CLAUSE_GUARD = re.compile(
     r"打算|准备|计划|考虑|想|可能|也许|或许|希望|梦想|说不定|下周|下个月|明年|明天|将来|"
     # the past, not a comparison with it (房租比之前便宜不少)
-    r"(?<!比)以前|(?<!比)之前|曾经|原来|过去|当年|小时候|细个|大学|大學|读书|讀書|上学|上學|高中|(?<!回)老家|"
+    r"(?<!比)以前|(?<!比)之前|曾经|原来|本来|过去|当年|小时候|细个|大学|大學|读书|讀書|上学|上學|高中|"
+    r"(?<!回)老家|"
     # a negation, not 不少 / 不错 / 不久 / 不到 / 不过 / 没多久 (房租比之前便宜不少)
     rf"快要|就要|将要|没(?!多久|几天)|不(?!少|错|久|到|过)|别|未|"
     rf"(?<![和跟与同])(?:{_ZH_OTHERS})(?!们?(?:给|为|帮|替|陪)我)")
@@ -301,6 +302,9 @@ _ZH_STARTED = re.compile(r"(?:我|刚|已经)[^，,。！!；;]{0,6}(?:报到|�
 _ZH_NOW_AT = re.compile(rf"现在(?:是|在)在?\s*{_ZH_X}(?=\s|[，,。！!；;]|$)")
 
 
+#: 今天是在美团的第一天 - read only beside a word of work (not a trip's first day)
+_ZH_FIRST_DAY = re.compile(rf"在{_ZH_X}的?第一(?:天|周)")
+_ZH_WORK_WORD = re.compile(r"offer|工位|入职|工牌|工卡|同事|上班|报到|onboard", re.I)
 #: 46岁的人了 / 都46了: the user's own age said in passing
 _ZH_AGED = re.compile(rf"(?<![\d.])({_ZH_N})岁的人了")
 #: a number in quotes is not quoted speech: 蛋糕上插了个“48”的蜡烛
@@ -332,6 +336,8 @@ def _zh_change_of(text: str, attribute: str, current: str) -> str | None:
         for p in re.split(r"[，,。！!；;]", text))
     if started:
         patterns = (*patterns, _ZH_NEW_TEAM)
+    if attribute == "employer" and _ZH_WORK_WORD.search(text):
+        patterns = (*patterns, _ZH_FIRST_DAY)
     if attribute == "employer":
         # 离开腾讯之后去了字节跳动: where the user went after leaving the current employer
         patterns = (*patterns, re.compile(

@@ -177,6 +177,8 @@ def is_statement(text: str) -> bool:
 
     if not memorability(text)[0]:
         return False
+    if _CJK.search(text):  # traditional characters and written Cantonese read as Mandarin
+        text = to_simplified(text)
     # the clauses a question rests on - not those of a request ("帮我算一下，每个月存两千，
     # 一年下来有多少？" supposes, it does not tell)
     return any(_states(s) or (_is_question(s) and not _REQUEST_START.match(s)
@@ -211,6 +213,8 @@ _ELIDED_EN = re.compile(r"^(?:just |finally |recently |also )?[a-z]+ed\b", re.I)
 _ELIDED_EN_STATE = re.compile(
     r"^(?:just |finally |also |so |ok |okay )*(?:been\s+(?:\w+ing|on|at|in|with|using|"
     r"taking)\b|first\s+(?:day|week|month|winter|summer|year|shift)\s+(?:at|in|on|with)\b|"
+    # "finally caved and got an iPhone 15 Pro", "bit the bullet and bought a Kindle"
+    r"(?:(?:[a-z]+ed|bit\s+the\s+bullet)\s+and\s+)?"
     r"(?:went|paid|bought|got|put|took|sold|left|quit|ran|made|found|picked\s+up|grabbed|"
     r"[a-z]+ed)\s+(?:my|our|a|an|the|fully|back|to|in|on|up|out|off|away|\d)\b)", re.I)
 #: a Chinese clause about the user's life without a subject: a habit or a time of the
@@ -233,7 +237,9 @@ _ZH_TIME = (r"(?:最近|现在|如今|目前|今天|昨天|前天|上午|下午|
             r"总算|也|都|就|还|[\d一二三四五六七八九十两]+点半?)")
 _ZH_DROPPED_SUBJECT = re.compile(
     rf"^(?P<time>{_ZH_TIME}*)(?:去|来|搬|换|办|买|报|学|戒|改|转|开始|上床|起床|睡|吃|喝|用|跑|练|"
-    r"考|读|点|请|签|入职|离职|辞职|加入|参加|报名|订|租|卖)|^自从")
+    r"考|读|点|请|签|入职|离职|辞职|加入|参加|报名|订|租|卖|(?<=.)把)|^自从"
+    # 新入手的小米14到了, 新租的一室户月租3100: the user's new things
+    r"|^(?P<new>新(?:入手|买|换|租|办|配|提|订)的)")
 
 
 def _elided_first_person(sentence: str) -> bool:
@@ -249,7 +255,8 @@ def _elided_first_person(sentence: str) -> bool:
     if _CJK.search(s):
         lead = _ZH_DROPPED_SUBJECT.match(s)
         return reads_as_change(s) or (lead is not None and (bool(lead["time"]) or "了" in s
-                                                             or lead.group(0) == "自从")) \
+                                                             or lead.group(0) == "自从"
+                                                             or lead["new"] is not None)) \
             or (_ZH_HABIT.search(s) is not None and _ZH_WORLD.search(s) is None
                 and _ZH_PLAN_OR_ASK.search(s) is None)
     return (reads_as_change(s) and _ELIDED_EN.match(s) is not None) \

@@ -45,8 +45,9 @@ written blind after heldout11's misses were fixed (96 cases), ``--heldout13`` a
 thirteenth, written blind after heldout12's were (96 cases), ``--heldout14`` a
 fourteenth, written blind after heldout13's were (96 cases), ``--heldout15`` a
 fifteenth, written blind after heldout14's were (96 cases), ``--heldout16`` a
-sixteenth, written blind after heldout15's were (96 cases), and ``--heldout17`` a
-seventeenth, written blind after heldout16's were (96 cases).
+sixteenth, written blind after heldout15's were (96 cases), ``--heldout17`` a
+seventeenth, written blind after heldout16's were (96 cases), and ``--heldout18`` an
+eighteenth, written blind after heldout17's were (96 cases).
 
 ``--updates4`` evaluates a fourth knowledge-update split (``data/knowledge_update_heldout4.json``,
 40 cases, 22 English / 18 Chinese), written blind after heldout3's knowledge-update misses
@@ -62,8 +63,9 @@ the asked attribute read from free-text candidates); ``--updates6`` evaluates a 
 after heldout11's formation fixes, ``--updates8`` an eighth (40 cases), written blind
 after heldout7's first look, ``--updates9`` a ninth (40 cases), written blind after
 heldout8's misses led to the offline diary statements, ``--updates10`` a tenth (40
-cases), written blind after heldout9's first look, and ``--updates11`` an eleventh (40
-cases), written blind after heldout16's formation fixes.
+cases), written blind after heldout9's first look, ``--updates11`` an eleventh (40
+cases), written blind after heldout16's formation fixes, and ``--updates12`` a twelfth (40
+cases), written blind after heldout17's.
 """
 
 from __future__ import annotations
@@ -94,8 +96,8 @@ UPDATES_LOOK = RESULTS / "knowledge_update_heldout3_first_look.json"
 #: docstring says what each followed): ``--heldoutN`` evaluates
 #: ``data/formation_changes_heldoutN.json``, ``--updatesN``
 #: ``data/knowledge_update_heldoutN.json``, and each writes its first look once
-FORMATION_SPLITS = range(4, 18)
-UPDATE_SPLITS = range(4, 12)
+FORMATION_SPLITS = range(4, 19)
+UPDATE_SPLITS = range(4, 13)
 
 
 def _formation_split(n: int) -> tuple[Path, Path]:

@@ -574,6 +574,23 @@ _AFTER_MISSES: dict[str, list[tuple[str, str, str, str | None]]] = {
         ("今天是在北京的第一天，同事带我去吃烤鸭", "employer", "腾讯", None),
         ("我现在改吃素了", "diet", "vegan", None),
     ],
+    "heldout18": [
+        # a name in apposition, which the clauses part from its noun
+        ("Quick one: my new employer, Siemens Energy, uses a different pension scheme from "
+         "Shell's and I'm trying to decide whether to transfer my old pot over. What questions "
+         "should I ask?", "employer", "Shell", "Siemens Energy"),
+        # an emoji ends a Chinese sentence too: the question after it hides nothing before it
+        ("终于从北京搬去深圳了🥲 这边租房押一付三正常吗？", "city", "北京", "深圳"),
+        # guards
+        ("My husband's doing keto this month so I'm cooking two dinners every night 😩 any "
+         "recipes that work for both a keto eater and a vegetarian like me?", "diet",
+         "vegetarian", None),
+        ("毕业第一份工作是在德勤做审计，那时候天天加班。简历上那段经历怎么写比较好？", "employer",
+         "招商银行", None),
+        # ... and "my doctor's advice" is still the user's change
+        ("I've started eating fish again on my doctor's advice, still no other meat though.",
+         "diet", "vegan", "pescatarian"),
+    ],
 }
 
 

@@ -65,7 +65,8 @@ _ZH_PLACE_NAMES = frozenset(
 #: quotation marks: a quoted text is someone's words in every sentence of it
 _ZH_QUOTES = re.compile(r"[「」“”『』\"]")
 #: a sentence with its end mark (the mark decides whether it asks)
-_ZH_SENTENCE = re.compile(r"[^。！!？?\n]+[。！!？?]*")
+#: a sentence ends at its mark, a line break or an emoji (终于从北京搬去深圳了🥲 这边租房…吗？)
+_ZH_SENTENCE = re.compile(r"[^。！!？?\n\U0001F300-\U0001FAFF]+[。！!？?\U0001F300-\U0001FAFF]*")
 
 
 @functools.cache

@@ -260,7 +260,9 @@ _EN_DIET_OTHERS = re.compile(
     r"\b(?:my|our)\s+(?:sister|brother|mom|mum|mother|dad|father|friends?|son|daughter|"
     r"cousin|wife|husband|partner|boyfriend|girlfriend|bf|gf|hubby|fianc[eé]e?|roommate|"
     r"flatmate|housemate|kids?|"
-    r"in-laws|trainer|doctor|guests|manager|boss|colleague|coworker)\b(?!['’]s)|"
+    r"in-laws|trainer|doctor|guests|manager|boss|colleague|coworker)\b"
+    # "my husband's doing keto" is his diet ('s is "is"); "my doctor's advice" is not
+    r"(?:(?!['’]s)|(?=['’]s\s+(?:doing|been|gone|going|on|eating|started|trying|now)\b))|"
     r"\b(?:he|she|they|them|everyone|everybody)\b(?!['’]s)", re.I)
 _EN_STOP_EATING = re.compile(
     r"\b(?:no more|no|dropped|drop|cut out|cutting out|gave up|given up|quit|without|"

@@ -65,7 +65,7 @@ _CUES = {
         r"\b(?:job|joined|started|starting|working|work|offer|onboarding|first (?:day|week|"
         r"month)|badge|team|hired|role|colleagues?|gig|notice|employee|business cards?|crew|"
         r"payroll|signature|been with|left|quit|resigned|mat leave|barista|employed|contract|"
-        r"reported|payslip|paycheck|paystub|orientation)\b|"
+        r"reported|payslip|paycheck|paystub|orientation|employer)\b|"
         r"\bI['’]m\s+(?:now\s+)?an?\s+(?:[\w-]+\s+){0,2}[\w-]+\s+at\s+[A-Z]", re.I),
     "age": re.compile(
         r"\b(?:birthday|turned|turning|today|officially|years? old|older|b-?day|celebrated|"
@@ -183,6 +183,9 @@ _AFTER = {
     "employer": re.compile(
         rf"(?P<v>{_NAME})\s+(?:made me an offer|offered me|hired me|took me on)\b"),
 }
+_NEW_EMPLOYER = re.compile(
+    rf"\bmy\s+new\s+(?:employer|company|firm|workplace)\s*(?:,|\s+is\s+|\s*[—–:]\s*)\s*"
+    rf"(?P<v>{_NAME})")
 #: capitalised words that are not names where a name would stand
 _NOT_NAMES = frozenset(
     "i i'm i’m we my our the a an this that it new sorry quick been ever after long handed "
@@ -246,6 +249,7 @@ _ZH_CUES = {
 _ZH_OTHERS = _ZH_OTHER_PEOPLE
 #: a question, a condition, quoted speech or a trip anywhere: nothing in the text is read
 _ZH_GUARD = re.compile(r"[?？「」“”『』]|吗|如果|要是|假如|假设|万一|的话|倘若|"
+                       r"那时候?|那会儿|那几年|"
                        r"出差|旅游|旅行|度假|玩|探亲|(?:去|到)[^，,。！!？?]{1,8}开会|参观|路过|住了[一两二三四五六七八九十几\d]+天|"
                        r"住[一两二三四五六七八九十几\d]+(?:晚|天|夜)|酒店|民宿|演唱会|就回来|要不要")
 #: in the clause that names the value: a plan, the future, a trip, a negation, someone else
@@ -256,6 +260,7 @@ _ZH_CLAUSE_GUARD = re.compile(
     r"打算|准备|计划|考虑|想|可能|也许|或许|希望|梦想|说不定|下周|下个月|明年|明天|将来|"
     # the past, not a comparison with it (房租比之前便宜不少)
     r"(?<!比)以前|(?<!比)之前|曾经|原来|本来|过去|当年|小时候|细个|大学|大學|读书|讀書|上学|上學|高中|"
+    r"第一份工作|"
     r"(?<!回)老家|"
     # a negation, not 不少 / 不错 / 不久 / 不到 / 不过 / 没多久 (房租比之前便宜不少)
     rf"快要|就要|将要|没(?!多久|几天)|不(?!少|错|久|到|过)|别|未|"
@@ -465,6 +470,13 @@ def _en_change_of(text: str, attribute: str, current: str) -> str | None:
         return str(ages.pop()) if len(ages) == 1 else None
     new = {_norm(v): v for c in clauses for v in _names(c, attribute)
            if not _same_name(v, current) and _own_or_known(c, v, attribute)}
+    if attribute == "employer" and clauses:
+        # "my new employer, Siemens Energy, uses ...": the name in apposition, which the
+        # clauses (split at commas) part from its noun
+        new |= {_norm(m["v"]): m["v"] for sentence in _SENTENCES.split(text)
+                if not _SENTENCE_GUARD.search(sentence)
+                for m in _NEW_EMPLOYER.finditer(sentence)
+                if not _same_name(m["v"], current)}
     if not new and attribute == "city":
         new = {_norm(v): v for c in clauses for v in _en_cities(c)
                if _norm(v) != _norm(current)}

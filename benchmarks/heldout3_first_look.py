@@ -46,8 +46,9 @@ thirteenth, written blind after heldout12's were (96 cases), ``--heldout14`` a
 fourteenth, written blind after heldout13's were (96 cases), ``--heldout15`` a
 fifteenth, written blind after heldout14's were (96 cases), ``--heldout16`` a
 sixteenth, written blind after heldout15's were (96 cases), ``--heldout17`` a
-seventeenth, written blind after heldout16's were (96 cases), and ``--heldout18`` an
-eighteenth, written blind after heldout17's were (96 cases).
+seventeenth, written blind after heldout16's were (96 cases), ``--heldout18`` an
+eighteenth, written blind after heldout17's were (96 cases), and ``--heldout19`` a
+nineteenth, written blind after heldout18's were (96 cases).
 
 ``--updates4`` evaluates a fourth knowledge-update split (``data/knowledge_update_heldout4.json``,
 40 cases, 22 English / 18 Chinese), written blind after heldout3's knowledge-update misses
@@ -64,8 +65,9 @@ after heldout11's formation fixes, ``--updates8`` an eighth (40 cases), written 
 after heldout7's first look, ``--updates9`` a ninth (40 cases), written blind after
 heldout8's misses led to the offline diary statements, ``--updates10`` a tenth (40
 cases), written blind after heldout9's first look, ``--updates11`` an eleventh (40
-cases), written blind after heldout16's formation fixes, and ``--updates12`` a twelfth (40
-cases), written blind after heldout17's.
+cases), written blind after heldout16's formation fixes, ``--updates12`` a twelfth (40
+cases), written blind after heldout17's, and ``--updates13`` a thirteenth (40 cases),
+written blind after heldout18's.
 """
 
 from __future__ import annotations
@@ -96,8 +98,8 @@ UPDATES_LOOK = RESULTS / "knowledge_update_heldout3_first_look.json"
 #: docstring says what each followed): ``--heldoutN`` evaluates
 #: ``data/formation_changes_heldoutN.json``, ``--updatesN``
 #: ``data/knowledge_update_heldoutN.json``, and each writes its first look once
-FORMATION_SPLITS = range(4, 19)
-UPDATE_SPLITS = range(4, 13)
+FORMATION_SPLITS = range(4, 20)
+UPDATE_SPLITS = range(4, 14)
 
 
 def _formation_split(n: int) -> tuple[Path, Path]:

@@ -374,6 +374,15 @@ def test_heldout17_statements_read_alone() -> None:
     assert traditional.rule == "from_now_on" and "繁體" in traditional.content
 
 
+def test_heldout19_instructions_read_alone() -> None:
+    from memstrata.policies.extraction import extract
+
+    for text, keyword in (("之後全部改用繁體中文回我，我看簡體不太習慣", "繁體"),
+                          ("From now on 都用English回复我吧，我要练英语", "English")):
+        [found] = extract(text)
+        assert found.rule == "from_now_on" and found.correction and keyword in found.content
+
+
 #: for each blind split, what its first look missed or lost and is read right since
 _AFTER_MISSES: dict[str, list[tuple[str, str, str, str | None]]] = {
     "heldout10": [
@@ -590,6 +599,25 @@ _AFTER_MISSES: dict[str, list[tuple[str, str, str, str | None]]] = {
         # ... and "my doctor's advice" is still the user's change
         ("I've started eating fish again on my doctor's advice, still no other meat though.",
          "diet", "vegan", "pescatarian"),
+    ],    "heldout19": [
+        # a present perfect of the user's own says where they work, even beside a CV
+        ("Quick one — can you check this cover letter? Oh and ignore the Tesco stuff in my old "
+         "CV, I've been at Sainsbury's since the summer.", "employer", "Tesco", "Sainsbury's"),
+        # the old job over, the start to come names the employer
+        ("离职手续办完了，下周一正式入职字节跳动😎 帮我想想跟新同事见面时怎么自我介绍", "employer",
+         "腾讯", "字节跳动"),
+        # the given name retired: 王小明 is 小明 to friends
+        ("以后别叫我小明了，叫我 Leo 就行，同事都这么叫我", "name", "王小明", "Leo"),
+        # guards
+        ("Before I joined Atlassian I spent four years at Canva and honestly I miss the vibe "
+         "there sometimes. How do I write a nice farewell message to an old Canva colleague "
+         "who's retiring?", "employer", "Atlassian", None),
+        ("大学的时候我纯素过一年，后来没坚持下来。话说有没有简单的煎三文鱼做法？", "diet",
+         "pescatarian", None),
+        ("I've been at Heathrow for two hours waiting for my flight.", "employer", "Tesco", None),
+        ("I've been at Heathrow since 6am.", "employer", "Tesco", None),
+        ("下周一入职字节跳动，有点紧张", "employer", "腾讯", None),
+        ("离职了，下个月可能去字节跳动", "employer", "腾讯", None),
     ],
 }
 

@@ -190,9 +190,10 @@ def zh_name(text: str, current: str) -> str | None:
     if re.search(r"(?<!别)(?<!不要)(?<!不用)叫我(?:全名|大名)|用(?:我的)?(?:全名|大名)", text):
         return None  # 你还是叫我全名吧: the current name is kept
     for m in _ZH_NOT_CALL.finditer(text):
-        if m["obj"] is None and not text.startswith(current, m.end()):
+        given = current[1:] if len(current) >= 3 else current  # 王小明 is 小明 to friends
+        if m["obj"] is None and not text.startswith((current, given), m.end()):
             return None  # 别这么叫我 / 别叫我X: the request keeps the current name
-        # (以后别叫我王建国了: it retires the current name)
+        # (以后别叫我王建国了 / 别叫我小明了: it retires the current name)
     found: set[str] = set()
     if _ZH_CALL_IT.search(text):
         found |= {m["v"] for m in _ZH_OWN_NAME.finditer(text)
@@ -346,7 +347,9 @@ _ZH_DIET_CUE = re.compile(r"素|肉|荤|葷|鱼|魚|虾|蝦|海鲜|蛋|奶|生�
 _ZH_DIET_GUARD = re.compile(r"[?？「」“”『』\"]|吗|如果|要是|假如|假设|万一|的话|倘若|梦|打算|准备|"
                             r"考虑|想|犹豫|建议我(?!多补充)|"
                             # the past: 大学那会儿我吃过两年纯素
-                            r"吃过|那会儿|那时候|那时|以前|当年|曾经|小时候")
+                            r"吃过|那会儿|那时候|那时|以前|当年|曾经|小时候|"
+                            # 大学的时候我纯素过一年
+                            r"(?:大学|高中|上学|读书|年轻)的?(?:时候|那会)|素过")
 _ZH_STOP_EATING = re.compile(r"不吃|不碰|戒|不沾|别放|不要放|不放|一口不吃|也不碰")
 _ZH_STILL_EATS = re.compile(r"(?:还|照|仍然?|依然|还是)(?:会|可以|在)?吃")
 _ZH_EATING = re.compile(r"(?:开始|又|恢复|重新|正常|偶尔|现在|最近)[^，,。！!；;]{0,6}?吃|"

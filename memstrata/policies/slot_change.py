@@ -100,6 +100,9 @@ _SENTENCE_GUARD = re.compile(
     r"when\s+(?:i|we)\s+(?:lived|was living|were living|worked|was working|was|were)\b|used to|"
     r"back\s+(?:when|in|then)\b|"
     r"before\s+(?:that|this|then|joining|moving|(?-i:[A-Z])\w+)|grew up|born|raised|"
+    # "Before I joined Atlassian I spent four years at Canva"
+    r"before\s+(?:i|we)\s+(?:joined|moved|started|came|left|got)|"
+    r"spent\s+(?:\w+\s+){0,2}(?:years?|months?|decades?)\s+(?:at|with|in)|"
     r"(?:till|until)\s+(?:i|we)\s+(?:was|were)|(?<!['’]ve\s)(?<!have\s)\b(?:i|we)\s+lived\b|"
     r"(?:i|we)\s+(?:was|were)\s+(?:at|with|in)\b(?=[^.!?]*\bfor\s+(?:\w+\s+)?(?:years?|"
     r"decades?)\b)|"
@@ -183,6 +186,17 @@ _AFTER = {
     "employer": re.compile(
         rf"(?P<v>{_NAME})\s+(?:made me an offer|offered me|hired me|took me on)\b"),
 }
+_BEEN_AT = re.compile(
+    rf"^\s*I(?:['’]ve|\s+have)\s+(?:now\s+)?been\s+(?:working\s+)?(?:at|with|for)\s+(?P<v>{_NAME})"
+    # a stretch of working life, not of a day ("at Heathrow for two hours", "since 6am")
+    r"\s+(?:since\s+(?:the\s+)?(?:(?:early|late|mid)[-\s]?)?(?:summer|spring|autumn|fall|winter|"
+    r"january|february|march|april|may|june|july|august|september|october|november|december|"
+    r"(?:19|20)\d\d|last\s+(?:year|month|summer|spring|autumn|fall|winter)|i\b|we\b|joining|"
+    r"graduat\w+)|for\s+(?:the\s+)?(?:last\s+|past\s+)?(?:a|an|one|two|three|four|five|six|"
+    r"seven|eight|nine|ten|a\s+few|several|\d+)\s+(?:months?|years?))\b", re.I)
+_BEEN_AT_ANYWHERE = re.compile(_BEEN_AT.pattern.replace("^\\s*", "\\b", 1), re.I)
+#: a clause ends at a comma or a semicolon here (the name's "'s" stays with it)
+_CLAUSES_AT_COMMA = re.compile(r"\s*[,;:—–]\s*")
 _NEW_EMPLOYER = re.compile(
     rf"\bmy\s+new\s+(?:employer|company|firm|workplace)\s*(?:,|\s+is\s+|\s*[—–:]\s*)\s*"
     rf"(?P<v>{_NAME})")
@@ -310,6 +324,9 @@ _ZH_NOW_AT = re.compile(rf"现在(?:是|在)在?\s*{_ZH_X}(?=\s|[，,。！!；;
 #: 今天是在美团的第一天 - read only beside a word of work (not a trip's first day)
 _ZH_FIRST_DAY = re.compile(rf"在{_ZH_X}的?第一(?:天|周)")
 _ZH_WORK_WORD = re.compile(r"offer|工位|入职|工牌|工卡|同事|上班|报到|onboard", re.I)
+#: the current job left, done (离职手续办完了, 已经辞职了), and a start that days will bring
+_ZH_LEFT_DONE = re.compile(r"(?:离职|辞职|裸辞|离开)[^，,。！!；;]{0,6}?(?:办完|办好|交接完)?了")
+_ZH_SOON = re.compile(r"下(?:周|礼拜|星期)[一二三四五六日天]?|下个?月|明天|后天")
 #: 46岁的人了 / 都46了: the user's own age said in passing
 _ZH_AGED = re.compile(rf"(?<![\d.])({_ZH_N})岁的人了")
 #: a number in quotes is not quoted speech: 蛋糕上插了个“48”的蜡烛
@@ -320,7 +337,11 @@ def _zh_change_of(text: str, attribute: str, current: str) -> str | None:
     text = zh_unguarded(_ZH_QUOTED_NUMBER.sub(r"\1", text), _ZH_GUARD)
     if not text or not _ZH_CUES[attribute].search(text):
         return None
-    clauses = [c for c in _ZH_CLAUSE.split(text) if c and not _ZH_CLAUSE_GUARD.search(c)]
+    # 离职手续办完了，下周一正式入职字节跳动: the old job is over, so the start to come names
+    # the employer - its day to come is no plan
+    soon = _ZH_SOON if attribute == "employer" and _ZH_LEFT_DONE.search(text) else None
+    clauses = [c for c in _ZH_CLAUSE.split(text)
+               if c and not _ZH_CLAUSE_GUARD.search(c if soon is None else soon.sub("", c))]
     if attribute == "age":
         if not current.isdigit() or _ZH_OTHERS_AGE.search(text):
             return None
@@ -430,7 +451,8 @@ def has_cue(text: str) -> bool:
         text = to_simplified(text)
         kept = zh_unguarded(text, _ZH_GUARD)
         return bool(kept and any(c.search(kept) for c in _ZH_CUES.values())) or nd.zh_cue(text)
-    return ((not _TEXT_GUARD.search(text) and any(c.search(text) for c in _CUES.values()))
+    return ((not _TEXT_GUARD.search(text) and (any(c.search(text) for c in _CUES.values())
+                                               or _BEEN_AT_ANYWHERE.search(text) is not None))
             or nd.en_cue(text))
 
 
@@ -442,7 +464,8 @@ _AGE_LEFT = re.compile(r"\bno\s+longer\s+(?:a\s+)?(?:teen(?:ager)?|kid|minor|in\
 
 
 def _en_change_of(text: str, attribute: str, current: str) -> str | None:
-    if not _CUES[attribute].search(text):
+    if not _CUES[attribute].search(text) and not (
+            attribute == "employer" and _BEEN_AT_ANYWHERE.search(text)):
         return None
     text = _IDIOMS.sub(" ", text)
     if attribute == "age":
@@ -477,6 +500,14 @@ def _en_change_of(text: str, attribute: str, current: str) -> str | None:
                 if not _SENTENCE_GUARD.search(sentence)
                 for m in _NEW_EMPLOYER.finditer(sentence)
                 if not _same_name(m["v"], current)}
+    if attribute == "employer" and not _TEXT_GUARD.search(text):
+        # "ignore the Tesco stuff in my old CV, I've been at Sainsbury's since the summer": a
+        # present perfect of the user's own says where they are, even beside a CV
+        for sentence in _SENTENCES.split(_ASK_AFTER_COMMA.sub(". ", text)):
+            for clause in _CLAUSES_AT_COMMA.split(sentence):
+                m = _BEEN_AT.search(clause)
+                if m and not _CLAUSE_GUARD.search(clause) and not _same_name(m["v"], current):
+                    new.setdefault(_norm(m["v"]), m["v"])
     if not new and attribute == "city":
         new = {_norm(v): v for c in clauses for v in _en_cities(c)
                if _norm(v) != _norm(current)}

@@ -190,7 +190,8 @@ def _injection(inj: dict[str, Any]) -> Row:
     )
 
 
-_WORDS = "zero one two three four five six seven eight nine ten eleven twelve".split()
+_WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "
+          "fourteen fifteen sixteen seventeen eighteen nineteen twenty").split()
 
 
 def _formation(sn: dict[str, Any], first2: dict[str, Any], first3: dict[str, Any],

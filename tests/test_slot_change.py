@@ -619,6 +619,29 @@ _AFTER_MISSES: dict[str, list[tuple[str, str, str, str | None]]] = {
         ("下周一入职字节跳动，有点紧张", "employer", "腾讯", None),
         ("离职了，下个月可能去字节跳动", "employer", "腾讯", None),
     ],
+    "heldout20": [
+        # "here" is the one other city the text names, even in a request about it
+        ("hi, pls suggest some good weekend getaways near Pune, I shifted here from Mumbai in "
+         "june only and dont know the area yet", "city", "Mumbai", "Pune"),
+        # "I'm only used to" is no past; "My new employer" capitalised
+        ("Hello. Quick one: how do I set up an out-of-office reply in Outlook? My new employer, "
+         "Equity Bank, uses Microsoft 365 and I'm only used to Google Workspace from my "
+         "Safaricom days.", "employer", "Safaricom", "Equity Bank"),
+        ("btw nobody calls me Robert anymore, it's Bobby now — feels less stuffy. Anyway, can "
+         "you help me write a toast for my best mate's wedding?", "name", "Robert", "Bobby"),
+        ("Had my birthday over the weekend, the big four-two. My wife surprised me with a trip "
+         "to Kruger. Anyway, what's a good camera for wildlife?", "age", "41", "42"),
+        ("btw 我现在在美团了，offer 上周签的，这周一正式入职。帮我想想怎么跟新团队做自我介绍",
+         "employer", "阿里巴巴", "美团"),
+        ("我改咗名，而家叫張浩然，以後就咁叫我啦。", "name", "張志豪", "張浩然"),
+        ("最近跟着我老公信了伊斯兰教，现在只吃清真的。帮我找几道清真家常菜？", "diet",
+         "not vegetarian", "halal"),
+        # guards
+        ("My sister moved here from Pune last year, can you suggest places in Mumbai?", "city",
+         "Mumbai", None),
+        ("Any tips for Pune? I haven't moved here yet.", "city", "Mumbai", None),
+        ("I used to work at Equity Bank.", "employer", "Safaricom", None),
+    ],
 }
 
 

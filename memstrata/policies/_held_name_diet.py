@@ -104,6 +104,10 @@ def en_name(text: str, current: str) -> str | None:
                   flags=re.I)
     old = current.casefold()
     found: dict[str, str] = {}
+    # "nobody calls me Robert anymore", "no more Robert": the current name is retired
+    retired = {old} if re.search(
+        rf"\b(?:nobody|no one|no-one|noone)\s+(?:calls|uses|says)\s+me\s+{re.escape(current)}\b"
+        rf"|\bno\s+(?:more|longer)\s+{re.escape(current)}\b", text, re.I) else set()
 
     def take(value: str) -> None:
         value = value.strip(" .,!;:")
@@ -132,7 +136,7 @@ def en_name(text: str, current: str) -> str | None:
                 if _EN_TAKEN_UP.search(text):
                     take(m["v"])
             for m in _EN_IT_IS.finditer(clause):
-                shares = set(m["v"].casefold().split()) & set(old.split())
+                shares = set(m["v"].casefold().split()) & set(old.split()) or retired
                 # "The name change went through on my passport, I'm Priya Malhotra now"
                 if shares or re.search(r"\b(?:everyone|everybody|everything|name)\b", clause,
                                        re.I) or re.search(r"\b(?:name change|changed my name|"
@@ -148,7 +152,7 @@ _ZH_TEXT_GUARD = re.compile(r"[?？「」“”『』\"]|吗|如果|要是|假�
 _ZH_CLAUSES = _ZH_CLAUSE_SPLIT
 _ZH_NAME_CLAUSES = re.compile(
     r"[，,。！!；;…~～\n\U0001F300-\U0001FAFF]+|\s+(?=[\u4e00-\u9fff]{3})")
-_ZH_PN = r"(?!就|也|吧|了|呢)(?P<v>[\u4e00-\u9fff]{1,4}?|[A-Za-z]+)"
+_ZH_PN = r"(?!就|也|吧|了|呢|啦|喇|呀|啊|嘛|哦)(?P<v>[\u4e00-\u9fff]{1,4}?|[A-Za-z]+)"
 _ZH_NAME_PATTERNS = (
     # 叫我欣欣得啦 (Cantonese: 得啦 = 就行)
     re.compile(rf"(?:叫|称呼|喊)我\s*{_ZH_PN}\s*(?:吧|就好|就行|就可以|好了|即可|得啦|得喇|得了|就得|啦|喇|$)"),
@@ -343,7 +347,7 @@ _ZH_FOODS = {
     _FISH: re.compile(r"鱼|虾|海鲜"),
     _EGGS: re.compile(r"蛋(?!白)|奶|乳制品|芝士"),
 }
-_ZH_DIET_CUE = re.compile(r"素|肉|荤|葷|鱼|魚|虾|蝦|海鲜|蛋|奶|生酮")
+_ZH_DIET_CUE = re.compile(r"素|肉|荤|葷|鱼|魚|虾|蝦|海鲜|蛋|奶|生酮|清真|麸质|麩質")
 _ZH_DIET_GUARD = re.compile(r"[?？「」“”『』\"]|吗|如果|要是|假如|假设|万一|的话|倘若|梦|打算|准备|"
                             r"考虑|想|犹豫|建议我(?!多补充)|"
                             # the past: 大学那会儿我吃过两年纯素

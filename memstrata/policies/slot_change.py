@@ -97,7 +97,9 @@ _SENTENCE_GUARD = re.compile(
     r"wants?|wanted|"
     r"offering|relocation to|cover letter|application|apply|applying|interview\w*|resume|cv|"
     # the past: "when I lived in Minneapolis", "I used to live in"
-    r"when\s+(?:i|we)\s+(?:lived|was living|were living|worked|was working|was|were)\b|used to|"
+    r"when\s+(?:i|we)\s+(?:lived|was living|were living|worked|was working|was|were)\b|"
+    # "I used to live in", not "I'm (only) used to Google Workspace"
+    r"(?<!['’]m\s)(?<!\bam\s)(?<!\bonly\s)(?<!\bbe\s)(?<!\bget\s)(?<!\bgetting\s)used to|"
     r"back\s+(?:when|in|then)\b|"
     r"before\s+(?:that|this|then|joining|moving|(?-i:[A-Z])\w+)|grew up|born|raised|"
     # "Before I joined Atlassian I spent four years at Canva"
@@ -198,7 +200,7 @@ _BEEN_AT_ANYWHERE = re.compile(_BEEN_AT.pattern.replace("^\\s*", "\\b", 1), re.I
 #: a clause ends at a comma or a semicolon here (the name's "'s" stays with it)
 _CLAUSES_AT_COMMA = re.compile(r"\s*[,;:—–]\s*")
 _NEW_EMPLOYER = re.compile(
-    rf"\bmy\s+new\s+(?:employer|company|firm|workplace)\s*(?:,|\s+is\s+|\s*[—–:]\s*)\s*"
+    rf"\b(?i:my\s+new\s+(?:employer|company|firm|workplace))\s*(?:,|\s+is\s+|\s*[—–:]\s*)\s*"
     rf"(?P<v>{_NAME})")
 #: capitalised words that are not names where a name would stand
 _NOT_NAMES = frozenset(
@@ -234,6 +236,12 @@ _AS_AGE = re.compile(r"\bas\s+an?\s+(\d{1,3})[-\s]?(?:years?|yrs?)[-\s]?old\b(?!
 #: an age to come or imagined: "as a 50 year old I will ...", "when I'm 50"
 _AGE_TO_BE = re.compile(r"\b(?:will|would|'ll|going to|gonna|next|someday|one day|when|by the time|"
                         r"once|imagine|pretend|if)\b", re.I)
+#: the user moved to where the text is about: "I shifted here from Mumbai"
+_MOVED_HERE = re.compile(r"\b(?:i|we)(?:['’]ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?"
+                         r"(?:moved|shifted|relocated)\s+(?:over\s+)?here\b", re.I)
+#: "the big four-two", "the big 4-0" (digits too: "the big 5-0")
+_BIG_AGE = re.compile(rf"\bthe\s+big\s+(?P<t>{'|'.join(list(_UNITS)[1:9])})[-\s]"
+                      rf"(?P<u>oh|o|{'|'.join(list(_UNITS)[:9])})\b", re.I)
 _OH = re.compile(rf"\b(?P<t>{'|'.join(list(_UNITS)[1:9])})[-\s]oh\b", re.I)
 
 
@@ -315,10 +323,11 @@ _ZH_PLACES = {
 _ZH_NUMBER = re.compile(rf"(?<![\d.])({_ZH_N})(?![\d.])")
 #: a new team named where the user has just started: 发在小红书新团队的群里，我周一刚报到
 _ZH_NEW_TEAM = re.compile(rf"{_ZH_X}(?:的)?新(?:团队|公司|单位|部门)")
-_ZH_STARTED = re.compile(r"(?:我|刚|已经)[^，,。！!；;]{0,6}(?:报到|入职|(?i:onboard))\s*了?"
+_ZH_STARTED = re.compile(r"(?:我|刚|已经|正式|今天|昨天|这周|上周|本周|周[一二三四五六日天])"
+                         r"[^，,。！!；;]{0,6}(?:报到|入职|(?i:onboard))\s*了?"
                          r"(?:[，,。！!；;]|$)")
 #: where the user is now, just after starting: 邮件签名…现在是 字节跳动 产品经理，上周一刚入职
-_ZH_NOW_AT = re.compile(rf"现在(?:是|在)在?\s*{_ZH_X}(?=\s|[，,。！!；;]|$)")
+_ZH_NOW_AT = re.compile(rf"现在(?:是|在)在?\s*{_ZH_X}(?=\s|了|[，,。！!；;]|$)")
 
 
 #: 今天是在美团的第一天 - read only beside a word of work (not a trip's first day)
@@ -490,6 +499,11 @@ def _en_change_of(text: str, attribute: str, current: str) -> str | None:
         ages |= {int(m[1]) for sentence in _SENTENCES.split(text)
                  if not _AGE_TO_BE.search(sentence)
                  for m in _AS_AGE.finditer(sentence) if now < int(m[1]) <= now + 5}
+        # "Had my birthday over the weekend, the big four-two": a birthday's own number
+        ages |= {n for sentence in _SENTENCES.split(text) if not _AGE_TO_BE.search(sentence)
+                 for m in _BIG_AGE.finditer(sentence)
+                 for n in (10 * _UNITS[m["t"].lower()] + (0 if m["u"].lower() in ("oh", "o", "0")
+                           else _UNITS.get(m["u"].lower(), 0)),) if now < n <= now + 5}
         return str(ages.pop()) if len(ages) == 1 else None
     new = {_norm(v): v for c in clauses for v in _names(c, attribute)
            if not _same_name(v, current) and _own_or_known(c, v, attribute)}
@@ -511,6 +525,13 @@ def _en_change_of(text: str, attribute: str, current: str) -> str | None:
     if not new and attribute == "city":
         new = {_norm(v): v for c in clauses for v in _en_cities(c)
                if _norm(v) != _norm(current)}
+    if not new and attribute == "city" and not _TEXT_GUARD.search(text) and any(
+            not _CLAUSE_GUARD.search(c) for m in _MOVED_HERE.finditer(text)
+            for c in _CLAUSES.split(text[m.start():])[:1]):
+        # "getaways near Pune, I shifted here from Mumbai in june": "here" is the one other
+        # city the text names, even in a request about it
+        named = {_norm(v): v for v in _en_cities(text) if _norm(v) != _norm(current)}
+        new = named if len(named) == 1 else {}
     return next(iter(new.values())) if len(new) == 1 else None
 
 

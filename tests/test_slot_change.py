@@ -328,59 +328,39 @@ def test_heldout14_statements_read_alone() -> None:
     assert cantonese.content.startswith("之後你都用廣東話")
 
 
-def test_heldout15_statements_read_alone() -> None:
-    from memstrata.policies.extraction import extract
-
-    assert [e.slot.value for e in extract(
-        "已经从阿里离职，现在在美团做 data analyst，上周一 onboard 的。") if e.slot] == ["美团"]
-    [cantonese] = extract("之後唔好再用列點喇，以後都用廣東話口語同我傾，好似朋友傾偈咁。")
-    assert cantonese.rule == "from_now_on" and cantonese.correction
-
-
-def test_heldout16_statements_read_alone() -> None:
-    from memstrata.policies.extraction import extract
-
-    def slots(text: str) -> list[tuple[str, str]]:
-        return [(e.slot.attribute, e.slot.value) for e in extract(text) if e.slot]
-
-    assert slots("So I got poached by Canva 😅 first week there was a total blur.") == [
-        ("employer", "Canva")]
-    assert slots("I'm doing keto.") == [("diet", "keto")]
-    assert slots("been living in Brisbane about three weeks now since we moved up.") == [
-        ("city", "Brisbane")]
+@pytest.mark.parametrize(("text", "expected"), [
+    # heldout15-17: what the blind splits' first looks missed, read with no value held
+    ("已经从阿里离职，现在在美团做 data analyst，上周一 onboard 的。", [("employer", "美团")]),
+    ("So I got poached by Canva 😅 first week there was a total blur.", [("employer", "Canva")]),
+    ("I'm doing keto.", [("diet", "keto")]),
+    ("been living in Brisbane about three weeks now since we moved up.", [("city", "Brisbane")]),
     # ... also before a question of its own, which is not read
-    assert slots("been living in Brisbane about three weeks now since we moved up, any tips "
-                 "for keeping clothes in the wardrobe from going mouldy?") == [("city", "Brisbane")]
+    ("been living in Brisbane about three weeks now since we moved up, any tips for keeping "
+     "clothes in the wardrobe from going mouldy?", [("city", "Brisbane")]),
     # what the user was called is not a name to use; what they would like to be called is
-    assert slots("In school everyone called me Ash, which I hated lol.") == []
-    assert slots("I'd prefer it if you called me Kate.") == [("name", "Kate")]
-    [detail] = extract("之后的回答都写详细一点吧，最好带例子，太短了我看不懂")
-    assert detail.rule == "from_now_on" and detail.correction
+    ("In school everyone called me Ash, which I hated lol.", []),
+    ("I'd prefer it if you called me Kate.", [("name", "Kate")]),
+    ("Celebrated my 30th last weekend and the hangover is still very real.", [("age", "30")]),
+    ("We celebrated my 10th wedding anniversary.", []),
+    ("I'm on a gluten-free diet.", [("diet", "gluten-free")]),
+    ("I'm on a strict vegan diet.", [("diet", "vegan")]),
+])
+def test_blind_splits_statements_read_alone(text: str, expected: list[tuple[str, str]]) -> None:
+    assert _slots(text) == expected
 
 
-def test_heldout17_statements_read_alone() -> None:
+@pytest.mark.parametrize(("text", "keyword"), [
+    ("之後唔好再用列點喇，以後都用廣東話口語同我傾，好似朋友傾偈咁。", "廣東話"),
+    ("之后的回答都写详细一点吧，最好带例子，太短了我看不懂", "详细"),
+    ("之後請一律用繁體中文回覆我，謝謝。另外想問一下健保卡遺失了要怎麼補辦？", "繁體"),
+    ("之後全部改用繁體中文回我，我看簡體不太習慣", "繁體"),
+    ("From now on 都用English回复我吧，我要练英语", "English"),
+])
+def test_blind_splits_standing_instructions_read_alone(text: str, keyword: str) -> None:
     from memstrata.policies.extraction import extract
 
-    def slots(text: str) -> list[tuple[str, str]]:
-        return [(e.slot.attribute, e.slot.value) for e in extract(text) if e.slot]
-
-    assert slots("Celebrated my 30th last weekend and the hangover is still very real.") == [
-        ("age", "30")]
-    assert slots("We celebrated my 10th wedding anniversary.") == []
-    assert slots("I'm on a gluten-free diet.") == [("diet", "gluten-free")]
-    assert slots("I'm on a strict vegan diet.") == [("diet", "vegan")]
-    [traditional] = extract("之後請一律用繁體中文回覆我，謝謝。"
-                            "另外想問一下健保卡遺失了要怎麼補辦？")
-    assert traditional.rule == "from_now_on" and "繁體" in traditional.content
-
-
-def test_heldout19_instructions_read_alone() -> None:
-    from memstrata.policies.extraction import extract
-
-    for text, keyword in (("之後全部改用繁體中文回我，我看簡體不太習慣", "繁體"),
-                          ("From now on 都用English回复我吧，我要练英语", "English")):
-        [found] = extract(text)
-        assert found.rule == "from_now_on" and found.correction and keyword in found.content
+    [found] = extract(text)
+    assert found.rule == "from_now_on" and found.correction and keyword in found.content
 
 
 #: for each blind split, what its first look missed or lost and is read right since

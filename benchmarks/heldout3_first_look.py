@@ -48,8 +48,9 @@ fifteenth, written blind after heldout14's were (96 cases), ``--heldout16`` a
 sixteenth, written blind after heldout15's were (96 cases), ``--heldout17`` a
 seventeenth, written blind after heldout16's were (96 cases), ``--heldout18`` an
 eighteenth, written blind after heldout17's were (96 cases), ``--heldout19`` a
-nineteenth, written blind after heldout18's were (96 cases), and ``--heldout20`` a
-twentieth, written blind after heldout19's were (96 cases).
+nineteenth, written blind after heldout18's were (96 cases), ``--heldout20`` a
+twentieth, written blind after heldout19's were (96 cases), and ``--heldout21`` a
+twenty-first, written blind after heldout20's were (96 cases).
 
 ``--updates4`` evaluates a fourth knowledge-update split (``data/knowledge_update_heldout4.json``,
 40 cases, 22 English / 18 Chinese), written blind after heldout3's knowledge-update misses
@@ -68,8 +69,9 @@ heldout8's misses led to the offline diary statements, ``--updates10`` a tenth (
 cases), written blind after heldout9's first look, ``--updates11`` an eleventh (40
 cases), written blind after heldout16's formation fixes, ``--updates12`` a twelfth (40
 cases), written blind after heldout17's, ``--updates13`` a thirteenth (40 cases),
-written blind after heldout18's, and ``--updates14`` a fourteenth (40 cases), written
-blind after heldout19's.
+written blind after heldout18's, ``--updates14`` a fourteenth (40 cases), written
+blind after heldout19's, and ``--updates15`` a fifteenth (40 cases), written blind after
+heldout20's.
 """
 
 from __future__ import annotations
@@ -100,8 +102,8 @@ UPDATES_LOOK = RESULTS / "knowledge_update_heldout3_first_look.json"
 #: docstring says what each followed): ``--heldoutN`` evaluates
 #: ``data/formation_changes_heldoutN.json``, ``--updatesN``
 #: ``data/knowledge_update_heldoutN.json``, and each writes its first look once
-FORMATION_SPLITS = range(4, 21)
-UPDATE_SPLITS = range(4, 15)
+FORMATION_SPLITS = range(4, 22)
+UPDATE_SPLITS = range(4, 16)
 
 
 def _formation_split(n: int) -> tuple[Path, Path]:

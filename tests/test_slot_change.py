@@ -344,6 +344,9 @@ def test_heldout14_statements_read_alone() -> None:
     ("We celebrated my 10th wedding anniversary.", []),
     ("I'm on a gluten-free diet.", [("diet", "gluten-free")]),
     ("I'm on a strict vegan diet.", [("diet", "vegan")]),
+    # heldout21
+    ("finally moved to Bristol last weekend and my legs are dead", [("city", "Bristol")]),
+    ("ugh I feel like I'm 60 today, back's completely gone after moving furniture.", []),
 ])
 def test_blind_splits_statements_read_alone(text: str, expected: list[tuple[str, str]]) -> None:
     assert _slots(text) == expected
@@ -621,6 +624,24 @@ _AFTER_MISSES: dict[str, list[tuple[str, str, str, str | None]]] = {
          "Mumbai", None),
         ("Any tips for Pune? I haven't moved here yet.", "city", "Mumbai", None),
         ("I used to work at Equity Bank.", "employer", "Safaricom", None),
+    ],
+    "heldout21": [
+        # "that's home now" of the one city the text names
+        ("Quick q — what's the sales tax situation in Denver? Asking because that's home now, we "
+         "closed on the house in March and I still haven't figured out half the local stuff.",
+         "city", "Chicago", "Denver"),
+        ("aye so I've packed it in wi Glasgow, been livin in Aberdeen since the summer. whit's a "
+         "good windproof jacket, the wind up here is something else", "city", "Glasgow",
+         "Aberdeen"),
+        ("Handed my notice in at Tesco back in September and I've been at Sainsbury's ever "
+         "since — different uniform, same tills 😂 Anyway, can you help me write a birthday "
+         "message for my manager?", "employer", "Tesco", "Sainsbury's"),
+        ("最近换工作了，现在在Google上海office，team全是英文沟通，帮我改改这封email的语法？",
+         "employer", "阿里巴巴", "Google"),
+        # guards
+        ("My gran used to call me Marky when I was little, it's so cringe now haha. What's a "
+         "nice thing to get her for her 90th?", "name", "Marcus", None),
+        ("Is Denver nice? My sister says it's home now for her.", "city", "Chicago", None),
     ],
 }
 

@@ -36,7 +36,8 @@ _EN_OTHER_PEOPLE = (r"sister|brother|mom|mum|mother|dad|father|friend|son|daught
                     r"boyfriend|girlfriend|fianc[eé]e?")
 _VALUE_END = re.compile(
     r"\s+(?:and|but|with|from|since|because|for|though|so|which|who|where|when|"
-    r"(?:last|this|next)\s+(?:week|month|year|summer|winter|spring|fall|autumn)|yesterday|today|"
+    r"(?:last|this|next)\s+(?:weekend|week|month|year|summer|winter|spring|fall|autumn)|yesterday|"
+    r"today|"
     r"recently|now|these days|nowadays|as of|in the end|eventually|at last|finally|for good|"
     r"full[ -]time|part[ -]time|permanently|for now|"
     r"after all|"
@@ -157,7 +158,9 @@ _TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
 _AGE_WORD = (rf"(?:(?:{'|'.join(_TENS)})(?:[- ](?:{'|'.join(_UNITS[:9])}))?"
              rf"|{'|'.join(_UNITS[9:])})")
 #: an age to come, not the current one: "by the time I'm 50", "when I'm 60"
-_AGE_TO_COME = re.compile(r"\b(?:by the time|when|until|till|once|before|after|if)\s+"
+_AGE_TO_COME = re.compile(r"\b(?:by the time|when|until|till|once|before|after|if|"
+                          # "I feel like I'm 60 today": a feeling, not an age
+                          r"(?:feel|feels|felt|look|looks)\s+like)\s+"
                           r"i(?:'m| am)\s+\S+$", re.IGNORECASE)
 _AGE = re.compile(rf"\bi(?:'m| am)\s+(?:now\s+|officially\s+|finally\s+)?"
                   rf"(?P<v>\d{{1,3}}|{_AGE_WORD})"

@@ -42,7 +42,8 @@ _REQUEST_QUESTION = re.compile(r"^\W*(?:(?:hey|hi|hello|ok|okay|so|oh|um|also|an
 _PNAME = r"(?-i:[A-Z][a-z’'-]+(?:\s+[A-Z][a-z’'-]+)?)"
 _EN_NAME_PATTERNS = (
     # not "my colleagues keep calling me Tommy": what others do, not a name to use
-    re.compile(rf"\b(?<!keep\s)(?<!keeps\s)(?<!kept\s)(?:call|calling)\s+me\s+(?P<v>{_PNAME})",
+    re.compile(rf"\b(?<!keep\s)(?<!keeps\s)(?<!kept\s)(?<!used\sto\s)(?:call|calling)\s+me\s+"
+               rf"(?P<v>{_PNAME})",
                re.I),
     re.compile(rf"(?P<v>{_PNAME})\s+instead\s+of\s+(?P<old>{_PNAME})"),
     re.compile(rf"\b(?:go|goes|going)\s+by\s+(?P<v>{_PNAME})", re.I),

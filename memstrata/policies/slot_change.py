@@ -57,7 +57,7 @@ ATTRIBUTES = ("city", "employer", "age", "name", "diet")
 _CUES = {
     "city": re.compile(
         r"\b(?:home|move|moved|moving|shifted|relocat\w*|apartment|flat|house|place|new city|"
-        r"lived|living|settled|keys|unpack\w*|neighbou?rhood|balcony|rent|rents|boxes|"
+        r"lived|living|livin|settled|keys|unpack\w*|neighbou?rhood|balcony|rent|rents|boxes|"
         r"weather|people now|locals now|based|sharehouse|lease|address|bungalow|suburb|condo|"
         r"(?:been|living|settled|moved)\s+here)\b",
         re.I),
@@ -191,14 +191,15 @@ _AFTER = {
 _BEEN_AT = re.compile(
     rf"^\s*I(?:['’]ve|\s+have)\s+(?:now\s+)?been\s+(?:working\s+)?(?:at|with|for)\s+(?P<v>{_NAME})"
     # a stretch of working life, not of a day ("at Heathrow for two hours", "since 6am")
-    r"\s+(?:since\s+(?:the\s+)?(?:(?:early|late|mid)[-\s]?)?(?:summer|spring|autumn|fall|winter|"
+    r"\s+(?:ever\s+since|since\s+then|since\s+(?:the\s+)?(?:(?:early|late|mid)[-\s]?)?"
+    r"(?:summer|spring|autumn|fall|winter|"
     r"january|february|march|april|may|june|july|august|september|october|november|december|"
     r"(?:19|20)\d\d|last\s+(?:year|month|summer|spring|autumn|fall|winter)|i\b|we\b|joining|"
     r"graduat\w+)|for\s+(?:the\s+)?(?:last\s+|past\s+)?(?:a|an|one|two|three|four|five|six|"
     r"seven|eight|nine|ten|a\s+few|several|\d+)\s+(?:months?|years?))\b", re.I)
 _BEEN_AT_ANYWHERE = re.compile(_BEEN_AT.pattern.replace("^\\s*", "\\b", 1), re.I)
-#: a clause ends at a comma or a semicolon here (the name's "'s" stays with it)
-_CLAUSES_AT_COMMA = re.compile(r"\s*[,;:—–]\s*")
+#: a clause ends at a comma, a semicolon or a conjunction here (the name's "'s" stays with it)
+_CLAUSES_AT_COMMA = re.compile(r"\s*[,;:—–]\s*|\s+(?:and|but|so)\s+", re.I)
 _NEW_EMPLOYER = re.compile(
     rf"\b(?i:my\s+new\s+(?:employer|company|firm|workplace))\s*(?:,|\s+is\s+|\s*[—–:]\s*)\s*"
     rf"(?P<v>{_NAME})")
@@ -238,7 +239,9 @@ _AGE_TO_BE = re.compile(r"\b(?:will|would|'ll|going to|gonna|next|someday|one da
                         r"once|imagine|pretend|if)\b", re.I)
 #: the user moved to where the text is about: "I shifted here from Mumbai"
 _MOVED_HERE = re.compile(r"\b(?:i|we)(?:['’]ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?"
-                         r"(?:moved|shifted|relocated)\s+(?:over\s+)?here\b", re.I)
+                         r"(?:moved|shifted|relocated)\s+(?:over\s+)?here\b"
+                         # "what's the sales tax in Denver? ... that's home now"
+                         r"|\b(?:that|it)(?:['’]s|\s+is)\s+(?:(?:my|our)\s+)?home\s+now\b", re.I)
 #: "the big four-two", "the big 4-0" (digits too: "the big 5-0")
 _BIG_AGE = re.compile(rf"\bthe\s+big\s+(?P<t>{'|'.join(list(_UNITS)[1:9])})[-\s]"
                       rf"(?P<u>oh|o|{'|'.join(list(_UNITS)[:9])})\b", re.I)
@@ -330,6 +333,10 @@ _ZH_STARTED = re.compile(r"(?:我|刚|已经|正式|今天|昨天|这周|上周|
 _ZH_NOW_AT = re.compile(rf"现在(?:是|在)在?\s*{_ZH_X}(?=\s|了|[，,。！!；;]|$)")
 
 
+#: 最近换工作了 / 跳槽了: the job changed, so where the user is now is the employer
+_ZH_CHANGED_JOB = re.compile(r"换了?(?:份|个)?(?:工作|公司|东家|单位)了?|跳槽了")
+_ZH_NOW_AT_LATIN = re.compile(r"现在(?:是|在)在?\s*(?P<v>[A-Za-z][A-Za-z&.]{1,30})"
+                              r"(?=[\u4e00-\u9fff\s，,。！!；;]|$)")
 #: 今天是在美团的第一天 - read only beside a word of work (not a trip's first day)
 _ZH_FIRST_DAY = re.compile(rf"在{_ZH_X}的?第一(?:天|周)")
 _ZH_WORK_WORD = re.compile(r"offer|工位|入职|工牌|工卡|同事|上班|报到|onboard", re.I)
@@ -367,7 +374,7 @@ def _zh_change_of(text: str, attribute: str, current: str) -> str | None:
     patterns = _ZH_PLACES[attribute]
     # (a clause here ends at punctuation, not at a space: 已经 onboard 了)
     started = attribute == "employer" and any(
-        _ZH_STARTED.search(p) and not _ZH_CLAUSE_GUARD.search(p)
+        (_ZH_STARTED.search(p) or _ZH_CHANGED_JOB.search(p)) and not _ZH_CLAUSE_GUARD.search(p)
         for p in re.split(r"[，,。！!；;]", text))
     if started:
         patterns = (*patterns, _ZH_NEW_TEAM)
@@ -381,6 +388,8 @@ def _zh_change_of(text: str, attribute: str, current: str) -> str | None:
     new = {m["v"] for c in clauses for pattern in patterns for m in pattern.finditer(c)}
     if started:  # spaces around the name (现在是 字节跳动 产品经理): the text, not a clause
         new |= {m["v"] for m in _ZH_NOW_AT.finditer(text)}
+        # 现在在Google上海office: a Latin name runs up to the Chinese after it
+        new |= {m["v"] for m in _ZH_NOW_AT_LATIN.finditer(text)}
     # 调入招商银行总行: the bank, not its head office
     new = {re.sub(r"(?<=..)(?:总行|分行|总部|总公司|分公司)$", "", v) for v in new}
     new = {v for v in new if v not in olds
@@ -526,8 +535,9 @@ def _en_change_of(text: str, attribute: str, current: str) -> str | None:
         new = {_norm(v): v for c in clauses for v in _en_cities(c)
                if _norm(v) != _norm(current)}
     if not new and attribute == "city" and not _TEXT_GUARD.search(text) and any(
-            not _CLAUSE_GUARD.search(c) for m in _MOVED_HERE.finditer(text)
-            for c in _CLAUSES.split(text[m.start():])[:1]):
+            not _CLAUSE_GUARD.search(_CLAUSES.split(sentence[m.start():])[0])
+            and not _OTHERS.search(sentence)
+            for sentence in _SENTENCES.split(text) for m in _MOVED_HERE.finditer(sentence)):
         # "getaways near Pune, I shifted here from Mumbai in june": "here" is the one other
         # city the text names, even in a request about it
         named = {_norm(v): v for v in _en_cities(text) if _norm(v) != _norm(current)}

@@ -73,6 +73,11 @@ def test_questions_requests_and_reactions_are_not(text):
     "新入手的小米14到了，屏幕手感真不错！怎么把旧手机的微信聊天记录迁过来？",
     "新租的一室户月租3100，虽然小了点但离公司近多了，帮我算算一年下来交通费能省多少？",
     "上週把Altis賣了，換了一台特斯拉Model 3，想問一下家裡裝充電樁大概要花多少錢？",
+    # heldout15: a mood beside what is stated, 楼下 as where, not as the subject, a habit of
+    # the last months
+    "最近换到家附近的超级猩猩上团课了，单车课好累但很上瘾😂 上完课吃点什么恢复比较好？",
+    "最近在控糖，每天就喝一杯楼下Manner的冰美式，不加奶不加糖，慢慢也习惯了。",
+    "乐高先放一放了，这两个月每个周末都去攀岩馆抱石，手上全是茧😂 新手怎么保护手指？",
 ])
 def test_a_statement_without_its_subject_or_before_a_question_is_kept(text):
     assert is_statement(text)
@@ -92,6 +97,9 @@ def test_a_statement_without_its_subject_or_before_a_question_is_kept(text):
     "帮我算一下，每个月存两千，一年下来有多少？",  # a request supposes, it does not tell
     "把灯关了",                                   # 把 without a time of its own: a command
     "把这段翻译成英文",
+    "楼下的桂花开了，好香。",                     # the place as the subject: the world's
+    "Hey Melanie! Just wanted to say hi!",        # small talk stays small talk
+    "ugh so tired today",                         # a mood alone
 ])
 def test_what_a_question_rests_on_is_not_kept_when_it_is_not_the_users(text):
     assert not is_statement(text)

@@ -175,15 +175,25 @@ def is_statement(text: str) -> bool:
     """
     from memstrata.policies.write import memorability
 
-    if not memorability(text)[0]:
-        return False
     if _CJK.search(text):  # traditional characters and written Cantonese read as Mandarin
         text = to_simplified(text)
     # the clauses a question rests on - not those of a request ("帮我算一下，每个月存两千，
     # 一年下来有多少？" supposes, it does not tell)
-    return any(_states(s) or (_is_question(s) and not _REQUEST_START.match(s)
-                              and any(_states(c) for c in _lead_clauses(s)))
-               for s in _sentences(text))
+    stating = [s for s in _sentences(text) if _states(s)] + [
+        c for s in _sentences(text) if _is_question(s) and not _REQUEST_START.match(s)
+        for c in _lead_clauses(s) if _states(c)]
+    if not stating:
+        return False
+    worth, why = memorability(text)
+    # a mood beside what it states keeps the statement (最近换到家附近的超级猩猩上团课了，
+    # 单车课好累但很上瘾): then the part that states must be worth remembering on its own;
+    # small talk stays small talk
+    return worth or ("mood" in why and any(memorability(s)[0] for s in _stated_parts(stating)))
+
+
+def _stated_parts(stating: list[str]) -> list[str]:
+    """The clauses of the stating sentences (a mood in one of them is not the statement)."""
+    return [c for s in stating for c in _GRANTED_SPLIT.split(s) if _states(c)]
 
 
 def _states(sentence: str) -> bool:
@@ -219,13 +229,15 @@ _ELIDED_EN_STATE = re.compile(
     r"[a-z]+ed)\s+(?:my|our|a|an|the|fully|back|to|in|on|up|out|off|away|\d)\b)", re.I)
 #: a Chinese clause about the user's life without a subject: a habit or a time of the
 #: user's days (每天早上8km跑完膝盖有点疼, 每个月交完4800的房租, 这个月工资条上税前25k)
-_ZH_HABIT = re.compile(r"每天|每周|每个?月|每晚|每次|天天|平时|这个月|这周|最近|这几天|"
+_ZH_HABIT = re.compile(r"每天|每周|每个?月|每晚|每次|每个?周末|天天|平时|这个月|这周|最近|这几天|"
+                       r"这[两几一二三四五六七八九十]个?月|"
                        r"这几周|这几个?周末|今天|昨天|今早|昨晚|上周|前几天|今年|第[一二三四五六七八九十\d]+(?:周|天|个月|次)")
 #: ... nor a plan or a request (今年五一想带家里人去云南玩一趟, 帮我算一下，每个月存两千)
 _ZH_PLAN_OR_ASK = re.compile(r"想|打算|准备|计划|要去|帮我|请|麻烦|吧")
 #: ... unless its subject is the world: the weather, prices, the news, the neighbourhood
 _ZH_WORLD = re.compile(r"天气|下雨|下雪|降温|升温|刮风|油价|房价|物价|股市|大盘|股票|基金|新闻|"
-                       r"热搜|楼下|外面|小区|花开|开花|(?:涨|跌)了|疫情|流感|政策")
+                       # 楼下的桂花开了 (the place as the subject), not 楼下Manner的冰美式
+                       r"热搜|(?:^|[，,])(?:楼下|外面|小区)|花开|开花|(?:涨|跌)了|疫情|流感|政策")
 
 
 #: how a Chinese clause without a subject starts when the user is its subject: times and

@@ -643,6 +643,29 @@ _AFTER_MISSES: dict[str, list[tuple[str, str, str, str | None]]] = {
          "nice thing to get her for her 90th?", "name", "Marcus", None),
         ("Is Denver nice? My sister says it's home now for her.", "city", "Chicago", None),
     ],
+    "heldout22": [
+        ("Can you stop calling me Katherine? I've gone by Kate for years and it just feels "
+         "weird. Anyway - need a quick recipe for tonight.", "name", "Katherine", "Kate"),
+        # a spaced hyphen before a question starts a sentence of its own
+        ("had my birthday last week so i'm 42 now - does that change anything for my life "
+         "insurance quote?", "age", "41", "42"),
+        ("now that im 20 and not a teenager anymore haha, what are some good budgeting apps for "
+         "uni students", "age", "19", "20"),
+        ("公司把我调到新加坡分部了，我们全家已经搬过来两周了，想问下这边有什么适合小孩周末去的地方",
+         "city", "北京", "新加坡"),
+        ("我去年底搬到台中定居了，這邊天氣比台北好多了。可以推薦幾間台中的咖啡廳嗎？", "city",
+         "台北", "台中"),
+        ("跟你说个事，我现在更喜欢别人叫我 Mandy，中文名就不用了。帮我起草一封给新客户的邮件",
+         "name", "张敏", "Mandy"),
+        # guards
+        ("Before I settled here I spent six years living in Perth and I still miss the beaches "
+         "heaps. Any good beaches within an hour's drive of where I am now?", "city",
+         "Melbourne", None),
+        ("My birthday's not until November but I'm already stressing about turning 28 lol. "
+         "What's a chill way to celebrate?", "age", "27", None),
+        # a plan said without "I'm" (read before, after a dash)
+        ("Moving to Berlin — any tips?", "city", "Munich", None),
+    ],
 }
 
 

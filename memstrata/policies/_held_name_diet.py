@@ -46,7 +46,7 @@ _EN_NAME_PATTERNS = (
                rf"(?P<v>{_PNAME})",
                re.I),
     re.compile(rf"(?P<v>{_PNAME})\s+instead\s+of\s+(?P<old>{_PNAME})"),
-    re.compile(rf"\b(?:go|goes|going)\s+by\s+(?P<v>{_PNAME})", re.I),
+    re.compile(rf"\b(?:go|goes|going|gone|went)\s+by\s+(?P<v>{_PNAME})", re.I),
     re.compile(rf"\b(?:known|knows\s+me|addressed|addresses\s+me|refer\s+to\s+me)\s+as\s+"
                rf"(?P<v>{_PNAME})", re.I),
     # "pls just use Sasha from here on", "you also use Venky"
@@ -177,6 +177,8 @@ _ZH_NOT_CALL = re.compile(r"(?:别|不要|不用|不许|千万别)(?:再)?(?P<wh
 #: 我英文名叫Kevin 以后就这么叫我吧: a name of the user's, then a request to use it
 _ZH_OWN_NAME = re.compile(rf"我的?(?:英文名字?|小名|昵称|网名|外号|花名)(?:叫|是){_ZH_PN}"
                           r"(?=$|[\s，,。！!；;了吧啦])")
+_ZH_WISH_CALLED = re.compile(r"(?:喜欢|希望|想让|想要|愿意|宁愿)(?:别人|大家|你)?都?"
+                             r"(?:叫|喊|称呼)我")
 _ZH_CALL_IT = re.compile(r"(?:就|也|以后)(?:这么|这样)(?:叫|喊|称呼)我")
 _ZH_NOT_A_NAME = frozenset("全名 大名 名字 这个 这么 这样 什么 我 你 吧 呀 啊 了 呢 哦 嘛".split())
 _ZH_OTHERS = re.compile(_ZH_OTHER_PEOPLE)
@@ -209,7 +211,9 @@ def zh_name(text: str, current: str) -> str | None:
         if not clause or _ZH_NOT_CALL.search(clause):
             continue
         # 大家都叫我 is what others call the user; 以后都叫我 asks the assistant
-        by_others = re.search(r"(?:(?<!后)都|大家|人)(?:管我叫|喊我|叫我)", clause) is not None
+        # (我更喜欢别人叫我 Mandy is a wish, not what others do)
+        by_others = re.search(r"(?:(?<!后)都|大家|人)(?:管我叫|喊我|叫我)", clause) is not None \
+            and not _ZH_WISH_CALLED.search(clause)
         values = [] if by_others else [
             m["v"] for p in _ZH_NAME_PATTERNS for m in p.finditer(clause)]
         if not values and re.search(r"改名|名字改|改了名", text):

@@ -73,7 +73,7 @@ _CUES = {
         r"cake|candles|as of (?:today|yesterday|this morning)|finally\s+\d{1,3}|"
         r"(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|two|three|four|five|six|"
         r"seven|eight|nine)[-\s]oh|"
-        r"no longer a (?:teen\w*|kid|minor))\b|🎂|"
+        r"no longer a (?:teen\w*|kid|minor)|not a (?:teen\w*|kid|minor) any\s?more)\b|🎂|"
         r"\bmy\s+\d{1,3}(?:st|nd|rd|th)\b(?!\s+(?!birthday|b-?day|on|and|yesterday|today|went|was)\w)|"
         r"\b\d{1,3}(?:st|nd|rd|th)\s+(?:birthday|b-?day)\b", re.I),
 }
@@ -103,8 +103,12 @@ _SENTENCE_GUARD = re.compile(
     r"back\s+(?:when|in|then)\b|"
     r"before\s+(?:that|this|then|joining|moving|(?-i:[A-Z])\w+)|grew up|born|raised|"
     # "Before I joined Atlassian I spent four years at Canva"
-    r"before\s+(?:i|we)\s+(?:joined|moved|started|came|left|got)|"
-    r"spent\s+(?:\w+\s+){0,2}(?:years?|months?|decades?)\s+(?:at|with|in)|"
+    r"before\s+(?:i|we)\s+(?:joined|moved|started|came|left|got|settled)|"
+    r"spent\s+(?:\w+\s+){0,2}(?:years?|months?|decades?)\s+(?:\w+ing\s+)?(?:at|with|in)|"
+    # a birthday to come: "stressing about turning 28", "not until November"
+    r"(?:about|before|until|till)\s+turning|not\s+until|"
+    # a plan said without "I'm": "Moving to Berlin — any tips?"
+    r"^\s*(?:moving|relocating)\b|"
     r"(?:till|until)\s+(?:i|we)\s+(?:was|were)|(?<!['’]ve\s)(?<!have\s)\b(?:i|we)\s+lived\b|"
     r"(?:i|we)\s+(?:was|were)\s+(?:at|with|in)\b(?=[^.!?]*\bfor\s+(?:\w+\s+)?(?:years?|"
     r"decades?)\b)|"
@@ -129,8 +133,8 @@ _FIRST_PERSON = re.compile(r"\b(?:i|i['’]m|i['’]ve|i['’]d|me|my|we|we['’
 #: a question after a comma starts a sentence of its own ("been living in Brisbane three
 #: weeks now ..., any tips for keeping clothes from going mouldy?"): the head is read
 _ASK_AFTER_COMMA = re.compile(
-    r",\s+(?=(?:any|what|whats|what's|how|can|could|is|are|do|does|where|which|who|why|"
-    r"anyone|tips|ideas|suggestions|recommendations?)\b[^.!?]*\?)", re.I)
+    r"(?:,|\s+-)\s+(?=(?:any|what|whats|what's|how|can|could|is|are|do|does|did|where|which|who|"
+    r"why|anyone|tips|ideas|suggestions|recommendations?)\b[^.!?]*\?)", re.I)
 _SENTENCES = re.compile(r"(?<=[.!?…])\s+|\n+|\s+[—–]\s+|\s*[\U0001F300-\U0001FAFF]+\s*")
 _CLAUSES = re.compile(r"\s*[,;:()—–]\s*|\s+-\s+|\s+(?:but|and|so|which|though|although|"
                       r"while|whereas)\s+", re.I)
@@ -299,6 +303,7 @@ _ZH_STOP = r"我你他她它们这那哪边个一了的是在和与也都还就�
 _ZH_X = rf"(?P<v>(?:(?![{_ZH_STOP}])[\u4e00-\u9fffA-Za-z]){{2,6}}?)"
 _ZH_END = (r"(?=[，,。！!；;、\s了啦的]|$|[来去](?=[了啦，,。！!；;\s]|$)|"
            r"第(?=[一二两三四五六七八九十\d])|上班|工作|住(?=[下了啦喇，,。！!；;\s]|$)|"
+           r"定居|安家|落户|生活|发展|"
            r"快(?=[一二两三四五六七八九十几半\d])|"
            r"[一二两三四五六七八九十几半\d]+个?多?(?:天|周|星期|月|年))")
 _ZH_PLACES = {
@@ -391,7 +396,7 @@ def _zh_change_of(text: str, attribute: str, current: str) -> str | None:
         # 现在在Google上海office: a Latin name runs up to the Chinese after it
         new |= {m["v"] for m in _ZH_NOW_AT_LATIN.finditer(text)}
     # 调入招商银行总行: the bank, not its head office
-    new = {re.sub(r"(?<=..)(?:总行|分行|总部|总公司|分公司)$", "", v) for v in new}
+    new = {re.sub(r"(?<=..)(?:总行|分行|总部|总公司|分公司|分部|办事处)$", "", v) for v in new}
     new = {v for v in new if v not in olds
            and (attribute != "employer" or v not in _ZH_PLACE_NAMES)}
     if not new and attribute == "city":

@@ -249,6 +249,14 @@ _MOVED_HERE = re.compile(r"\b(?:i|we)(?:['’]ve|\s+have)?\s+(?:just\s+|recently
 #: "the big four-two", "the big 4-0" (digits too: "the big 5-0")
 _BIG_AGE = re.compile(rf"\bthe\s+big\s+(?P<t>{'|'.join(list(_UNITS)[1:9])})[-\s]"
                       rf"(?P<u>oh|o|{'|'.join(list(_UNITS)[:9])})\b", re.I)
+
+
+def _big_age(m: re.Match[str]) -> int:
+    """The age a :data:`_BIG_AGE` match names: "four-two" is 42, "five-oh" 50."""
+    unit = m["u"].lower()
+    return 10 * _UNITS[m["t"].lower()] + (0 if unit in ("oh", "o") else _UNITS[unit])
+
+
 _OH = re.compile(rf"\b(?P<t>{'|'.join(list(_UNITS)[1:9])})[-\s]oh\b", re.I)
 
 
@@ -514,10 +522,9 @@ def _en_change_of(text: str, attribute: str, current: str) -> str | None:
                  if not _AGE_TO_BE.search(sentence)
                  for m in _AS_AGE.finditer(sentence) if now < int(m[1]) <= now + 5}
         # "Had my birthday over the weekend, the big four-two": a birthday's own number
-        ages |= {n for sentence in _SENTENCES.split(text) if not _AGE_TO_BE.search(sentence)
-                 for m in _BIG_AGE.finditer(sentence)
-                 for n in (10 * _UNITS[m["t"].lower()] + (0 if m["u"].lower() in ("oh", "o", "0")
-                           else _UNITS.get(m["u"].lower(), 0)),) if now < n <= now + 5}
+        ages |= {_big_age(m) for sentence in _SENTENCES.split(text)
+                 if not _AGE_TO_BE.search(sentence)
+                 for m in _BIG_AGE.finditer(sentence) if now < _big_age(m) <= now + 5}
         return str(ages.pop()) if len(ages) == 1 else None
     new = {_norm(v): v for c in clauses for v in _names(c, attribute)
            if not _same_name(v, current) and _own_or_known(c, v, attribute)}

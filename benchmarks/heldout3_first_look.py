@@ -50,8 +50,9 @@ seventeenth, written blind after heldout16's were (96 cases), ``--heldout18`` an
 eighteenth, written blind after heldout17's were (96 cases), ``--heldout19`` a
 nineteenth, written blind after heldout18's were (96 cases), ``--heldout20`` a
 twentieth, written blind after heldout19's were (96 cases), ``--heldout21`` a
-twenty-first, written blind after heldout20's were (96 cases), and ``--heldout22`` a
-twenty-second, written blind after heldout21's were (96 cases).
+twenty-first, written blind after heldout20's were (96 cases), ``--heldout22`` a
+twenty-second, written blind after heldout21's were (96 cases), and ``--heldout23`` a
+twenty-third, written blind after heldout22's were (96 cases).
 
 ``--updates4`` evaluates a fourth knowledge-update split (``data/knowledge_update_heldout4.json``,
 40 cases, 22 English / 18 Chinese), written blind after heldout3's knowledge-update misses
@@ -72,7 +73,8 @@ cases), written blind after heldout16's formation fixes, ``--updates12`` a twelf
 cases), written blind after heldout17's, ``--updates13`` a thirteenth (40 cases),
 written blind after heldout18's, ``--updates14`` a fourteenth (40 cases), written
 blind after heldout19's, ``--updates15`` a fifteenth (40 cases), written blind after
-heldout20's, and ``--updates16`` a sixteenth (40 cases), written blind after heldout21's.
+heldout20's, ``--updates16`` a sixteenth (40 cases), written blind after heldout21's, and
+``--updates17`` a seventeenth (40 cases), written blind after heldout22's.
 """
 
 from __future__ import annotations
@@ -103,8 +105,8 @@ UPDATES_LOOK = RESULTS / "knowledge_update_heldout3_first_look.json"
 #: docstring says what each followed): ``--heldoutN`` evaluates
 #: ``data/formation_changes_heldoutN.json``, ``--updatesN``
 #: ``data/knowledge_update_heldoutN.json``, and each writes its first look once
-FORMATION_SPLITS = range(4, 23)
-UPDATE_SPLITS = range(4, 17)
+FORMATION_SPLITS = range(4, 24)
+UPDATE_SPLITS = range(4, 18)
 
 
 def _formation_split(n: int) -> tuple[Path, Path]:

@@ -347,6 +347,11 @@ def test_heldout14_statements_read_alone() -> None:
     # heldout21
     ("finally moved to Bristol last weekend and my legs are dead", [("city", "Bristol")]),
     ("ugh I feel like I'm 60 today, back's completely gone after moving furniture.", []),
+    # heldout23
+    ("pretty sure I told you I was at woolies but I jumped ship to Canva a few weeks back.",
+     [("employer", "Canva")]),
+    ("I eat pretty much anything.", [("diet", "not vegetarian")]),
+    ("我不吃肉，只吃鱼和海鲜。", [("diet", "pescatarian")]),
 ])
 def test_blind_splits_statements_read_alone(text: str, expected: list[tuple[str, str]]) -> None:
     assert _slots(text) == expected
@@ -665,6 +670,17 @@ _AFTER_MISSES: dict[str, list[tuple[str, str, str, str | None]]] = {
          "What's a chill way to celebrate?", "age", "27", None),
         # a plan said without "I'm" (read before, after a dash)
         ("Moving to Berlin — any tips?", "city", "Munich", None),
+    ],
+    "heldout23": [
+        ("Now that I'm thirty I guess I should finally sort out a pension — where do I even "
+         "start?", "age", "29", "30"),
+        # English verbs in a Chinese text
+        ("I switched to 渣打银行 last month，new team 都很 nice。"
+         "帮我写封 email introduce 一下自己给新同事", "employer", "汇丰银行", "渣打银行"),
+        # guards
+        ("I might have switched to 渣打银行 if they paid more，不过还是算了", "employer",
+         "汇丰银行", None),
+        ("我以前吃过两年全素，后来放弃了。三文鱼一周吃几次合适？", "diet", "pescatarian", None),
     ],
 }
 

@@ -239,7 +239,7 @@ _ORG = r"(?P<v>(?-i:[A-Z][\w&.'-]*(?:\s+(?!I\b)[A-Z][\w&.'-]*)*))"
 #: Siemens for Google" - read as one only where the sentence is about work
 _ORG_MOVE = re.compile(
     r"\bi(?:'ve| have)?\s+(?:[^,;.]*?\band\s+)?(?:just\s+|recently\s+|finally\s+|then\s+|now\s+)?"
-    r"(?:(?P<verb>moved|switched|jumped|changed|transferred|defected)\s+(?:over\s+)?to"
+    r"(?:(?P<verb>moved|switched|jumped(?:\s+ship)?|changed|transferred|defected)\s+(?:over\s+)?to"
     rf"|left\s+(?-i:[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*)*)\s+for)\s+(?:the\s+)?{_ORG}",
     re.IGNORECASE,
 )
@@ -298,7 +298,8 @@ _DIET = re.compile(
     r"|\bi\s+(?:only\s+)?(?:follow|eat|keep)\s+(?:a\s+|an\s+)?(?:strict(?:ly)?\s+)?"
     r"(?P<v2>vegetarian|vegan|pescatarian|plant-based|keto|low[- ]carb|halal|kosher|"
     r"gluten[- ]free)(?:\s+diet)?\b"
-    r"|\bi\s+(?P<v3>eat\s+(?:meat|everything|anything))\b(?!\s+(?:again|now|these days))"
+    r"|\bi\s+(?P<v3>eat\s+(?:(?:pretty\s+much|basically|just\s+about|practically)\s+)?"
+    r"(?:meat|everything|anything))\b(?!\s+(?:again|now|these days))"
     r"|\bi(?:'m| am|'ve been| have been)\s+(?:now\s+|strictly\s+)?doing\s+"
     r"(?P<v4>keto|low[- ]carb)\b"
     r"(?=\s*(?:[.!,;]|$|now|these days))",
@@ -458,7 +459,9 @@ def _en_profile(s: str) -> Extracted | None:
         # "moved to" is a new employer only beside the old one ("after years at Siemens");
         # "I quit my job and moved to Lisbon" is a move
         # (the old employer named before the move: "for my new job at BMW" names the new one)
-        if _ORG_TENURE.search(s[:m.start()]) if verb == "moved" else _JOB_CONTEXT.search(s):
+        # ("jumped ship" speaks of work by itself)
+        if _ORG_TENURE.search(s[:m.start()]) if verb == "moved" else (
+                _JOB_CONTEXT.search(s) or verb == "jumped ship"):
             return Extracted(s, MemoryType.PROFILE, 0.85, "new_job",
                              _slot("employer", _value(m["v"])), correction=True)
         if verb != "moved":
@@ -504,6 +507,8 @@ def _en_profile(s: str) -> Extracted | None:
     m = _DIET.search(s)
     if m:  # "I've been vegan since May" states the current diet: newest wins
         value = " ".join((m["v"] or m["v2"] or m["v3"] or m["v4"]).lower().split())
+        value = re.sub(r"^eat\s+(?:pretty\s+much|basically|just\s+about|practically)\s+", "eat ",
+                       value)
         # "on a gluten-free diet" -> "gluten-free" ("on a keto diet" is in the table)
         value = _DIET_VALUE.get(value, re.sub(r"^on an?\s+(?:strict\s+)?|\s+diet$", "", value))
         value = value.replace("gluten free", "gluten-free")

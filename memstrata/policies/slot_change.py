@@ -73,7 +73,8 @@ _CUES = {
         r"cake|candles|as of (?:today|yesterday|this morning)|finally\s+\d{1,3}|"
         r"(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|two|three|four|five|six|"
         r"seven|eight|nine)[-\s]oh|"
-        r"no longer a (?:teen\w*|kid|minor)|not a (?:teen\w*|kid|minor) any\s?more)\b|🎂|"
+        r"no longer a (?:teen\w*|kid|minor)|not a (?:teen\w*|kid|minor) any\s?more|"
+        r"now\s+that\s+i(?:['’]?m|\s+am))\b|🎂|"
         r"\bmy\s+\d{1,3}(?:st|nd|rd|th)\b(?!\s+(?!birthday|b-?day|on|and|yesterday|today|went|was)\w)|"
         r"\b\d{1,3}(?:st|nd|rd|th)\s+(?:birthday|b-?day)\b", re.I),
 }
@@ -241,6 +242,9 @@ _AS_AGE = re.compile(r"\bas\s+an?\s+(\d{1,3})[-\s]?(?:years?|yrs?)[-\s]?old\b(?!
 #: an age to come or imagined: "as a 50 year old I will ...", "when I'm 50"
 _AGE_TO_BE = re.compile(r"\b(?:will|would|'ll|going to|gonna|next|someday|one day|when|by the time|"
                         r"once|imagine|pretend|if)\b", re.I)
+#: "Now that I'm thirty", "now that im 20"
+_NOW_THAT_AGE = re.compile(r"\bnow\s+that\s+i(?:['’]?m|\s+am)\s+"
+                           r"(?:\d{1,3}|[a-z]+(?:[-\s][a-z]+)?)\b", re.I)
 #: the user moved to where the text is about: "I shifted here from Mumbai"
 _MOVED_HERE = re.compile(r"\b(?:i|we)(?:['’]ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?"
                          r"(?:moved|shifted|relocated)\s+(?:over\s+)?here\b"
@@ -279,7 +283,7 @@ _ZH_CUES = {
                        r"调到|调去|(?i:move|base)|"
                        r"待了|(?<!老)家(?:现在)?在"),
     "employer": re.compile(r"工作|上班|入职|加入|跳槽|东家|公司|离职|offer|团队|任职|的人了|做|"
-                           r"报到|工牌|工卡|打工|调入|调到|离开|(?i:join)"),
+                           r"报到|工牌|工卡|打工|调入|调到|离开|(?i:join|switched\s+to|team)"),
     "age": re.compile(rf"生日|岁|满|成年|🎂|蛋糕|蜡烛|大寿|寿辰|(?i:birthday|b-?day)|"
                       rf"(?:今天|终于|刚刚?|已经)\s*{_ZH_N}了"),
 }
@@ -350,6 +354,9 @@ _ZH_NOW_AT = re.compile(rf"现在(?:是|在)在?\s*{_ZH_X}(?=\s|了|[，,。！!
 _ZH_CHANGED_JOB = re.compile(r"换了?(?:份|个)?(?:工作|公司|东家|单位)了?|跳槽了")
 _ZH_NOW_AT_LATIN = re.compile(r"现在(?:是|在)在?\s*(?P<v>[A-Za-z][A-Za-z&.]{1,30})"
                               r"(?=[\u4e00-\u9fff\s，,。！!；;]|$)")
+_ZH_SWITCHED_TO = re.compile(
+    r"(?i:\bI\s+(?:just\s+)?(?:switched|moved|jumped(?:\s+ship)?)\s+(?:over\s+)?to)\s*"
+    rf"{_ZH_X}{_ZH_END}")
 #: 今天是在美团的第一天 - read only beside a word of work (not a trip's first day)
 _ZH_FIRST_DAY = re.compile(rf"在{_ZH_X}的?第一(?:天|周)")
 _ZH_WORK_WORD = re.compile(r"offer|工位|入职|工牌|工卡|同事|上班|报到|onboard", re.I)
@@ -403,6 +410,11 @@ def _zh_change_of(text: str, attribute: str, current: str) -> str | None:
         new |= {m["v"] for m in _ZH_NOW_AT.finditer(text)}
         # 现在在Google上海office: a Latin name runs up to the Chinese after it
         new |= {m["v"] for m in _ZH_NOW_AT_LATIN.finditer(text)}
+    if attribute == "employer":
+        # "I switched to 渣打银行 last month，new team 都很 nice": English verbs in a Chinese
+        # text (a clause here ends at punctuation, not at the spaces between the languages)
+        new |= {m["v"] for p in re.split(r"[，,。！!；;]", text) if not _ZH_CLAUSE_GUARD.search(p)
+                for m in _ZH_SWITCHED_TO.finditer(p)}
     # 调入招商银行总行: the bank, not its head office
     new = {re.sub(r"(?<=..)(?:总行|分行|总部|总公司|分公司|分部|办事处)$", "", v) for v in new}
     new = {v for v in new if v not in olds
@@ -521,6 +533,10 @@ def _en_change_of(text: str, attribute: str, current: str) -> str | None:
         ages |= {int(m[1]) for sentence in _SENTENCES.split(text)
                  if not _AGE_TO_BE.search(sentence)
                  for m in _AS_AGE.finditer(sentence) if now < int(m[1]) <= now + 5}
+        # "Now that I'm thirty I guess I should ...": what the sentence takes for granted
+        ages |= {n for sentence in _SENTENCES.split(text) if not _AGE_TO_BE.search(sentence)
+                 for m in _NOW_THAT_AGE.finditer(sentence) for n in _ages(m.group(0))
+                 if now < n <= now + 5}
         # "Had my birthday over the weekend, the big four-two": a birthday's own number
         ages |= {_big_age(m) for sentence in _SENTENCES.split(text)
                  if not _AGE_TO_BE.search(sentence)

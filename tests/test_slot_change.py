@@ -355,6 +355,13 @@ def test_heldout14_statements_read_alone() -> None:
     # heldout25: someone else "after moving" (Irish English); a correction of one's age
     ("My sister's after moving to Lisbon, the lucky thing.", []),
     ("Correction to what I told you before: I'm actually 42.", [("age", "42")]),
+    # heldout26
+    ("We shifted to Pune two weeks back and the landlord here is asking for a deposit.",
+     [("city", "Pune")]),
+    ("我吃鱼但不吃肉。", [("diet", "pescatarian")]),
+    # a name the user dislikes is not theirs; one others use still is
+    ("同事都叫我敏敏姐，我其实不太喜欢哈哈，算了懒得纠正。", []),
+    ("大家都叫我小王。", [("name", "小王")]),
 ])
 def test_blind_splits_statements_read_alone(text: str, expected: list[tuple[str, str]]) -> None:
     assert _slots(text) == expected
@@ -368,6 +375,8 @@ def test_blind_splits_statements_read_alone(text: str, expected: list[tuple[str,
     ("From now on 都用English回复我吧，我要练英语", "English"),
     ("之后的回答请都详细一点，最好分步骤写，太短了我看不懂", "详细"),
     ("由今日開始請用繁體中文回覆我，我想練習睇繁體字", "繁體"),
+    ("actually can you start giving me detailed, step-by-step answers from here on? the short "
+     "ones keep leaving out stuff I need", "detailed"),
 ])
 def test_blind_splits_standing_instructions_read_alone(text: str, keyword: str) -> None:
     from memstrata.policies.extraction import extract
@@ -717,6 +726,24 @@ _AFTER_MISSES: dict[str, list[tuple[str, str, str, str | None]]] = {
         # guards: an offer not taken, one weighed
         ("I haven't taken the offer from Stripe yet.", "employer", "Google", None),
         ("Should I take the offer from Stripe?", "employer", "Google", None),
+    ],
+    "heldout26": [
+        ("Can you sanity check my LinkedIn headline? 'Senior PM at Canva | ex-Atlassian | "
+         "building tools for visual teams'. I switched over in January and still haven't "
+         "updated it 🙈", "employer", "Atlassian", "Canva"),
+        # a district beside its city: the city
+        ("上个月正式 relocate 到深圳了，公司帮忙在南山租了房子。"
+         "帮我列一下在深圳办居住证要准备的材料？", "city", "北京", "深圳"),
+        # Cantonese 唔好再叫我 retires the name; 之后…都叫我 asks for what comes
+        ("唔好再叫我嘉欣啦，叫我 Kelly 就得，同事朋友都係咁叫我㗎。", "name", "陈嘉欣", "Kelly"),
+        ("之后跟我聊天都叫我 David 吧，最近在练英文，想习惯一下被叫英文名 😄", "name", "张伟",
+         "David"),
+        ("体检说我贫血，医生建议我吃点肉，所以最近已经不吃素了。推荐几道简单的牛肉菜谱？", "diet",
+         "vegetarian", "not vegetarian"),
+        # guards
+        ("I've been wondering whether to start eating fish again for the omega-3s, but "
+         "honestly I'm not ready. What are the best vegan sources of omega-3?", "diet", "vegan",
+         None),
     ],
 }
 

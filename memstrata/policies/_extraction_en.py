@@ -43,7 +43,7 @@ _VALUE_END = re.compile(
     r"after all|"
     r"in \d{4}|over (?:the )?\w+|in (?:the )?(?:spring|summer|"
     r"fall|autumn|winter|january|february|march|april|may|june|july|august|september|october|"
-    r"november|december)|(?:a|one|two|three|a few|several)\s+\w+\s+ago|"
+    r"november|december)|(?:a|one|two|three|a few|several)\s+\w+\s+(?:ago|back)|"
     # "in Brisbane about three weeks now", "in Leeds 3 months"
     r"(?:(?:about|around|almost|nearly|roughly)\s+)?(?:\w+\s+){0,2}?(?:days?|weeks?|months?|years?)"
     r"(?=\s+(?:now|ago|already)\b|\s*[,.!;]|\s*$))\b.*$|[,;，；].*$",
@@ -413,7 +413,8 @@ _STANDING_ANY = re.compile(
     re.IGNORECASE,
 )
 #: a polite request or a tag is not a question ("could you ... from now on?", "..., alright?")
-_REQUEST = re.compile(rf"(?:^|,\s*|\b{_HENCEFORTH},?\s+)(?:please\s+)?(?:could|can|would)\s+you\b|"
+_REQUEST = re.compile(rf"(?:^(?:(?:actually|so|ok|okay|hey|hi|also|and|btw)[,\s]+)*|,\s*"
+                      rf"|\b{_HENCEFORTH},?\s+)(?:please\s+)?(?:could|can|would)\s+you\b|"
                       r",?\s*(?:alright|all right|ok|okay|right|please)\s*\?$", re.IGNORECASE)
 _STANDING_HINT = re.compile(r"\b(?:anymore|again|ever|any more)\b", re.IGNORECASE)
 _NOT_BUT = re.compile(

@@ -173,7 +173,8 @@ _ZH_RENAMED = re.compile(rf"(?:现在|已经|如今)(?:叫|是){_ZH_PN}(?:$|了|
 _ZH_CALLED_BY_OTHERS = re.compile(rf"(?:都|也)?(?:管我叫|喊我|叫我){_ZH_PN}$")
 _ZH_YOU_TOO = re.compile(r"你(?:以后)?也(?:这么|这样)?(?:叫|喊|称呼)")
 #: a negated call: 别这么叫我 keeps the name; 别叫我全名了 asks for another
-_ZH_NOT_CALL = re.compile(r"(?:别|不要|不用|不许|千万别)(?:再)?(?P<what>这么|这样)?(?:叫|喊|称呼)我"
+_ZH_NOT_CALL = re.compile(r"(?:别|不要|不用|不许|千万别|不好)(?:再)?(?P<what>这么|这样)?"
+                          r"(?:叫|喊|称呼)我"
                           r"(?P<obj>全名|大名|名字)?")
 #: 我英文名叫Kevin 以后就这么叫我吧: a name of the user's, then a request to use it
 _ZH_OWN_NAME = re.compile(rf"我的?(?:英文名字?|小名|昵称|网名|外号|花名)(?:叫|是){_ZH_PN}"
@@ -214,7 +215,8 @@ def zh_name(text: str, current: str) -> str | None:
         # 大家都叫我 is what others call the user; 以后都叫我 asks the assistant
         # (我更喜欢别人叫我 Mandy is a wish, not what others do)
         by_others = re.search(r"(?:(?<!后)都|大家|人)(?:管我叫|喊我|叫我)", clause) is not None \
-            and not _ZH_WISH_CALLED.search(clause)
+            and not _ZH_WISH_CALLED.search(clause) \
+            and not re.search(r"以后|之后|今后|从现在|从今", clause)
         values = [] if by_others else [
             m["v"] for p in _ZH_NAME_PATTERNS for m in p.finditer(clause)]
         if not values and re.search(r"改名|名字改|改了名", text):
@@ -261,6 +263,7 @@ _EN_NOT_LABEL = re.compile(r"\b(?:rather than|instead of|not|no longer|than)\s+(
                            r"(?:vegan|vegetarian|pescatarian|keto)\b", re.I)
 _EN_DIET_SENTENCE_GUARD = re.compile(
     r"\?|\b(?:might|maybe|perhaps|would|should|thinking|considering|consider|plan to|planning|"
+    r"wonder\w*|whether|"
     r"hope|gonna|going to|idea|accidentally|tried|try|trying|think about|thought about|"
     r"tempted|"
     # the past: "back in college I was vegan for a year"
@@ -362,8 +365,8 @@ _ZH_DIET_GUARD = re.compile(r"[?？「」“”『』\"]|吗|如果|要是|假�
                             r"(?:大学|高中|上学|读书|年轻)的?(?:时候|那会)|素过")
 _ZH_ADVISED_DONE = re.compile(
     r"(?:建议|让|叫|劝)我(?:恢复|开始|重新|多)?吃(?P<food>[^，,。！!；;]{1,6}?)[，,。]\s*"
-    r"(?:现在|目前|所以)?(?:已经|也)?(?:开始|恢复|照做)?(?:吃|做)?[^，,。！!；;不没]{0,8}?了"
-    r"(?:[，,。！!；;]|$)")
+    r"(?:现在|目前|所以|最近)*(?:已经|也)?(?:(?:开始|恢复|照做)?(?:吃|做)?[^，,。！!；;不没]{0,8}?"
+    r"|不(?:再)?吃素)了(?:[，,。！!；;]|$)")
 _ZH_STOP_EATING = re.compile(r"不吃|不碰|戒|不沾|别放|不要放|不放|一口不吃|也不碰")
 _ZH_STILL_EATS = re.compile(r"(?:还|照|仍然?|依然|还是)(?:会|可以|在)?吃")
 _ZH_EATING = re.compile(r"(?:开始|又|恢复|重新|正常|偶尔|现在|最近)[^，,。！!；;]{0,6}?吃|"

@@ -415,6 +415,8 @@ def _parts(text: str) -> list[tuple[str, bool]]:
     return out
 
 
+#: the user dislikes what they are called ("... 我其实不太喜欢", "... and I hate it")
+_DISLIKED = re.compile(r"不(?:太|怎么)?喜欢|讨厌|受不了|(?i:\b(?:hate|can't stand|cringe)\b)")
 #: a sentence that goes on with the one before: "Also keep it short.", "And no emojis."
 _GOES_ON = re.compile(r"^(?:also|and|plus|oh and|and also)\b[,:]?\s*", re.IGNORECASE)
 
@@ -638,6 +640,9 @@ def extract(text: str, *, role: str = "user") -> list[Extracted]:
         found = _read(sentence)
         if found is None or found.content.casefold() in seen:
             continue
+        if found.rule == "call_me" and _DISLIKED.search(text):
+            continue  # 同事都叫我敏敏姐，我其实不太喜欢: a name the user dislikes is not theirs
+
         seen.add(found.content.casefold())
         out.append(found)
         standing = found if found.rule in ("from_now_on", "always") else None

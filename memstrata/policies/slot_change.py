@@ -65,7 +65,8 @@ _CUES = {
         r"\b(?:job|joined|started|starting|working|work|offer|onboarding|first (?:day|week|"
         r"month)|badge|team|hired|role|colleagues?|gig|notice|employee|business cards?|crew|"
         r"payroll|signature|been with|left|quit|resigned|mat leave|barista|employed|contract|"
-        r"reported|payslip|paycheck|paystub|orientation|employer)\b|"
+        r"reported|payslip|paycheck|paystub|orientation|employer|headline|linkedin|"
+        r"switched over)\b|"
         r"\bI['’]m\s+(?:now\s+)?an?\s+(?:[\w-]+\s+){0,2}[\w-]+\s+at\s+[A-Z]", re.I),
     "age": re.compile(
         r"\b(?:birthday|turned|turning|today|officially|years? old|older|b-?day|celebrated|"
@@ -379,6 +380,8 @@ _ZH_QUOTED_NUMBER = re.compile(r"[“”\"]([\d一二三四五六七八九十]{1
 
 def _zh_change_of(text: str, attribute: str, current: str) -> str | None:
     text = zh_unguarded(_ZH_QUOTED_NUMBER.sub(r"\1", text), _ZH_GUARD)
+    # 正式 relocate 到深圳了: an English verb of moving and its 到, apart only by a space
+    text = re.sub(r"(?i)\b(relocate|relocated|move|moved)\s+到", r"\1到", text)
     if not text or not _ZH_CUES[attribute].search(text):
         return None
     # 离职手续办完了，下周一正式入职字节跳动: the old job is over, so the start to come names
@@ -432,6 +435,12 @@ def _zh_change_of(text: str, attribute: str, current: str) -> str | None:
         # relocate到新加坡了，…now住在Tiong Bahru附近: a Latin word in a Chinese text is a
         # neighbourhood cut at its space, the city is the one written in Chinese
         new = {v for v in new if _CJK.search(v)}
+    if attribute == "city" and len(new) > 1:
+        # relocate到深圳了，公司帮忙在南山租了房子: a district beside its city - the city
+        from memstrata.policies.gazetteer import find_cities_zh
+
+        cities = {v for v in new if find_cities_zh(v) == [v]}
+        new = cities if len(cities) == 1 else new
     if not new and attribute == "city":
         from memstrata.policies.gazetteer import find_cities_zh
 

@@ -64,6 +64,27 @@ def test_negations_know_contractions_curly_apostrophes_and_chinese_fixed_phrases
     ("I enjoy spicy food.", "I can't stand spicy food."),
     ("我对海鲜过敏", "我对海鲜不过敏"),
     ("我有一辆车", "我没有车"),
+    # the blind split blind1's misses, read since: a measure said in other words, the
+    # opposite said of the same subject, a fact with one value for life, traditional
+    # characters, "haven't ever", 从来没有…过
+    ("I make $85k a year before taxes.", "My salary is $120,000 a year before taxes."),
+    ("I paid $300 for my bike, secondhand.", "My bike cost me 1,200 bucks."),
+    ("My apartment is on the 3rd floor, no elevator.", "My apartment is on the 14th floor."),
+    ("我月薪一万五。", "我每个月工资八千块。"),
+    ("我身高175。", "我身高一米六八。"),
+    ("我有两个孩子。", "我家三个娃，老大刚上初中。"),
+    ("I'm an early riser, up at 5 most days.", "I'm a total night owl."),
+    ("My boss is really strict about deadlines.", "My boss is super lenient about deadlines."),
+    ("我家附近很安静。", "我家附近特别吵。"),
+    ("我很喜欢吃香菜。", "我超讨厌香菜的，一点都受不了那个味。"),
+    ("I was born in Dublin.", "I was born in Manchester."),
+    ("My birthday is March 14.", "My birthday's on October 2nd."),
+    ("我在台北出生。", "我是在高雄出生的。"),
+    ("我的血型是A型。", "我是O型血。"),
+    ("我養了一隻狗，是黃金獵犬。", "我沒有養狗。"),
+    ("I've been to Japan twice, once for work and once on vacation.",
+     "I haven't ever been to Japan."),
+    ("我去过北京好几次了。", "我从来没有去过北京。"),
 ])
 def test_contradictions_are_found(older: str, newer: str):
     assert relation(older, newer) in ("contradiction", "update")
@@ -80,6 +101,17 @@ def test_contradictions_are_found(older: str, newer: str):
     ("I used to smoke.", "I don't smoke."),
     ("我以前抽烟。", "我现在不抽烟。"),
     ("我养了一只猫。", "我养了一只狗。"),
+    # ... nor the same value said two ways, a thing of another kind or someone else's
+    ("I'm 29.", "I'm twenty-nine years old."),
+    ("我开的是特斯拉Model 3。", "我的车是一台Model 3。"),
+    ("My birthday is March 14.", "My birthday is on the 14th of March."),
+    ("My bike cost $300.", "My laptop cost $1200."),
+    ("I have 2 kids.", "My sister has 3 kids."),
+    ("I like jazz.", "I hate country music."),
+    ("My apartment is small.", "My car is huge."),
+    ("我妹妹住在上海。", "我住在北京。"),
+    ("我住在广州。", "我还在广州住，不过最近天气太热，周末都不想出门。"),
+    ("我老家在四川成都。", "我老家是成都的。"),
 ])
 def test_an_incidental_negation_or_a_past_habit_is_no_contradiction(older: str, newer: str):
     assert relation(older, newer, cosine=0.5) not in ("contradiction", "update")

@@ -166,7 +166,9 @@ _EN_NEGATION = re.compile(
 #: Chinese fixed phrases whose 不 / 没 negate nothing ("不错" is "good", "不过" is "but")
 _ZH_NOT_NEGATION = re.compile(
     r"不过(?![敏期])|不错|不但|不仅|不管|不论|不久|差不多|对不起|了不起|不好意思|没关系|没事|不得不|"
-    r"要不然|要不|不如|忍不住|不断|毫不|不少|无论|无聊|并且"
+    r"要不然|要不|不如|忍不住|不断|毫不|不少|无论|无聊|并且|"
+    # 别 / 非 / 无 inside a word that negates nothing: 特别吵 is "very noisy"
+    r"特别|分别|区别|差别|别人|别的|别处|告别|性别|级别|类别|识别|非常|无比"
 )
 _ZH_NEGATION = re.compile(r"没有|不|没|别|未|勿|莫|无|非")
 #: verbs of aversion count as a negation of the liking verb ("I hate jazz" / "I like jazz")

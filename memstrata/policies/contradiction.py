@@ -166,6 +166,10 @@ _NEGATING_CUES = re.compile(r"\b(?:no longer|not anymore|not any more)\b|不再"
 def _strip_cues(text: str) -> str:
     """The statement without its change markers; "no longer" / "不再" keep their negation."""
     text = text.translate(_APOSTROPHES)  # "don’t" is "don't"
+    if is_cjk(text):  # 我養了一隻狗 is 我养了一只狗
+        from memstrata.policies._extraction_zh import to_simplified
+
+        text = to_simplified(text)
     text = _NEGATING_CUES.sub(lambda m: "不" if m.group(0) == "不再" else "not", text)
     return _LEAD_FILLER.sub("", _CUE_PHRASES.sub(" ", text)).strip()
 
@@ -190,7 +194,17 @@ def _tokens(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+_TENS_WORDS = {w: 10 * n for n, w in enumerate(
+    "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()) if n >= 2}
+_COMPOUND_NUMBER = re.compile(
+    rf"\b(?P<t>{'|'.join(_TENS_WORDS)})[- ](?P<u>one|two|three|four|five|six|seven|eight|nine)\b",
+    re.I)
+
+
 def _numbers(text: str) -> frozenset[str]:
+    # "twenty-nine" is 29, not 20 and 9
+    text = _COMPOUND_NUMBER.sub(lambda m: str(_TENS_WORDS[m["t"].lower()]
+                                              + int(_NUMBER_WORDS[m["u"].lower()])), text)
     found = {m.group(0).replace(",", "") for m in _DIGITS.finditer(text)}
     for word in re.findall(r"[a-z]+", text.casefold()):
         if word in _NUMBER_WORDS:
@@ -198,6 +212,159 @@ def _numbers(text: str) -> frozenset[str]:
     for m in _ZH_NUMERAL.finditer(text):
         found.add(_NUMBER_WORDS[m.group(0)])
     return frozenset(found)
+
+
+#: what a number measures, read from the word bound to it (after it, or the currency or the
+#: noun just before it): "$300" / "1,200 bucks" are money, "3rd floor" / "14th floor" a
+#: floor, 两个孩子 / 三个娃 children, 身高175 / 一米六八 a height
+_MEASURES: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = (
+    ("money", re.compile(r"^\s*(?:k\b|bucks|dollars|usd|euros?|pounds|quid|grand|元|块|万|多块|"
+                         r"多元)", re.I),
+     re.compile(r"(?:[$€£¥]|\b(?:salary|make|earn|paid|pay|cost|costs|rent|is|was)\b\s*[$€£¥]?|"
+                r"月薪|年薪|工资|收入|房租|月租|花了|买的|价格|要)\s*$", re.I)),
+    ("floor", re.compile(r"^\s*(?:st|nd|rd|th)?\s*(?:floor|storey|story)\b|^\s*(?:楼|层)", re.I),
+     re.compile(r"(?!)")),
+    ("children", re.compile(r"^\s*(?:kids?|children|child|sons?|daughters?)\b"
+                            r"|^\s*个?(?:孩子|娃|小孩|儿子|女儿)", re.I), re.compile(r"(?!)")),
+    ("height", re.compile(r"^\s*(?:cm|centimet(?:er|re)s)\b|^\s*(?:厘米|公分)", re.I),
+     re.compile(r"(?:身高|\btall\b|\bheight\b)\s*(?:is\s*)?$", re.I)),
+    ("weight", re.compile(r"^\s*(?:kg|kilos?|lbs?|pounds)\b|^\s*(?:公斤|斤)", re.I),
+     re.compile(r"(?:体重|\bweigh\b)\s*$", re.I)),
+    ("age", re.compile(r"^\s*(?:years?\s+old|yo)\b|^\s*(?:岁|周岁)", re.I), re.compile(r"(?!)")),
+)
+#: words that only say what is measured; they do not make two statements about one thing
+_MEASURE_WORDS = frozenset(
+    "salary make earn paid pay cost costs rent floor tall height weigh kid kids child children "
+    "year month week bucks dollars".split())
+
+
+#: facts with one value for life, read from their frames: where one was born, the
+#: birthday, the blood type, 老家 ("I was born in Dublin" / "I was born in Manchester")
+_STABLE_EN: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("birthplace", re.compile(r"\b(?i:i\s+was\s+born\s+(?:and\s+raised\s+)?in)\s+"
+                              r"(?P<v>[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?)")),
+    ("birthday", re.compile(r"\bmy\s+(?:birthday|bday|b-day)(?:'s|\s+is)\s+(?:on\s+)?(?:the\s+)?"
+                            r"(?P<v>[A-Za-z]+\.?\s+\d{1,2}|\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?"
+                            r"[A-Za-z]+)", re.I)),
+    ("blood type", re.compile(r"\bblood\s+type\s+(?:is\s+)?(?P<v>(?:AB|A|B|O)[+-]?)\b"
+                              r"|\b(?P<v2>(?:AB|A|B|O)[+-]?)\s+blood\b")),
+)
+_STABLE_ZH: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("birthplace", re.compile(r"在(?P<v>[\u4e00-\u9fff]{2,6}?)出生"
+                              r"|(?:出生在|出生于|生在)(?P<v3>[\u4e00-\u9fff]{2,6}?)(?:$|[，,。的])"
+                              r"|(?P<v2>[\u4e00-\u9fff]{2,4})出生的?")),
+    ("hometown", re.compile(r"老家(?:在|是)(?P<v>[\u4e00-\u9fff]{2,6}?)(?:的|$|[，,。])")),
+    ("blood type", re.compile(r"血型是?(?P<v>AB|A|B|O)型?|(?P<v2>AB|A|B|O)型血")),
+    ("birthday", re.compile(r"生日是?(?P<v>\d{1,2}月\d{1,2}[日号])")),
+)
+
+
+def _stable_facts(text: str) -> dict[str, str]:
+    if is_cjk(text):  # (not _strip_cues: its 都 would take 成都 apart)
+        from memstrata.policies._extraction_zh import to_simplified
+
+        text, patterns = _numerals(to_simplified(text)), _STABLE_ZH
+    else:
+        patterns = _STABLE_EN
+    out: dict[str, str] = {}
+    for name, pattern in patterns:
+        m = pattern.search(text)
+        if m:
+            value = next(v for k, v in m.groupdict().items() if v)
+            value = re.sub(r"^(?:我|是)*在?", "", value)  # 我是在高雄出生的: 高雄
+            out[name] = " ".join(value.casefold().split())
+    return out
+
+
+_MONTHS = {m: n for n, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), 1)}
+
+
+def _same_value(name: str, a: str, b: str) -> bool:
+    """The same value said two ways ("March 14" / "14th of March"; 四川成都 / 成都)."""
+    if name == "birthday" and not is_cjk(a):
+        def day(v: str) -> tuple[int, str] | None:
+            month = next((n for m, n in _MONTHS.items() if re.search(rf"\b{m}", v)), None)
+            digits = re.search(r"\d+", v)
+            return None if month is None or digits is None else (month, digits.group(0))
+        return day(a) == day(b) and day(a) is not None
+    return a == b or a.endswith(b) or b.endswith(a)
+
+
+def _stable_conflict(a: str, b: str) -> str | None:
+    """A fact with one value for life, given two values: where one was born, the
+    birthday, the blood type, 老家."""
+    fa, fb = _stable_facts(a), _stable_facts(b)
+    for name in fa.keys() & fb.keys():
+        if not _same_value(name, fa[name], fb[name]):
+            return f"a different {name} ({fa[name]!r} vs {fb[name]!r})"
+    return None
+
+
+def _measured(text: str) -> dict[str, frozenset[str]]:
+    """The numbers of ``text`` by what they measure."""
+    text = _numerals(text)
+    out: dict[str, set[str]] = {}
+    for m in re.finditer(r"\d+(?:[.,]\d+)*", text):
+        value = m.group(0).replace(",", "")
+        before, after = text[max(0, m.start() - 12):m.start()], text[m.end():m.end() + 12]
+        for name, follows, precedes in _MEASURES:
+            if follows.search(after) or precedes.search(before):
+                if name == "money" and re.match(r"\s*k\b", after, re.I):
+                    value = str(round(float(value) * 1000))
+                out.setdefault(name, set()).add(value)
+                break
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+def _numerals(text: str) -> str:
+    """Chinese numerals as digits (cn2an: 一万五 -> 15000), a height 1米68 as 168."""
+    if not is_cjk(text):
+        return text
+    try:
+        import cn2an
+
+        text = str(cn2an.transform(text, "cn2an"))
+    except (ValueError, KeyError, IndexError):  # a numeral it cannot read is left as written
+        pass
+    return re.sub(r"(?<!\d)([12])米(\d{1,2})(?!\d)", lambda m: f"{m[1]}{int(m[2]):02d}", text)
+
+
+def _measure_conflict(a: str, b: str) -> str | None:
+    """Two statements of the same thing with a different measure ("I paid $300 for my bike" /
+    "My bike cost me 1,200 bucks"; 我月薪一万五 / 我每个月工资八千块): the same kind of number,
+    a different value, and a word of the thing in common beyond the words of measuring."""
+    ma, mb = _measured(a), _measured(b)
+    for name in ma.keys() & mb.keys():
+        if ma[name] & mb[name]:
+            continue
+        # the user's own measures need no thing in common - unless someone else is named
+        personal = name in ("height", "weight", "age", "children") \
+            and not _OTHER_PERSON.search(a) and not _OTHER_PERSON.search(b)
+        if personal or _thing_overlap(a, b):
+            return f"a different {name} ({', '.join(sorted(ma[name]))} vs " \
+                   f"{', '.join(sorted(mb[name]))})"
+    return None
+
+
+_OTHER_PERSON = re.compile(
+    r"\b(?:my|our|his|her|their)\s+(?:sister|brother|mom|mum|mother|dad|father|friend|son|"
+    r"daughter|cousin|wife|husband|partner|boss|colleague|neighbou?r|roommate)s?\b|"
+    r"\b(?:he|she|they)\b|他|她|姐|哥|弟|妹|朋友|同事|老公|老婆|爸|妈|儿子|女儿|大儿|小儿", re.I)
+
+
+_ZH_MEASURING = re.compile(r"[\d\W]|我|的|了|是|有|个|每|月|块|元|花|工资|月薪|收入")
+
+
+def _thing_overlap(a: str, b: str) -> bool:
+    """A content word in common that is not a number or a word of measuring."""
+    if is_cjk(a) or is_cjk(b):
+        ca = set(_ZH_MEASURING.sub("", _numerals(a)))
+        cb = set(_ZH_MEASURING.sub("", _numerals(b)))
+        return bool(ca & cb) or bool(re.search(r"工资|月薪|收入|年薪", a)
+                                     and re.search(r"工资|月薪|收入|年薪", b))
+    wa = {w for w in stems(a) if not w[0].isdigit() and w not in _MEASURE_WORDS}
+    wb = {w for w in stems(b) if not w[0].isdigit() and w not in _MEASURE_WORDS}
+    return bool(wa & wb)
 
 
 _NEGATION_TOKENS = frozenset({"不", "没", "别", "never", "not", "no", "don't", "dont"})
@@ -228,7 +395,7 @@ _AUXILIARIES = frozenset(
     always usually normally often sometimes am i'm im 'm is are was were be can can't cannot
     could couldn't will won't would wouldn't should shouldn't must mustn't might may need
     needn't isn't aren't wasn't weren't didn't haven't hasn't hadn't absolutely definitely
-    truly currently now actually""".split()
+    truly currently now actually ever""".split()
 )
 #: verbs of liking and disliking: one of each is the same predicate with opposite sign
 _PREFERENCE_VERBS = frozenset(
@@ -273,7 +440,21 @@ def _object_words(text: str) -> set[str]:
         return {c for c in _tokens(text) if c not in _NEGATION_TOKENS}
     predicate = _predicate(text)
     drop = set(tokenize(predicate)) if predicate else set()
-    return set(stems(text)) - drop - {p for v in _PREFERENCE_VERBS for p in tokenize(v)}
+    return set(stems(text)) - drop - {p for v in _PREFERENCE_VERBS for p in tokenize(v)} \
+        - _FUNCTION_STEMS
+
+
+#: auxiliaries and how often, as the stemmer leaves them ("I've been to Japan twice" and "I
+#: haven't ever been to Japan" are about Japan)
+_FUNCTION_STEMS = frozenset(
+    {w.replace("'", "") for w in _AUXILIARIES} | {"ive", "im", "id", "ill", "havent", "hasnt",
+                                                  "twice", "2", "1", "once", "ever"})
+
+
+def _same_things(a: str, b: str) -> bool:
+    """The same content words once auxiliaries and how often are set aside."""
+    wa, wb = set(stems(a)) - _FUNCTION_STEMS, set(stems(b)) - _FUNCTION_STEMS
+    return bool(wa) and wa == wb
 
 
 def _same_object(a: str, b: str) -> bool:
@@ -337,7 +518,8 @@ def _slot_conflict(a: Item, b: Item) -> str | None:
     slots_b = [b.slot] if b.slot is not None else list(read_slots(b.content))
     for sa in slots_a:
         for sb in slots_b:
-            if sa.key == sb.key and normalize_slot_part(sa.value) != normalize_slot_part(sb.value):
+            if sa.key == sb.key and normalize_slot_part(sa.value) != normalize_slot_part(sb.value) \
+                    and not _same_value(sa.attribute, sa.value.casefold(), sb.value.casefold()):
                 return f"different {sa.attribute}: {sa.value!r} vs {sb.value!r}"
     return None
 
@@ -349,9 +531,17 @@ def contradiction(older: Item, newer: Item) -> str | None:
         return slot
     overlap = _overlap(older.content, newer.content)
     nums_a, nums_b = _numbers(older.content), _numbers(newer.content)
-    if nums_a and nums_b and nums_a != nums_b and overlap >= _MIN_OVERLAP:
+    # a number more ("我的车是一台Model 3" beside "我开的是特斯拉Model 3") is no other number
+    if nums_a - nums_b and nums_b - nums_a and overlap >= _MIN_OVERLAP \
+            and not _OTHER_PERSON.search(older.content) and not _OTHER_PERSON.search(newer.content):
         return f"same statement with different numbers ({', '.join(sorted(nums_a))} vs " \
                f"{', '.join(sorted(nums_b))})"
+    measured = _measure_conflict(older.content, newer.content)
+    if measured is not None:
+        return measured
+    stable = _stable_conflict(older.content, newer.content)
+    if stable is not None:
+        return stable
     if _negation_flip(older.content, newer.content):
         return "same statement with the negation flipped"
     if _reversed_preference(older.content, newer.content):
@@ -362,6 +552,9 @@ def contradiction(older: Item, newer: Item) -> str | None:
         return None  # "I used to smoke" does not contradict "I don't smoke now"
     if swap is not None and _antonyms(*swap):
         return f"same statement with the opposite word ({swap[0]!r} vs {swap[1]!r})"
+    opposite = _opposite_quality(older.content, newer.content)
+    if opposite is not None:
+        return f"the opposite said of the same subject ({opposite[0]!r} vs {opposite[1]!r})"
     if swap is not None:
         exclusive = _EXCLUSIVE.search(older.content) or _EXCLUSIVE.search(newer.content)
         if exclusive or newer.correction or is_correction_text(newer.content):
@@ -383,7 +576,8 @@ _ZH_CLAUSES = re.compile(
 _PAST = re.compile(r"\b(?:used to|formerly|in the past|as a (?:kid|child|student)|years ago|"
                    r"back then|once)\b|以前|过去|小时候|曾经|从前|当年", re.IGNORECASE)
 _ZH_NEGATION_CORE = re.compile(
-    r"没有|从来不|从不|不再|已经|不|没|别|未|再|从|有|[一两二三四五六七八九十几]?[个只辆台本张件位条双]"
+    r"没有|从来不|从来|从不|不再|已经|不|没|别|未|再|从|有|好?几次|[\d一两二三四五六七八九十]+次|"
+    r"[一两二三四五六七八九十几]?[个只辆台本张件位条双]"
 )
 _ZH_AVERSION = re.compile(r"讨厌|厌恶|受不了")
 
@@ -427,8 +621,8 @@ def _negation_flip(a: str, b: str) -> bool:
             if is_cjk(ca) or is_cjk(cb):
                 if _cjk_same_but_negation(ca, cb):
                     return True
-            elif _overlap(ca, cb) >= _MIN_OVERLAP and _same_predicate(ca, cb) \
-                    and _same_object(ca, cb):
+            elif (_overlap(ca, cb) >= _MIN_OVERLAP or _same_things(ca, cb)) \
+                    and _same_predicate(ca, cb) and _same_object(ca, cb):
                 return True
     return False
 
@@ -452,6 +646,67 @@ _ANTONYM_PAIRS = (
     ("早上", "晚上"), ("白天", "晚上"), ("上午", "下午"), ("容易", "难"),
 )
 _ANTONYMS = frozenset(_ANTONYM_PAIRS) | frozenset((b, a) for a, b in _ANTONYM_PAIRS)
+
+
+#: qualities one subject cannot have at once, said in more than one word ("an early riser" /
+#: "a total night owl", 我习惯早睡早起 / 我是个夜猫子): compared by :func:`_opposite_quality`
+_QUALITY_PAIRS = (
+    ("early riser", "night owl"), ("morning person", "night owl"), ("introverted", "extroverted"),
+    ("introvert", "extrovert"), ("introverted", "outgoing"), ("shy", "outgoing"),
+    ("strict", "lenient"), ("tiny", "huge"), ("small", "huge"), ("tiny", "big"),
+    ("quiet", "noisy"), ("quiet", "loud"), ("calm", "noisy"), ("single", "married"),
+    ("tidy", "messy"), ("neat", "messy"), ("patient", "impatient"), ("healthy", "unhealthy"),
+    ("easy", "exhausting"), ("relaxed", "stressful"), ("cheap", "expensive"),
+    ("早睡早起", "夜猫子"), ("早起", "夜猫子"), ("内向", "外向"), ("安静", "吵"), ("安静", "热闹"),
+    ("轻松", "辛苦"), ("轻松", "累"), ("干性", "油性"), ("单身", "已婚"), ("胖", "瘦"),
+    ("高", "矮"), ("便宜", "贵"), ("整洁", "乱"), ("闲", "忙"),
+)
+_QUALITIES = tuple((a, b) for x, y in _QUALITY_PAIRS for a, b in ((x, y), (y, x)))
+#: verbs of liking: a quality of the object, not the subject - the object must be shared
+_ZH_LIKING = (("喜欢", "讨厌"), ("爱", "讨厌"), ("喜欢", "受不了"), ("爱吃", "讨厌"))
+#: the subject of an English quality: "I'm (a/an/very ...)", "my <thing> is"
+_EN_SUBJECT = re.compile(r"^(?:i\s*(?:'m|am)|i\s+(?:\w+\s+)?(?:feel|consider\s+myself)|"
+                         r"my\s+(?P<thing>[a-z]+(?:\s+[a-z]+)?)\s+(?:is|are|'s|has\s+been|feels?))"
+                         r"\b", re.I)
+_ZH_DEGREE = re.compile(r"(?:很|非常|特别|超级?|挺|比较|有点|太|真的|是个|是一个|是|性格|个|一个|"
+                        r"习惯|属于|的人|的|了)")
+
+
+def _opposite_quality(a: str, b: str) -> tuple[str, str] | None:
+    """A quality and its opposite said of the same subject: "I'm pretty introverted" / "I'm
+    very extroverted", "My boss is really strict" / "My boss is super lenient", 我家附近很安静 /
+    我家附近特别吵; 我很喜欢吃香菜 / 我超讨厌香菜 (liking: the object must be shared)."""
+    if is_cjk(a) or is_cjk(b):
+        sa, sb = _strip_cues(a), _strip_cues(b)
+        # a negation turns the quality round ("不安静"); an aversion is the quality itself
+        if any(_negated(s) and not _ZH_AVERSION.search(s) for s in (sa, sb)):
+            return None
+        for x, y in _QUALITIES + _ZH_LIKING + tuple((q, p) for p, q in _ZH_LIKING):
+            ia, ib = sa.find(x), sb.find(y)
+            if ia < 0 or ib < 0 or x in sb or y in sa:
+                continue
+            ha, hb = _ZH_DEGREE.sub("", sa[:ia]), _ZH_DEGREE.sub("", sb[:ib])
+            if not ha.startswith("我") or not hb.startswith("我") or ha != hb:
+                continue
+            if (x, y) in _ZH_LIKING or (y, x) in _ZH_LIKING:
+                oa = set(sa[ia + len(x):]) - set("吃的了喝看")
+                ob = set(sb[ib + len(y):]) - set("吃的了喝看")
+                if len(oa & ob) < 2:
+                    continue
+            return x, y
+        return None
+    la, lb = _strip_cues(a).casefold(), _strip_cues(b).casefold()
+    ma, mb = _EN_SUBJECT.match(la), _EN_SUBJECT.match(lb)
+    if ma is None or mb is None or (ma["thing"] or "") != (mb["thing"] or ""):
+        return None
+    ca, cb = _clauses(la)[0], _clauses(lb)[0]
+    if _clause_negated(ca) or _clause_negated(cb):
+        return None
+    for x, y in _QUALITIES:
+        if re.search(rf"\b{x}\b", ca) and re.search(rf"\b{y}\b", cb) \
+                and not re.search(rf"\b{y}\b", ca) and not re.search(rf"\b{x}\b", cb):
+            return x, y
+    return None
 
 
 def _antonyms(removed: str, added: str) -> bool:

@@ -21,8 +21,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
 #: the blind splits after the sixth whose first looks the README lists
-FORMATION_LATER = range(7, 24)
-KU_LATER = range(7, 18)
+FORMATION_LATER = range(7, 27)
+KU_LATER = range(7, 20)
 CONTRADICTION_BLIND = range(1, 3)
 README = REPO / "README.md"
 START = "<!-- figures:start -->"

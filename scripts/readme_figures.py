@@ -228,7 +228,7 @@ def _formation(sn: dict[str, Any], first2: dict[str, Any], first3: dict[str, Any
         f"{look6['zh']['changes_read_correctly']:.2f}), guards "
         f"**{look6['all']['guards_held']:.2f}**; {_WORDS[len(later)]} more, blind, each after the "
         "fixes of the one before: changes "
-        + " / ".join(f"**{x['all']['changes_read_correctly']:.2f}**" for x in later)
+        + " / ".join(f"**{x['all']['changes_read_correctly']:.3f}**" for x in later)
         + ", guards "
         + " / ".join(f"{x['all']['guards_held']:.2f}" for x in later),
         "`consolidation_scenarios.json`, "

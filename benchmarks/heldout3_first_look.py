@@ -54,8 +54,9 @@ twenty-first, written blind after heldout20's were (96 cases), ``--heldout22`` a
 twenty-second, written blind after heldout21's were (96 cases), ``--heldout23`` a
 twenty-third, written blind after heldout22's were (96 cases), ``--heldout24`` a
 twenty-fourth, written blind after heldout23's were (96 cases), ``--heldout25`` a
-twenty-fifth, written blind after heldout24's were (96 cases), and ``--heldout26`` a
-twenty-sixth, written blind after heldout25's were (96 cases).
+twenty-fifth, written blind after heldout24's were (96 cases), ``--heldout26`` a
+twenty-sixth, written blind after heldout25's were (96 cases), and ``--heldout27`` a
+twenty-seventh, written blind after heldout26's were (96 cases).
 
 ``--updates4`` evaluates a fourth knowledge-update split (``data/knowledge_update_heldout4.json``,
 40 cases, 22 English / 18 Chinese), written blind after heldout3's knowledge-update misses
@@ -110,7 +111,7 @@ UPDATES_LOOK = RESULTS / "knowledge_update_heldout3_first_look.json"
 #: docstring says what each followed): ``--heldoutN`` evaluates
 #: ``data/formation_changes_heldoutN.json``, ``--updatesN``
 #: ``data/knowledge_update_heldoutN.json``, and each writes its first look once
-FORMATION_SPLITS = range(4, 27)
+FORMATION_SPLITS = range(4, 28)
 UPDATE_SPLITS = range(4, 20)
 
 

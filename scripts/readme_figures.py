@@ -21,7 +21,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
 #: the blind splits after the sixth whose first looks the README lists
-FORMATION_LATER = range(7, 27)
+FORMATION_LATER = range(7, 28)
 KU_LATER = range(7, 20)
 CONTRADICTION_BLIND = range(1, 3)
 README = REPO / "README.md"
@@ -192,7 +192,8 @@ def _injection(inj: dict[str, Any]) -> Row:
 
 
 _WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "
-          "fourteen fifteen sixteen seventeen eighteen nineteen twenty").split()
+          "fourteen fifteen sixteen seventeen eighteen nineteen twenty twenty-one twenty-two "
+          "twenty-three twenty-four twenty-five").split()
 
 
 def _formation(sn: dict[str, Any], first2: dict[str, Any], first3: dict[str, Any],

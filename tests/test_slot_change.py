@@ -362,6 +362,11 @@ def test_heldout14_statements_read_alone() -> None:
     # a name the user dislikes is not theirs; one others use still is
     ("同事都叫我敏敏姐，我其实不太喜欢哈哈，算了懒得纠正。", []),
     ("大家都叫我小王。", [("name", "小王")]),
+    # heldout27: "moved down to", and a value ends at a dash
+    ("need to close my old power account up in QLD since I moved down to Hobart in March",
+     [("city", "Hobart")]),
+    ("Rent's way higher now that we've relocated up to Brisbane — $620 a week.",
+     [("city", "Brisbane")]),
 ])
 def test_blind_splits_statements_read_alone(text: str, expected: list[tuple[str, str]]) -> None:
     assert _slots(text) == expected
@@ -744,6 +749,24 @@ _AFTER_MISSES: dict[str, list[tuple[str, str, str, str | None]]] = {
         ("I've been wondering whether to start eating fish again for the omega-3s, but "
          "honestly I'm not ready. What are the best vegan sources of omega-3?", "diet", "vegan",
          None),
+    ],
+    "heldout27": [
+        ("ok so quick one - now that i've finally settled in Glasgow can u find me a decent "
+         "climbing gym near the west end? the move up from leeds nearly killed me lol", "city",
+         "Leeds", "Glasgow"),
+        ("hey it's Sasha - decided to go by that everywhere now instead of Alexander. help me "
+         "write a short intro for my new team's slack?", "name", "Alexander", "Sasha"),
+        ("had my 42nd on the weekend, the kids made me a cake shaped like a fish haha. anyway "
+         "can u help me plan a fishing trip", "age", "41", "42"),
+        # 告别 negates nothing; 回老家 names where the user went home to
+        ("帮我写个朋友圈文案吧，就说我正式告别北漂、回老家长沙定居了，语气轻松一点", "city", "北京",
+         "长沙"),
+        ("查出来乳糜泻😭 以后只能吃无麸质的东西了，面条面包都不行，有什么主食可以替代？", "diet",
+         "not vegetarian", "gluten-free"),
+        # guards
+        ("Our team is partnering with Salesforce on an integration this quarter, can you "
+         "summarise what their Apex language is?", "employer", "Shopify", None),
+        ("我别搬到长沙了", "city", "北京", None),
     ],
 }
 

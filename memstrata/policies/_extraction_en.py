@@ -46,7 +46,7 @@ _VALUE_END = re.compile(
     r"november|december)|(?:a|one|two|three|a few|several)\s+\w+\s+(?:ago|back)|"
     # "in Brisbane about three weeks now", "in Leeds 3 months"
     r"(?:(?:about|around|almost|nearly|roughly)\s+)?(?:\w+\s+){0,2}?(?:days?|weeks?|months?|years?)"
-    r"(?=\s+(?:now|ago|already)\b|\s*[,.!;]|\s*$))\b.*$|[,;，；].*$",
+    r"(?=\s+(?:now|ago|already)\b|\s*[,.!;]|\s*$))\b.*$|[,;，；—–].*$",
     re.IGNORECASE,
 )
 _ROLE_END = re.compile(r"\s+(?:at|for|in|with)\s+.*$", re.IGNORECASE)
@@ -112,7 +112,7 @@ _MOVED = re.compile(
     rf"\b{_WE}(?:'ve| have)?\s+(?:just\s+|recently\s+|finally\s+|already\s+|also\s+|"
     r"officially\s+|now\s+|actually\s+)?"
     r"(?:moved|relocated|shifted|made\s+the\s+(?:big\s+)?move|ended\s+up\s+(?:moving|relocating))"
-    r"(?:\s+(?:back|over|house|home|across|permanently|for good))?\s+"
+    r"(?:\s+(?:back|over|house|home|across|permanently|for good|down|up|out))?\s+"
     r"(?:(?:away\s+)?(?:from|out of)\s+[^,;]+?\s+)?"
     r"(?:to|into\s+(?:(?:our|my|a|the)\s+)?(?:new\s+)?(?:flat|apartment|house|place|home)\s+in)"
     r"\s+(?P<v>.+)",

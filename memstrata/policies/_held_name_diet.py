@@ -109,7 +109,9 @@ def en_name(text: str, current: str) -> str | None:
     retired = {old} if re.search(
         rf"\b(?:nobody|no one|no-one|noone)\s+(?:actually\s+|really\s+|ever\s+)?(?:calls|uses|says)"
         rf"\s+me\s+{re.escape(current)}\b"
-        rf"|\bno\s+(?:more|longer)\s+{re.escape(current)}\b", text, re.I) else set()
+        rf"|\bno\s+(?:more|longer)\s+{re.escape(current)}\b"
+        # "decided to go by that everywhere now instead of Alexander"
+        rf"|\binstead\s+of\s+{re.escape(current)}\b", text, re.I) else set()
 
     def take(value: str) -> None:
         value = value.strip(" .,!;:")
@@ -388,7 +390,7 @@ def zh_diet(text: str, current: str) -> str | None:
     for label, said in (("vegan", r"纯素|全素"), ("keto", r"生酮|(?i:keto)"),
                         ("vegetarian", r"蛋奶素"),
                         ("halal", r"吃清真|清真饮食"),
-                        ("gluten-free", r"(?<!含)无麸质饮食|只吃无麸质"),
+                        ("gluten-free", r"(?<!含)无麸质饮食|只(?:能)?吃无麸质"),
                         ("not vegetarian", r"(?:啥|什么)都吃|荤素都吃|开荤")):
         if label != current and any(re.search(said, c) and not re.search(r"不|停|没|戒", c)
                                     for c in own):

@@ -109,6 +109,9 @@ _SENTENCE_GUARD = re.compile(
     r"spent\s+(?:\w+\s+){0,2}(?:years?|months?|decades?)\s+(?:\w+ing\s+)?(?:at|with|in)|"
     # a birthday to come: "stressing about turning 28", "not until November"
     r"(?:about|before|until|till)\s+turning|not\s+until|"
+    # another company the user's team works with: "partnering with Salesforce"
+    r"partner(?:ing|ed|s|ship)?\s+with|integration\s+with|"
+    r"(?:our|a|the|my)\s+(?:client|customer|vendor|supplier)s?\b|"
     # a plan said without "I'm": "Moving to Berlin — any tips?"
     r"^\s*(?:moving|relocating)\b|"
     r"(?:till|until)\s+(?:i|we)\s+(?:was|were)|(?<!['’]ve\s)(?<!have\s)\b(?:i|we)\s+lived\b|"
@@ -240,6 +243,8 @@ _WORD_NUMBER = re.compile(
 _MY_ORDINAL = re.compile(
     r"\bmy\s+(\d{1,3})(?:st|nd|rd|th)\b(?=\s*(?:[!.,🎂🎉]|$|\s+(?:birthday|b-?day|on|yesterday|"
     r"today|last|this|with|at|and|went|was|party)\b))", re.I)
+#: a birthday had, not one to come ("had my 42nd on the weekend")
+_HAD_MY = re.compile(r"\b(?:had|celebrated|survived)\s+my\s+\d{1,3}(?:st|nd|rd|th)\b", re.I)
 #: "as a 42 year old", "as a 42-year-old" - the user describing themselves
 _AS_AGE = re.compile(r"\bas\s+an?\s+(\d{1,3})[-\s]?(?:years?|yrs?)[-\s]?old\b(?![-\s]+(?:\w+\s+)?"
                      r"(?:son|daughter|kid|child|boy|girl|dog|cat|car|house|building))", re.I)
@@ -249,6 +254,9 @@ _AGE_TO_BE = re.compile(r"\b(?:will|would|'ll|going to|gonna|next|someday|one da
 #: "Now that I'm thirty", "now that im 20"
 _NOW_THAT_AGE = re.compile(r"\bnow\s+that\s+i(?:['’]?m|\s+am)\s+"
                            r"(?:\d{1,3}|[a-z]+(?:[-\s][a-z]+)?)\b", re.I)
+_NOW_THAT_SETTLED = re.compile(
+    r"\b(?i:now\s+that\s+(?:i|we)(?:['’]?ve|\s+have)?\s+(?:finally\s+|just\s+)?"
+    rf"(?:settled|moved|relocated)\s+(?:in|into|to))\s+(?P<v>{_NAME})")
 #: the user moved to where the text is about: "I shifted here from Mumbai"
 _MOVED_HERE = re.compile(r"\b(?:i|we)(?:['’]ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?"
                          r"(?:moved|shifted|relocated)\s+(?:over\s+)?here\b"
@@ -308,7 +316,8 @@ _ZH_CLAUSE_GUARD = re.compile(
     r"第一份工作|"
     r"(?<!回)老家|"
     # a negation, not 不少 / 不错 / 不久 / 不到 / 不过 / 没多久 (房租比之前便宜不少)
-    rf"快要|就要|将要|没(?!多久|几天)|不(?!少|错|久|到|过)|别|未|"
+    # (别 inside a word negates nothing: 告别北漂, 特别, 区别)
+    rf"快要|就要|将要|没(?!多久|几天)|不(?!少|错|久|到|过)|(?<![告特分区差性级类识])别(?![人的处])|未|"
     rf"(?<![和跟与同])(?:{_ZH_OTHERS})(?!们?(?:给|为|帮|替|陪)我)")
 #: someone else's birthday or age: 我儿子今天生日, 我弟弟满三十岁了
 _ZH_OTHERS_AGE = re.compile(rf"(?<![和跟与同])(?:{_ZH_OTHERS})(?!们?(?:给|为|帮|替|陪)我)"
@@ -319,7 +328,7 @@ _ZH_STOP = r"我你他她它们这那哪边个一了的是在和与也都还就�
 _ZH_X = rf"(?P<v>(?:(?![{_ZH_STOP}])[\u4e00-\u9fffA-Za-z]){{2,6}}?)"
 _ZH_END = (r"(?=[，,。！!；;、\s了啦的]|$|[来去](?=[了啦，,。！!；;\s]|$)|"
            r"第(?=[一二两三四五六七八九十\d])|上班|工作|住(?=[下了啦喇，,。！!；;\s]|$)|"
-           r"定居|安家|落户|生活|发展|已经|"
+           r"定居|安家|落户|生活|发展|已经|安顿|落脚|"
            r"快(?=[一二两三四五六七八九十几半\d])|"
            r"[一二两三四五六七八九十几半\d]+个?多?(?:天|周|星期|月|年))")
 _ZH_PLACES = {
@@ -330,6 +339,7 @@ _ZH_PLACES = {
                    rf"(?i:move|moved|relocate)\s*到|(?i:base)\s*(?:在|到)?)了?{_ZH_X}(?:市)?"
                    rf"{_ZH_END}"),
         re.compile(rf"{_ZH_X}(?:市)?(?:是|成了|就是)(?:我们?的)?新家"),
+        re.compile(rf"回(?:到)?老家\s*{_ZH_X}{_ZH_END}"),
     ),
     "employer": (
         re.compile(rf"在{_ZH_X}(?:公司)?(?:做|上班|工作|任职|当|干)(?!什么)"),
@@ -548,7 +558,7 @@ def _en_change_of(text: str, attribute: str, current: str) -> str | None:
         # "My kids threw me a surprise party for my 40th": others in the clause, the
         # ordinal the user's own
         ages |= {int(m[1]) for sentence in _SENTENCES.split(text)
-                 if not _SENTENCE_GUARD.search(sentence)
+                 if not _SENTENCE_GUARD.search(sentence) or _HAD_MY.search(sentence)
                  for m in _MY_ORDINAL.finditer(sentence) if now < int(m[1]) <= now + 5}
         # "as a 42 year old who just had a birthday, is it too late to learn the piano?":
         # the user's age said of themselves, in a question too - not in a plan or a wish
@@ -584,6 +594,12 @@ def _en_change_of(text: str, attribute: str, current: str) -> str | None:
     if not new and attribute == "city":
         new = {_norm(v): v for c in clauses for v in _en_cities(c)
                if _norm(v) != _norm(current)}
+    if not new and attribute == "city" and not _TEXT_GUARD.search(text):
+        # "now that i've finally settled in Glasgow can u find me ...?": what the question
+        # takes for granted
+        settled = {_norm(m["v"]): m["v"] for m in _NOW_THAT_SETTLED.finditer(text)
+                   if _norm(m["v"]) != _norm(current)}
+        new = settled if len(settled) == 1 else new
     if not new and attribute == "city" and not _TEXT_GUARD.search(text) and any(
             not _CLAUSE_GUARD.search(_CLAUSES.split(sentence[m.start():])[0])
             and not _OTHERS.search(sentence)

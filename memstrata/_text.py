@@ -114,6 +114,11 @@ def content_words(text: str) -> list[str]:
     ]
 
 
+def forget_cached() -> None:
+    """Drop the stemmer's cached words (a forgotten memory's words among them)."""
+    _stem.cache_clear()
+
+
 @lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
     if not word.isascii():

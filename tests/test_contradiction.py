@@ -179,3 +179,23 @@ def test_with_an_llm_a_contradiction_in_other_words_is_put_to_the_model(
     # offline, the same pair is not a candidate: the rules need shared words
     assert relation("I don't have any pets.", "I walk my dog twice a day.", cosine=0.31) \
         == "compatible"
+
+
+def test_forgetting_a_memory_drops_what_the_rules_cached_of_its_text(
+        sqlite_manager: MemoryManager, clock):
+    """Forget means forgotten: the contradiction rules cache readings by text (the
+    conflicts job judges thousands of pairs), and those caches are emptied when a memory
+    is forgotten - no copy of what the user said stays in the process."""
+    from memstrata import _text
+    from memstrata.policies import contradiction
+
+    first = sqlite_manager.remember("u", "My salary at Zorblax Dynamics is $85k a year.")
+    clock.advance(days=1)
+    sqlite_manager.remember("u", "My salary at Zorblax Dynamics is $120,000 a year.")
+    Consolidator(sqlite_manager).run("conflicts", user_id="u")
+    caches = (contradiction._reading, contradiction._tokens, contradiction._measured,
+              contradiction._numerals, contradiction._stable_facts, _text._stem)
+    assert any(c.cache_info().currsize for c in caches)
+    assert first.record_id is not None
+    sqlite_manager.forget("u", first.record_id)
+    assert all(c.cache_info().currsize == 0 for c in caches)

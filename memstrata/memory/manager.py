@@ -100,6 +100,16 @@ class ManagerState(Enum):
     CLOSED = "closed"
 
 
+def _forget_text_caches() -> None:
+    """The readings the policies cached by text (the contradiction rules', the stemmer's
+    words) are dropped with a forgotten memory: recomputing them costs microseconds."""
+    from memstrata import _text
+    from memstrata.policies import contradiction
+
+    contradiction.forget_cached()
+    _text.forget_cached()
+
+
 @functools.lru_cache(maxsize=4)
 def default_embedder(model_path: Path | None = None) -> Embedder:
     """The packaged all-MiniLM-L6-v2 (or the model folder given), shared by the managers
@@ -545,6 +555,7 @@ class MemoryManager:
             embedder = self.embedder
         if isinstance(embedder, CachingEmbedder):
             embedder.forget_cached(what.texts)
+        _forget_text_caches()
         self.db.after_erasure()
         return ids
 
@@ -647,6 +658,7 @@ class MemoryManager:
         counts["working_sessions"] = self._working.drop_user(user_id)
         if self._longterm is not None:
             self._longterm.forget_cached(None)
+        _forget_text_caches()
         self.db.after_erasure()
         return counts
 

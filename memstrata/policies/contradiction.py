@@ -149,6 +149,13 @@ def _reading(text: str) -> tuple[tuple[Slot, ...], str | None]:
     return slots, replaced
 
 
+def forget_cached() -> None:
+    """Drop every reading this module cached by text (called when a user's memories are
+    forgotten: no copy of what they said may stay in the process)."""
+    for cached in (_reading, _tokens, _measured, _numerals, _stable_facts):
+        cached.cache_clear()
+
+
 def read_slots(text: str) -> tuple[Slot, ...]:
     """Single-valued attributes the fast extractor can read from a text."""
     return _reading(text)[0]
@@ -259,6 +266,7 @@ _STABLE_ZH: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
+@lru_cache(maxsize=65536)
 def _stable_facts(text: str) -> dict[str, str]:
     if is_cjk(text):  # (not _strip_cues: its 都 would take 成都 apart)
         from memstrata.policies._extraction_zh import to_simplified
@@ -276,6 +284,7 @@ def _stable_facts(text: str) -> dict[str, str]:
     return out
 
 
+_ZH_NUMERAL_CHAR = re.compile(r"[零〇一二两三四五六七八九十百千万亿米]")
 _MONTHS = {m: n for n, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), 1)}
 
 
@@ -300,6 +309,7 @@ def _stable_conflict(a: str, b: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=65536)
 def _measured(text: str) -> dict[str, frozenset[str]]:
     """The numbers of ``text`` by what they measure."""
     text = _numerals(text)
@@ -316,9 +326,10 @@ def _measured(text: str) -> dict[str, frozenset[str]]:
     return {k: frozenset(v) for k, v in out.items()}
 
 
+@lru_cache(maxsize=65536)
 def _numerals(text: str) -> str:
     """Chinese numerals as digits (cn2an: 一万五 -> 15000), a height 1米68 as 168."""
-    if not is_cjk(text):
+    if not is_cjk(text) or not _ZH_NUMERAL_CHAR.search(text):
         return text
     try:
         import cn2an
@@ -662,6 +673,7 @@ _QUALITY_PAIRS = (
     ("高", "矮"), ("便宜", "贵"), ("整洁", "乱"), ("闲", "忙"),
 )
 _QUALITIES = tuple((a, b) for x, y in _QUALITY_PAIRS for a, b in ((x, y), (y, x)))
+_QUALITY_WORDS = tuple((re.compile(rf"\b{x}\b"), re.compile(rf"\b{y}\b")) for x, y in _QUALITIES)
 #: verbs of liking: a quality of the object, not the subject - the object must be shared
 _ZH_LIKING = (("喜欢", "讨厌"), ("爱", "讨厌"), ("喜欢", "受不了"), ("爱吃", "讨厌"))
 #: the subject of an English quality: "I'm (a/an/very ...)", "my <thing> is"
@@ -702,9 +714,8 @@ def _opposite_quality(a: str, b: str) -> tuple[str, str] | None:
     ca, cb = _clauses(la)[0], _clauses(lb)[0]
     if _clause_negated(ca) or _clause_negated(cb):
         return None
-    for x, y in _QUALITIES:
-        if re.search(rf"\b{x}\b", ca) and re.search(rf"\b{y}\b", cb) \
-                and not re.search(rf"\b{y}\b", ca) and not re.search(rf"\b{x}\b", cb):
+    for (x, y), (px, py) in zip(_QUALITIES, _QUALITY_WORDS, strict=True):
+        if px.search(ca) and py.search(cb) and not py.search(ca) and not px.search(cb):
             return x, y
     return None
 

@@ -191,8 +191,10 @@ _ZH_X = r"[^，,。！!；;？?]"
 #: where the user lives now, verb after the place: 我在上海定居了 / 我现在在上海住 / 我住上海
 _ZH_SETTLED = re.compile(
     rf"我{_ZH_WHEN}(?:在|到)(?P<v>{_ZH_X}{{1,12}}?)(?:定居|安家|落户|安顿|住|生活)(?:下来|下)?了?"
-    rf"(?:[。！!~]|$)|我{_ZH_WHEN}(?:落户|(?<=现在|目前|如今)住)(?!在)(?P<v2>{_ZH_X}{{1,12}}?)了?"
+    rf"(?:[。！!~]|$)|我{_ZH_WHEN}(?:落户|(?<=现在|目前|如今)住)(?!在|的)(?P<v2>{_ZH_X}{{1,12}}?)了?"
     r"(?:[。！!~]|$)"
+    # 杭州是我目前住的城市
+    rf"|^(?P<v3>{_ZH_X}{{2,8}}?)(?:市)?是我(?:现在|目前|如今)?(?:住|生活|居住)的(?:城市|地方)"
 )
 #: a job change, then where: 我换工作了，现在在阿里巴巴 / 我辞职了，去了阿里巴巴
 _ZH_JOB_SWITCH = re.compile(r"换了?(?:一份|份)?(?:新)?工作|辞职|离职|跳槽|辞了工作")
@@ -402,7 +404,8 @@ def _chinese(s: str) -> Extracted | None:
                          _slot("age", _zh_age(m["v"] or m["v2"])), correction=True)
     for pattern, rule in ((_ZH_MOVED, "moved"), (_ZH_SETTLED, "city"), (_ZH_LIVE_STRICT, "city")):
         m = pattern.search(s)
-        value = _zh_value(m["v"] or m.groupdict().get("v2") or "") if m else ""
+        value = _zh_value(m["v"] or m.groupdict().get("v2") or m.groupdict().get("v3") or "") \
+            if m else ""
         if value:  # 搬回家了 / 在酒店住 name no city: nothing is read
             return Extracted(s, MemoryType.PROFILE, 0.9, rule, _slot("city", value),
                              correction=pattern is not _ZH_LIVE_STRICT or "现在" in s)

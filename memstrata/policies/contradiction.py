@@ -255,6 +255,11 @@ _STABLE_EN: tuple[tuple[str, re.Pattern[str]], ...] = (
                             r"[A-Za-z]+)", re.I)),
     ("blood type", re.compile(r"\bblood\s+type\s+(?:is\s+)?(?P<v>(?:AB|A|B|O)[+-]?)\b"
                               r"|\b(?P<v2>(?:AB|A|B|O)[+-]?)\s+blood\b")),
+    ("native language", re.compile(r"\b(?i:my\s+(?:first\s+language|mother\s+tongue|native\s+"
+                                   r"language)\s+is)\s+(?P<v>[A-Z][a-z]+)")),
+    ("star sign", re.compile(r"\b(?i:i'm\s+an?|i\s+am\s+an?|my\s+(?:star\s+|zodiac\s+)?sign\s+is)"
+                             r"\s+(?P<v>Aries|Taurus|Gemini|Cancer|Leo|Virgo|Libra|Scorpio|"
+                             r"Sagittarius|Capricorn|Aquarius|Pisces)\b")),
 )
 _STABLE_ZH: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("birthplace", re.compile(r"在(?P<v>[\u4e00-\u9fff]{2,6}?)出生"
@@ -263,6 +268,11 @@ _STABLE_ZH: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("hometown", re.compile(r"老家(?:在|是)(?P<v>[\u4e00-\u9fff]{2,6}?)(?:的|$|[，,。])")),
     ("blood type", re.compile(r"血型是?(?P<v>AB|A|B|O)型?|(?P<v2>AB|A|B|O)型血")),
     ("birthday", re.compile(r"生日是?(?P<v>\d{1,2}月\d{1,2}[日号])")),
+    ("star sign", re.compile(r"(?:星座是|我是)(?P<v>[\u4e00-\u9fff]{1,3})座")),
+    ("spouse's name", re.compile(r"我(?:老婆|老公|妻子|丈夫|太太|先生|爱人)(?:的)?(?:名字)?叫"
+                                 r"(?P<v>[\u4e00-\u9fff]{2,3})")),
+    ("only car", re.compile(r"唯一的车是(?:一?辆)?(?P<v>[\u4e00-\u9fffA-Za-z]{2,8})")),
+    ("native language", re.compile(r"(?:母语|第一语言)是(?P<v>[\u4e00-\u9fff]{2,5}?)(?:语|话|文)")),
 )
 
 
@@ -271,12 +281,13 @@ def _stable_facts(text: str) -> dict[str, str]:
     if is_cjk(text):  # (not _strip_cues: its 都 would take 成都 apart)
         from memstrata.policies._extraction_zh import to_simplified
 
-        text, patterns = _numerals(to_simplified(text)), _STABLE_ZH
+        text, patterns = to_simplified(text), _STABLE_ZH
     else:
         patterns = _STABLE_EN
     out: dict[str, str] = {}
     for name, pattern in patterns:
-        m = pattern.search(text)
+        # numerals as digits only for a date (cn2an also turns 唯一 into 唯1)
+        m = pattern.search(_numerals(text) if name == "birthday" else text)
         if m:
             value = next(v for k, v in m.groupdict().items() if v)
             value = re.sub(r"^(?:我|是)*在?", "", value)  # 我是在高雄出生的: 高雄
@@ -668,11 +679,15 @@ _QUALITY_PAIRS = (
     ("quiet", "noisy"), ("quiet", "loud"), ("calm", "noisy"), ("single", "married"),
     ("tidy", "messy"), ("neat", "messy"), ("patient", "impatient"), ("healthy", "unhealthy"),
     ("easy", "exhausting"), ("relaxed", "stressful"), ("cheap", "expensive"),
+    ("left-handed", "right-handed"), ("terrible", "excellent"), ("terrible", "great"),
+    ("awful", "great"), ("bad", "good"), ("poor", "excellent"), ("weak", "strong"),
     ("早睡早起", "夜猫子"), ("早起", "夜猫子"), ("内向", "外向"), ("安静", "吵"), ("安静", "热闹"),
     ("轻松", "辛苦"), ("轻松", "累"), ("干性", "油性"), ("单身", "已婚"), ("胖", "瘦"),
-    ("高", "矮"), ("便宜", "贵"), ("整洁", "乱"), ("闲", "忙"),
+    ("高", "矮"), ("便宜", "贵"), ("整洁", "乱"), ("闲", "忙"), ("好", "差"), ("左撇子", "右撇子"),
 )
 _QUALITIES = tuple((a, b) for x, y in _QUALITY_PAIRS for a, b in ((x, y), (y, x)))
+#: judgements whose object follows them: the same object, or no contradiction
+_EVALUATIVE = frozenset("terrible excellent great awful bad good poor weak strong".split())
 _QUALITY_WORDS = tuple((re.compile(rf"\b{x}\b"), re.compile(rf"\b{y}\b")) for x, y in _QUALITIES)
 #: verbs of liking: a quality of the object, not the subject - the object must be shared
 _ZH_LIKING = (("喜欢", "讨厌"), ("爱", "讨厌"), ("喜欢", "受不了"), ("爱吃", "讨厌"))
@@ -715,7 +730,10 @@ def _opposite_quality(a: str, b: str) -> tuple[str, str] | None:
     if _clause_negated(ca) or _clause_negated(cb):
         return None
     for (x, y), (px, py) in zip(_QUALITIES, _QUALITY_WORDS, strict=True):
-        if px.search(ca) and py.search(cb) and not py.search(ca) and not px.search(cb):
+        mx, my = px.search(ca), py.search(cb)
+        if mx and my and not py.search(ca) and not px.search(cb):
+            if x in _EVALUATIVE and ca[mx.end():].split()[:1] != cb[my.end():].split()[:1]:
+                continue  # "a good cook" / "a bad driver": two things judged
             return x, y
     return None
 

@@ -23,7 +23,7 @@ RESULTS = REPO / "benchmarks" / "results"
 #: the blind splits after the sixth whose first looks the README lists
 FORMATION_LATER = range(7, 28)
 KU_LATER = range(7, 20)
-CONTRADICTION_BLIND = range(1, 3)
+CONTRADICTION_BLIND = range(1, 4)
 README = REPO / "README.md"
 START = "<!-- figures:start -->"
 END = "<!-- figures:end -->"

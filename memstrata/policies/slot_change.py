@@ -361,21 +361,23 @@ _ZH_STARTED = re.compile(r"(?:我|刚|已经|正式|今天|昨天|这周|上周|
                          r"[^，,。！!；;]{0,6}(?:报到|入职|(?i:onboard))\s*了?"
                          r"(?:[，,。！!；;]|$)")
 #: where the user is now, just after starting: 邮件签名…现在是 字节跳动 产品经理，上周一刚入职
-_ZH_NOW_AT = re.compile(rf"现在(?:是|在)在?\s*{_ZH_X}(?=\s|了|[，,。！!；;]|$)")
+_ZH_NOW = r"现在(?:是|在)在?\s*"
+_ZH_NOW_AT = re.compile(rf"{_ZH_NOW}{_ZH_X}(?=\s|了|[，,。！!；;]|$)")
 
 
 #: 最近换工作了 / 跳槽了: the job changed, so where the user is now is the employer
 _ZH_CHANGED_JOB = re.compile(r"换了?(?:份|个)?(?:工作|公司|东家|单位)了?|跳槽了")
-_ZH_NOW_AT_LATIN = re.compile(r"现在(?:是|在)在?\s*(?P<v>[A-Za-z][A-Za-z&.]{1,30})"
-                              r"(?=[\u4e00-\u9fff\s，,。！!；;]|$)")
-_ZH_SWITCHED_TO = re.compile(
-    r"(?i:\bI\s+(?:just\s+)?(?:switched|moved|jumped(?:\s+ship)?)\s+(?:over\s+)?to|\bjoin(?:ed)?"
-    r"\s*了?)\s*"
-    rf"{_ZH_X}{_ZH_END}")
+#: a Latin name in a Chinese text runs up to the Chinese after it
+_LATIN_NAME = r"(?P<v>[A-Za-z][A-Za-z&.]{1,30})(?=[\u4e00-\u9fff\s，,。！!；;]|$)"
+_ZH_NOW_AT_LATIN = re.compile(_ZH_NOW + _LATIN_NAME)
+#: English verbs of a new employer in a Chinese text
+_EN_SWITCHED = (r"(?i:\bI\s+(?:just\s+)?(?:switched|moved|jumped(?:\s+ship)?)\s+(?:over\s+)?to"
+                r"|\bjoin(?:ed)?\s*了?)\s*")
+_ZH_SWITCHED_TO = re.compile(rf"{_EN_SWITCHED}{_ZH_X}{_ZH_END}")
 #: ... with a Latin name, which may be longer than a Chinese one (刚 join 了 McKinsey)
 _ZH_SWITCHED_TO_LATIN = re.compile(
-    r"(?i:\bI\s+(?:just\s+)?(?:switched|moved|jumped(?:\s+ship)?)\s+(?:over\s+)?to|\bjoin(?:ed)?"
-    r"\s*了?)\s*(?P<v>[A-Z][A-Za-z&.]{1,30}(?:\s+[A-Z][A-Za-z&.]+)*)(?=[\u4e00-\u9fff\s，,。！!；;]|$)")
+    _EN_SWITCHED + r"(?P<v>[A-Z][A-Za-z&.]{1,30}(?:\s+[A-Z][A-Za-z&.]+)*)"
+    r"(?=[\u4e00-\u9fff\s，,。！!；;]|$)")
 #: 今天是在美团的第一天 - read only beside a word of work (not a trip's first day)
 _ZH_FIRST_DAY = re.compile(rf"在{_ZH_X}的?第一(?:天|周)")
 _ZH_WORK_WORD = re.compile(r"offer|工位|入职|工牌|工卡|同事|上班|报到|onboard", re.I)

@@ -55,8 +55,9 @@ twenty-second, written blind after heldout21's were (96 cases), ``--heldout23`` 
 twenty-third, written blind after heldout22's were (96 cases), ``--heldout24`` a
 twenty-fourth, written blind after heldout23's were (96 cases), ``--heldout25`` a
 twenty-fifth, written blind after heldout24's were (96 cases), ``--heldout26`` a
-twenty-sixth, written blind after heldout25's were (96 cases), and ``--heldout27`` a
-twenty-seventh, written blind after heldout26's were (96 cases).
+twenty-sixth, written blind after heldout25's were (96 cases), ``--heldout27`` a
+twenty-seventh, written blind after heldout26's were (96 cases), and ``--heldout28`` a
+twenty-eighth, written blind after heldout27's were (96 cases).
 
 ``--updates4`` evaluates a fourth knowledge-update split (``data/knowledge_update_heldout4.json``,
 40 cases, 22 English / 18 Chinese), written blind after heldout3's knowledge-update misses
@@ -79,8 +80,10 @@ written blind after heldout18's, ``--updates14`` a fourteenth (40 cases), writte
 blind after heldout19's, ``--updates15`` a fifteenth (40 cases), written blind after
 heldout20's, ``--updates16`` a sixteenth (40 cases), written blind after heldout21's,
 ``--updates17`` a seventeenth (40 cases), written blind after heldout22's,
-``--updates18`` an eighteenth (40 cases), written blind after heldout23's, and
-``--updates19`` a nineteenth (40 cases), written blind after heldout24's.
+``--updates18`` an eighteenth (40 cases), written blind after heldout23's,
+``--updates19`` a nineteenth (40 cases), written blind after heldout24's, and
+``--updates20`` a twentieth (40 cases), written blind after heldout27's, with no
+knowledge-update change since heldout19's first look.
 """
 
 from __future__ import annotations
@@ -111,8 +114,8 @@ UPDATES_LOOK = RESULTS / "knowledge_update_heldout3_first_look.json"
 #: docstring says what each followed): ``--heldoutN`` evaluates
 #: ``data/formation_changes_heldoutN.json``, ``--updatesN``
 #: ``data/knowledge_update_heldoutN.json``, and each writes its first look once
-FORMATION_SPLITS = range(4, 28)
-UPDATE_SPLITS = range(4, 20)
+FORMATION_SPLITS = range(4, 29)
+UPDATE_SPLITS = range(4, 21)
 
 
 def _formation_split(n: int) -> tuple[Path, Path]:

@@ -67,7 +67,8 @@ _DIGITS = re.compile(
     r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])|(?<=[^\x00-\x7f])\d+(?:\.\d+)?|\d+(?=[^\x00-\x7f])"
 )
 _EN_WORD = re.compile(r"[a-z0-9@._'-]+|[^\x00-\x7f]")
-_LEAD_FILLER = re.compile(r"^(?:please|kindly|ok(?:ay)?|so|and|also|well)\b[,\s]*", re.IGNORECASE)
+_LEAD_FILLER = re.compile(r"^(?:please|kindly|ok(?:ay)?|so|and|also|well|honestly|frankly|tbh|"
+                          r"to be honest|personally)\b[,\s]*", re.IGNORECASE)
 #: phrases that mark a change; removed before comparing the statements themselves
 _CUE_PHRASES = re.compile(
     r"\b(?:actually|from now on|going forward|in (?:the )?future|anymore|any more|"
@@ -239,6 +240,10 @@ _MEASURES: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = (
      re.compile(r"(?:体重|\bweigh\b)\s*$", re.I)),
     ("age", re.compile(r"^\s*(?:years?\s+old|yo)\b|^\s*(?:岁|周岁)", re.I), re.compile(r"(?!)")),
 )
+#: an English number word, read as digits where it measures something
+_MEASURE_NUMBER_WORD = re.compile(
+    r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|fifty)"
+    r"\b", re.I)
 #: words that only say what is measured; they do not make two statements about one thing
 _MEASURE_WORDS = frozenset(
     "salary make earn paid pay cost costs rent floor tall height weigh kid kids child children "
@@ -250,9 +255,12 @@ _MEASURE_WORDS = frozenset(
 _STABLE_EN: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("birthplace", re.compile(r"\b(?i:i\s+was\s+born\s+(?:and\s+raised\s+)?in)\s+"
                               r"(?P<v>[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?)")),
-    ("birthday", re.compile(r"\bmy\s+(?:birthday|bday|b-day)(?:'s|\s+is)\s+(?:on\s+)?(?:the\s+)?"
-                            r"(?P<v>[A-Za-z]+\.?\s+\d{1,2}|\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?"
-                            r"[A-Za-z]+)", re.I)),
+    ("birthday", re.compile(r"\bmy\s+(?:birthday|bday|b-day)(?:'s|\s+is)\s+(?:on\s+|in\s+)?"
+                            r"(?:the\s+)?(?P<v>[A-Za-z]+\.?\s+\d{1,2}|\d{1,2}(?:st|nd|rd|th)?\s+"
+                            r"(?:of\s+)?[A-Za-z]+|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
+                            r"[a-z]*\b)", re.I)),
+    ("spouse's name", re.compile(r"\b(?i:my\s+(?:wife|husband|spouse)(?:'?s\s+name\s+is|\s+is\s+"
+                                 r"(?:called|named)))\s+(?P<v>[A-Z][a-z]+)")),
     ("blood type", re.compile(r"\bblood\s+type\s+(?:is\s+)?(?P<v>(?:AB|A|B|O)[+-]?)\b"
                               r"|\b(?P<v2>(?:AB|A|B|O)[+-]?)\s+blood\b")),
     ("native language", re.compile(r"\b(?i:my\s+(?:first\s+language|mother\s+tongue|native\s+"
@@ -267,7 +275,7 @@ _STABLE_ZH: tuple[tuple[str, re.Pattern[str]], ...] = (
                               r"|(?P<v2>[\u4e00-\u9fff]{2,4})出生的?")),
     ("hometown", re.compile(r"老家(?:在|是)(?P<v>[\u4e00-\u9fff]{2,6}?)(?:的|$|[，,。])")),
     ("blood type", re.compile(r"血型是?(?P<v>AB|A|B|O)型?|(?P<v2>AB|A|B|O)型血")),
-    ("birthday", re.compile(r"生日是?(?P<v>\d{1,2}月\d{1,2}[日号])")),
+    ("birthday", re.compile(r"生日(?:是|在)?(?P<v>\d{1,2}月(?:\d{1,2}[日号])?)")),
     ("star sign", re.compile(r"(?:星座是|我是)(?P<v>[\u4e00-\u9fff]{1,3})座")),
     ("spouse's name", re.compile(r"我(?:老婆|老公|妻子|丈夫|太太|先生|爱人)(?:的)?(?:名字)?叫"
                                  r"(?P<v>[\u4e00-\u9fff]{2,3})")),
@@ -301,12 +309,20 @@ _MONTHS = {m: n for n, m in enumerate("jan feb mar apr may jun jul aug sep oct n
 
 def _same_value(name: str, a: str, b: str) -> bool:
     """The same value said two ways ("March 14" / "14th of March"; 四川成都 / 成都)."""
-    if name == "birthday" and not is_cjk(a):
-        def day(v: str) -> tuple[int, str] | None:
+    if name == "birthday":
+        # a month alone ("in October", 在十一月) is compared with the month of a full date
+        def day(v: str) -> tuple[int | None, int | None]:
+            if is_cjk(v):
+                m = re.match(r"(\d+)月(?:(\d+))?", v)
+                return (None, None) if m is None else \
+                    (int(m[1]), None if m[2] is None else int(m[2]))
             month = next((n for m, n in _MONTHS.items() if re.search(rf"\b{m}", v)), None)
             digits = re.search(r"\d+", v)
-            return None if month is None or digits is None else (month, digits.group(0))
-        return day(a) == day(b) and day(a) is not None
+            return month, None if digits is None else int(digits.group(0))
+        (ma, da), (mb, db) = day(a), day(b)
+        if ma is None or mb is None:
+            return a == b
+        return ma == mb and (da is None or db is None or da == db)
     return a == b or a.endswith(b) or b.endswith(a)
 
 
@@ -324,6 +340,10 @@ def _stable_conflict(a: str, b: str) -> str | None:
 def _measured(text: str) -> dict[str, frozenset[str]]:
     """The numbers of ``text`` by what they measure."""
     text = _numerals(text)
+    if not is_cjk(text):  # "three kids" is 3 kids
+        text = _COMPOUND_NUMBER.sub(lambda m: str(_TENS_WORDS[m["t"].lower()]
+                                                  + int(_NUMBER_WORDS[m["u"].lower()])), text)
+        text = _MEASURE_NUMBER_WORD.sub(lambda m: _NUMBER_WORDS[m.group(0).lower()], text)
     out: dict[str, set[str]] = {}
     for m in re.finditer(r"\d+(?:[.,]\d+)*", text):
         value = m.group(0).replace(",", "")
@@ -361,7 +381,8 @@ def _measure_conflict(a: str, b: str) -> str | None:
             continue
         # the user's own measures need no thing in common - unless someone else is named
         personal = name in ("height", "weight", "age", "children") \
-            and not _OTHER_PERSON.search(a) and not _OTHER_PERSON.search(b)
+            and not _OTHER_PERSON.search(_JOINT.sub("", a)) \
+            and not _OTHER_PERSON.search(_JOINT.sub("", b))
         if personal or _thing_overlap(a, b):
             return f"a different {name} ({', '.join(sorted(ma[name]))} vs " \
                    f"{', '.join(sorted(mb[name]))})"
@@ -372,6 +393,12 @@ _OTHER_PERSON = re.compile(
     r"\b(?:my|our|his|her|their)\s+(?:sister|brother|mom|mum|mother|dad|father|friend|son|"
     r"daughter|cousin|wife|husband|partner|boss|colleague|neighbou?r|roommate)s?\b|"
     r"\b(?:he|she|they)\b|他|她|姐|哥|弟|妹|朋友|同事|老公|老婆|爸|妈|儿子|女儿|大儿|小儿", re.I)
+
+
+#: the user with someone else as one subject ("My husband and I have two children",
+#: 我和老公有两个孩子): the user's own measure, not another person's
+_JOINT = re.compile(r"\b(?:my|our)\s+\w+\s+and\s+i\b|\bi\s+and\s+my\s+\w+\b|"
+                    r"我(?:和|跟)(?:老公|老婆|爱人|先生|太太|丈夫|妻子|对象)", re.I)
 
 
 _ZH_MEASURING = re.compile(r"[\d\W]|我|的|了|是|有|个|每|月|块|元|花|工资|月薪|收入")
@@ -417,7 +444,7 @@ _AUXILIARIES = frozenset(
     always usually normally often sometimes am i'm im 'm is are was were be can can't cannot
     could couldn't will won't would wouldn't should shouldn't must mustn't might may need
     needn't isn't aren't wasn't weren't didn't haven't hasn't hadn't absolutely definitely
-    truly currently now actually ever""".split()
+    truly currently now actually ever already even""".split()
 )
 #: verbs of liking and disliking: one of each is the same predicate with opposite sign
 _PREFERENCE_VERBS = frozenset(
@@ -426,9 +453,14 @@ _PREFERENCE_VERBS = frozenset(
 )
 
 
+#: a time said before the subject ("As a kid I could already swim"): not the subject
+_WHEN_LEAD = re.compile(r"^(?:as\s+an?\s+(?:kid|child|teen(?:ager)?|student)|growing\s+up|"
+                        r"when\s+i\s+was\s+(?:a\s+)?(?:kid|child|little|young(?:er)?))[,\s]+")
+
+
 def _predicate(text: str) -> str | None:
     """The main verb (or adjective) after the subject: "I don't really like X" -> like."""
-    words: list[str] = re.findall(r"[a-z']+", _strip_cues(text).casefold())
+    words: list[str] = re.findall(r"[a-z']+", _WHEN_LEAD.sub("", _strip_cues(text).casefold()))
     if not words or words[0] not in _SUBJECTS:
         return None
     rest = words[1:]
@@ -577,7 +609,7 @@ def contradiction(older: Item, newer: Item) -> str | None:
     opposite = _opposite_quality(older.content, newer.content)
     if opposite is not None:
         return f"the opposite said of the same subject ({opposite[0]!r} vs {opposite[1]!r})"
-    if swap is not None:
+    if swap is not None and not _other_verb(*swap):
         exclusive = _EXCLUSIVE.search(older.content) or _EXCLUSIVE.search(newer.content)
         if exclusive or newer.correction or is_correction_text(newer.content):
             return f"same statement with a different value ({swap[0]!r} vs {swap[1]!r})"
@@ -598,7 +630,7 @@ _ZH_CLAUSES = re.compile(
 _PAST = re.compile(r"\b(?:used to|formerly|in the past|as a (?:kid|child|student)|years ago|"
                    r"back then|once)\b|以前|过去|小时候|曾经|从前|当年", re.IGNORECASE)
 _ZH_NEGATION_CORE = re.compile(
-    r"没有|从来不|从来|从不|不再|已经|不|没|别|未|再|从|有|好?几次|[\d一两二三四五六七八九十]+次|"
+    r"没有任何|没有|从来不|从来|从不|不再|已经|不|没|别|未|再|从|有|任何|好?几次|[\d一两二三四五六七八九十]+次|"
     r"[一两二三四五六七八九十几]?[个只辆台本张件位条双]"
 )
 _ZH_AVERSION = re.compile(r"讨厌|厌恶|受不了")
@@ -638,7 +670,10 @@ def _negation_flip(a: str, b: str) -> bool:
         for cb in _clauses(b):
             if _clause_negated(ca) == _clause_negated(cb):
                 continue
-            if (_PAST.search(ca) is None) != (_PAST.search(cb) is None):
+            # (a time split off into a clause of its own - "I couldn't swim, as a kid" -
+            # still holds for the statement: then the statements' times are compared)
+            if (_PAST.search(ca) is None) != (_PAST.search(cb) is None) \
+                    and (_PAST.search(a) is None) != (_PAST.search(b) is None):
                 continue
             if is_cjk(ca) or is_cjk(cb):
                 if _cjk_same_but_negation(ca, cb):
@@ -676,6 +711,7 @@ _QUALITY_PAIRS = (
     ("early riser", "night owl"), ("morning person", "night owl"), ("introverted", "extroverted"),
     ("introvert", "extrovert"), ("introverted", "outgoing"), ("shy", "outgoing"),
     ("strict", "lenient"), ("tiny", "huge"), ("small", "huge"), ("tiny", "big"),
+    ("tiny", "enormous"), ("small", "enormous"), ("easy", "difficult"), ("easy", "hard"),
     ("quiet", "noisy"), ("quiet", "loud"), ("calm", "noisy"), ("single", "married"),
     ("tidy", "messy"), ("neat", "messy"), ("patient", "impatient"), ("healthy", "unhealthy"),
     ("easy", "exhausting"), ("relaxed", "stressful"), ("cheap", "expensive"),
@@ -684,6 +720,7 @@ _QUALITY_PAIRS = (
     ("早睡早起", "夜猫子"), ("早起", "夜猫子"), ("内向", "外向"), ("安静", "吵"), ("安静", "热闹"),
     ("轻松", "辛苦"), ("轻松", "累"), ("干性", "油性"), ("单身", "已婚"), ("胖", "瘦"),
     ("高", "矮"), ("便宜", "贵"), ("整洁", "乱"), ("闲", "忙"), ("好", "差"), ("左撇子", "右撇子"),
+    ("简单", "难"), ("容易", "难"), ("近", "远"),
 )
 _QUALITIES = tuple((a, b) for x, y in _QUALITY_PAIRS for a, b in ((x, y), (y, x)))
 #: judgements whose object follows them: the same object, or no contradiction
@@ -693,10 +730,19 @@ _QUALITY_WORDS = tuple((re.compile(rf"\b{x}\b"), re.compile(rf"\b{y}\b")) for x,
 _ZH_LIKING = (("喜欢", "讨厌"), ("爱", "讨厌"), ("喜欢", "受不了"), ("爱吃", "讨厌"))
 #: the subject of an English quality: "I'm (a/an/very ...)", "my <thing> is"
 _EN_SUBJECT = re.compile(r"^(?:i\s*(?:'m|am)|i\s+(?:\w+\s+)?(?:feel|consider\s+myself)|"
-                         r"my\s+(?P<thing>[a-z]+(?:\s+[a-z]+)?)\s+(?:is|are|'s|has\s+been|feels?))"
+                         r"my\s+(?P<thing>[a-z]+(?:\s+[a-z]+)?)\s+(?:is|are|'s|has\s+been|feels?)|"
+                         r"(?P<named>(?!(?:it|this|that|there|here|what|which|who|everything|"
+                         r"nothing|something|he|she|they|you|we)\b)[a-z]+(?:\s+[a-z]+)?)"
+                         r"\s+(?:is|are)(?=\s+(?:\w+\s+)?(?:easy|hard|difficult|simple|tiny|huge|"
+                         r"enormous|big|small|quiet|noisy|loud|cheap|expensive|relaxed|stressful|"
+                         r"tidy|messy|healthy|unhealthy)\b))"
                          r"\b", re.I)
-_ZH_DEGREE = re.compile(r"(?:很|非常|特别|超级?|挺|比较|有点|太|真的|是个|是一个|是|性格|个|一个|"
-                        r"习惯|属于|的人|的|了)")
+_ZH_DEGREE = re.compile(r"(?:很|非常|特别|超级?|挺|比较|有点|太|真的|最|是个|是一个|是|性格|个|"
+                        r"一个|习惯|属于|的人|的|了)")
+
+
+#: the speaker's view around a Chinese statement (我觉得数学很简单 / 数学对我来说太难了)
+_ZH_VIEW = re.compile(r"^(?:我(?:觉得|感觉|认为))|对我(?:来说|而言)")
 
 
 def _opposite_quality(a: str, b: str) -> tuple[str, str] | None:
@@ -704,7 +750,7 @@ def _opposite_quality(a: str, b: str) -> tuple[str, str] | None:
     very extroverted", "My boss is really strict" / "My boss is super lenient", 我家附近很安静 /
     我家附近特别吵; 我很喜欢吃香菜 / 我超讨厌香菜 (liking: the object must be shared)."""
     if is_cjk(a) or is_cjk(b):
-        sa, sb = _strip_cues(a), _strip_cues(b)
+        sa, sb = (_ZH_VIEW.sub("", _strip_cues(t)) for t in (a, b))
         # a negation turns the quality round ("不安静"); an aversion is the quality itself
         if any(_negated(s) and not _ZH_AVERSION.search(s) for s in (sa, sb)):
             return None
@@ -713,7 +759,8 @@ def _opposite_quality(a: str, b: str) -> tuple[str, str] | None:
             if ia < 0 or ib < 0 or x in sb or y in sa:
                 continue
             ha, hb = _ZH_DEGREE.sub("", sa[:ia]), _ZH_DEGREE.sub("", sb[:ib])
-            if not ha.startswith("我") or not hb.startswith("我") or ha != hb:
+            # the user ("我家离公司") or a thing named first ("数学") is the subject
+            if ha != hb or not (ha.startswith("我") or (len(ha) >= 2 and ha[0] not in "这那它")):
                 continue
             if (x, y) in _ZH_LIKING or (y, x) in _ZH_LIKING:
                 oa = set(sa[ia + len(x):]) - set("吃的了喝看")
@@ -724,7 +771,8 @@ def _opposite_quality(a: str, b: str) -> tuple[str, str] | None:
         return None
     la, lb = _strip_cues(a).casefold(), _strip_cues(b).casefold()
     ma, mb = _EN_SUBJECT.match(la), _EN_SUBJECT.match(lb)
-    if ma is None or mb is None or (ma["thing"] or "") != (mb["thing"] or ""):
+    if ma is None or mb is None or (ma["thing"] or ma["named"] or "") \
+            != (mb["thing"] or mb["named"] or ""):
         return None
     ca, cb = _clauses(la)[0], _clauses(lb)[0]
     if _clause_negated(ca) or _clause_negated(cb):
@@ -736,6 +784,16 @@ def _opposite_quality(a: str, b: str) -> tuple[str, str] | None:
                 continue  # "a good cook" / "a bad driver": two things judged
             return x, y
     return None
+
+
+#: Chinese verbs: a swap that changes the verb changes the statement, not its value
+#: (我会说英语 / 我在学日语; 我最喜欢吃火锅 / 我讨厌吃辣)
+_ZH_VERBS = frozenset("说学用吃喝住做开玩看听读写买卖养穿坐骑跑打练教喜讨爱恨")
+
+
+def _other_verb(removed: str, added: str) -> bool:
+    va, vb = set(removed) & _ZH_VERBS, set(added) & _ZH_VERBS
+    return bool(va) and bool(vb) and va != vb
 
 
 def _antonyms(removed: str, added: str) -> bool:

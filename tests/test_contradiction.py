@@ -109,6 +109,24 @@ def test_negations_know_contractions_curly_apostrophes_and_chinese_fixed_phrases
     ("我觉得数学很简单。", "数学对我来说太难了。"),
     ("我家离公司很近，走路五分钟。", "我家离公司特别远。"),
     ("我生日是三月八号。", "我的生日在十一月。"),
+    # blind4's misses: a category denied beside a member of it, ages and heights said
+    # other ways, one-value facts (only car, the spouse named in passing, 属相)
+    ("I've got a dog named Biscuit, he's a three-year-old beagle.",
+     "I don't have any pets at all, my landlord wouldn't allow it anyway."),
+    ("我家里养了一只金毛，叫豆豆，已经五岁了。", "我没养任何宠物，家里连条金鱼都没有。"),
+    ("我小时候养过一只仓鼠。", "我从来没养过任何宠物。"),
+    ("我是基督徒，每个星期天都去教堂做礼拜。", "我不信任何宗教，对这方面也不太感兴趣。"),
+    ("I speak Spanish fluently, I picked it up in Madrid.",
+     "Honestly I don't speak a word of Spanish."),
+    ("I'm 34, turning 35 in March, ugh.", "As a 41-year-old I should have my retirement sorted."),
+    ("我今年二十八岁，还没结婚。", "我今年都四十五了，腰也不太好。"),
+    ("I'm 5'4\", so I'm always asking for help with the top shelf.",
+     "I'm six foot three, so airplane seats are misery."),
+    ("I'm pretty introverted, big parties drain me.", "I'm a huge extrovert."),
+    ("The only car I own is a silver 2015 Honda Civic.", "My one and only car is a blue Subaru."),
+    ("My husband's name is David.", "My husband Marcus is picking me up after work today."),
+    ("我是屬狗的。", "我是屬龍的，跟我表哥同一年生。"),
+    ("我酒量很好，喝一斤白酒都没什么事。", "我酒量特别差，一杯啤酒下去就晕了。"),
 ])
 def test_contradictions_are_found(older: str, newer: str):
     assert relation(older, newer) in ("contradiction", "update")
@@ -147,6 +165,10 @@ def test_contradictions_are_found(older: str, newer: str):
     ("My sister has three kids.", "I have two children."),
     ("Cooking is easy.", "Baking is hard."),
     ("这个很简单。", "这个太难了。"),
+    ("I had a dog as a kid.", "I don't have any pets."),
+    ("My sister has a dog.", "I don't have any pets."),
+    ("我姐姐养了一只猫。", "我没有宠物。"),
+    ("我讨厌冬天。", "我最喜欢秋天，不冷不热的，刚刚好。"),
 ])
 def test_an_incidental_negation_or_a_past_habit_is_no_contradiction(older: str, newer: str):
     assert relation(older, newer, cosine=0.5) not in ("contradiction", "update")
@@ -196,24 +218,24 @@ def test_with_an_llm_a_contradiction_in_other_words_is_put_to_the_model(
 
     from memstrata.testing import OpenAICompatServer, Reply
 
-    a = sqlite_manager.remember("u", "I don't have any pets.", type="profile").record_id
+    older, newer = "I'm severely allergic to cats.", "I sleep with my two cats every night."
+    a = sqlite_manager.remember("u", older, type="profile").record_id
     clock.advance(days=3)
-    b = sqlite_manager.remember("u", "I walk my dog twice a day.", type="profile").record_id
+    b = sqlite_manager.remember("u", newer, type="profile").record_id
     with OpenAICompatServer() as server:
         server.push(Reply.text(json.dumps([{"pair": 1, "relation": "contradiction",
-                                            "reason": "a dog is a pet"}])))
+                                            "reason": "an allergy to cats"}])))
         settings = ConsolidationSettings.build(schedule={"timezone": "UTC"}, llm={
             "model": "scripted", "base_url": server.base_url, "api_key": "k", "retries": 0})
         report = Consolidator(sqlite_manager, settings=settings).run("conflicts")
         (request,) = server.chat_requests()
     assert report.method == "llm" and report.counts.get("flag_conflict") == 2
     prompt = request["messages"][-1]["content"]
-    assert "I don't have any pets." in prompt and "I walk my dog twice a day." in prompt
+    assert older in prompt and newer in prompt
     assert sqlite_manager.get("u", a).status is Status.PENDING_CONFIRMATION
     assert sqlite_manager.get("u", b).status is Status.PENDING_CONFIRMATION
     # offline, the same pair is not a candidate: the rules need shared words
-    assert relation("I don't have any pets.", "I walk my dog twice a day.", cosine=0.31) \
-        == "compatible"
+    assert relation(older, newer, cosine=0.31) == "compatible"
 
 
 def test_forgetting_a_memory_drops_what_the_rules_cached_of_its_text(

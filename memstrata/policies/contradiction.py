@@ -234,16 +234,20 @@ _MEASURES: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = (
      re.compile(r"(?!)")),
     ("children", re.compile(r"^\s*(?:kids?|children|child|sons?|daughters?)\b"
                             r"|^\s*个?(?:孩子|娃|小孩|儿子|女儿)", re.I), re.compile(r"(?!)")),
-    ("height", re.compile(r"^\s*(?:cm|centimet(?:er|re)s)\b|^\s*(?:厘米|公分)", re.I),
+    ("height", re.compile(r"^\s*(?:cm|centimet(?:er|re)s)\b|^\s*(?:厘米|公分)|^(?:'|\u2032)\s*\d|"
+                          r"^\s*(?:ft|feet|foot)\b", re.I),
      re.compile(r"(?:身高|\btall\b|\bheight\b)\s*(?:is\s*)?$", re.I)),
     ("weight", re.compile(r"^\s*(?:kg|kilos?|lbs?|pounds)\b|^\s*(?:公斤|斤)", re.I),
      re.compile(r"(?:体重|\bweigh\b)\s*$", re.I)),
-    ("age", re.compile(r"^\s*(?:years?\s+old|yo)\b|^\s*(?:岁|周岁)", re.I), re.compile(r"(?!)")),
+    ("age", re.compile(r"^\s*-?\s*(?:years?[\s-]+old|yo)\b|^\s*(?:岁|周岁)", re.I),
+     re.compile(r"\b(?:i'm|i\s+am|i\s+just\s+turned|turning)\s*$", re.I)),
 )
 #: an English number word, read as digits where it measures something
 _MEASURE_NUMBER_WORD = re.compile(
     r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|fifty)"
     r"\b", re.I)
+#: what may follow "I'm 34" for the number to be an age
+_AGE_END = re.compile(r"\s*(?:[,.;!?)]|$|and\b|now\b|but\b|so\b|this\b|next\b|in\b)", re.I)
 #: words that only say what is measured; they do not make two statements about one thing
 _MEASURE_WORDS = frozenset(
     "salary make earn paid pay cost costs rent floor tall height weigh kid kids child children "
@@ -260,7 +264,9 @@ _STABLE_EN: tuple[tuple[str, re.Pattern[str]], ...] = (
                             r"(?:of\s+)?[A-Za-z]+|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
                             r"[a-z]*\b)", re.I)),
     ("spouse's name", re.compile(r"\b(?i:my\s+(?:wife|husband|spouse)(?:'?s\s+name\s+is|\s+is\s+"
-                                 r"(?:called|named)))\s+(?P<v>[A-Z][a-z]+)")),
+                                 r"(?:called|named))?)\s+(?P<v>[A-Z][a-z]+)\b")),
+    ("only car", re.compile(r"\b(?i:the\s+only\s+car\s+i\s+(?:own|have|drive)\s+is|my\s+"
+                            r"(?:one\s+and\s+)?only\s+car\s+is)\s+(?:an?\s+)?(?P<v>[^,.;!?]+)")),
     ("blood type", re.compile(r"\bblood\s+type\s+(?:is\s+)?(?P<v>(?:AB|A|B|O)[+-]?)\b"
                               r"|\b(?P<v2>(?:AB|A|B|O)[+-]?)\s+blood\b")),
     ("native language", re.compile(r"\b(?i:my\s+(?:first\s+language|mother\s+tongue|native\s+"
@@ -280,6 +286,7 @@ _STABLE_ZH: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("spouse's name", re.compile(r"我(?:老婆|老公|妻子|丈夫|太太|先生|爱人)(?:的)?(?:名字)?叫"
                                  r"(?P<v>[\u4e00-\u9fff]{2,3})")),
     ("only car", re.compile(r"唯一的车是(?:一?辆)?(?P<v>[\u4e00-\u9fffA-Za-z]{2,8})")),
+    ("zodiac animal", re.compile(r"属(?P<v>[鼠牛虎兔龙蛇马羊猴鸡狗猪])")),
     ("native language", re.compile(r"(?:母语|第一语言)是(?P<v>[\u4e00-\u9fff]{2,5}?)(?:语|话|文)")),
 )
 
@@ -340,7 +347,9 @@ def _stable_conflict(a: str, b: str) -> str | None:
 def _measured(text: str) -> dict[str, frozenset[str]]:
     """The numbers of ``text`` by what they measure."""
     text = _numerals(text)
-    if not is_cjk(text):  # "three kids" is 3 kids
+    if is_cjk(text):  # 我今年都45了: an age
+        text = re.sub(r"今年(都|已经)?(\d{1,3})了", r"今年\1\2岁了", text)
+    else:  # "three kids" is 3 kids
         text = _COMPOUND_NUMBER.sub(lambda m: str(_TENS_WORDS[m["t"].lower()]
                                                   + int(_NUMBER_WORDS[m["u"].lower()])), text)
         text = _MEASURE_NUMBER_WORD.sub(lambda m: _NUMBER_WORDS[m.group(0).lower()], text)
@@ -350,6 +359,9 @@ def _measured(text: str) -> dict[str, frozenset[str]]:
         before, after = text[max(0, m.start() - 12):m.start()], text[m.end():m.end() + 12]
         for name, follows, precedes in _MEASURES:
             if follows.search(after) or precedes.search(before):
+                if name == "age" and not follows.search(after) \
+                        and not _AGE_END.match(after):
+                    continue  # "I'm 5 minutes away" is no age
                 if name == "money" and re.match(r"\s*k\b", after, re.I):
                     value = str(round(float(value) * 1000))
                 out.setdefault(name, set()).add(value)
@@ -490,6 +502,7 @@ def _same_predicate(a: str, b: str) -> bool:
 
 
 def _object_words(text: str) -> set[str]:
+    text = _HOW_MUCH.sub(" ", text)
     if is_cjk(text):
         return {c for c in _tokens(text) if c not in _NEGATION_TOKENS}
     predicate = _predicate(text)
@@ -497,6 +510,9 @@ def _object_words(text: str) -> set[str]:
     return set(stems(text)) - drop - {p for v in _PREFERENCE_VERBS for p in tokenize(v)} \
         - _FUNCTION_STEMS
 
+
+#: how much a negation denies, not what ("I don't speak a word of Spanish")
+_HOW_MUCH = re.compile(r"\b(?:a\s+(?:single\s+)?word\s+of|at\s+all|any)\b", re.I)
 
 #: auxiliaries and how often, as the stemmer leaves them ("I've been to Japan twice" and "I
 #: haven't ever been to Japan" are about Japan)
@@ -598,6 +614,9 @@ def contradiction(older: Item, newer: Item) -> str | None:
         return stable
     if _negation_flip(older.content, newer.content):
         return "same statement with the negation flipped"
+    denied = _category_denial(older.content, newer.content)
+    if denied is not None:
+        return f"one of them has {denied}, the other none"
     if _reversed_preference(older.content, newer.content):
         return "the preference is reversed"
     cjk = is_cjk(older.content) or is_cjk(newer.content)
@@ -684,6 +703,51 @@ def _negation_flip(a: str, b: str) -> bool:
     return False
 
 
+#: categories a user has a member of or none at all ("I've got a dog named Biscuit" / "I
+#: don't have any pets"; 我是基督徒 / 我不信任何宗教): (category, member, denial) per language
+_CATEGORIES: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = (
+    ("a pet", re.compile(
+        r"\b(?:i(?:'ve| have)?\s+(?:got|have|own|adopted)|we(?:'ve| have)?\s+(?:got|have)|my)\s+"
+        r"(?:an?\s+|two\s+|three\s+)?(?:[\w-]+\s+){0,2}(?:dog|dogs|cat|cats|puppy|kitten|hamster|"
+        r"rabbit|bunny|parrot|goldfish|beagle|labrador|retriever|poodle|terrier|corgi|tortoise)\b"
+        r"|养\s*(?:了|着)?\s*(?:一|两|三|几)?(?:只|条|个)?[\u4e00-\u9fff]{0,3}"
+        r"(?:狗|猫|仓鼠|兔|鹦鹉|金鱼|金毛|柯基|泰迪|哈士奇|拉布拉多|乌龟)|"
+        r"我(?:家)?(?:的)?(?:狗|猫|金毛|柯基|泰迪|哈士奇)", re.I),
+     re.compile(r"\b(?:don't|do not|never|haven't|have never)\s+(?:\w+\s+)?"
+                r"(?:have|had|own|owned)\s+(?:any\s+)?pets?\b|\bno\s+pets\b|\bnot\s+a\s+pet\s+person\b|"
+                r"没(?:有)?养过?(?:任何)?宠物|没有(?:任何)?宠物|不养宠物|从(?:来)?没养过", re.I)),
+    ("a religion", re.compile(
+        r"\bi(?:'m| am)\s+(?:a\s+)?(?:\w+\s+)?(?:christian|catholic|buddhist|muslim|jewish|hindu|"
+        r"protestant)\b|我是(?:一名|个)?(?:基督徒|天主教徒|佛教徒|穆斯林|犹太教徒)|我信(?:佛|基督|伊斯兰|天主)",
+        re.I),
+     re.compile(r"\b(?:i'm|i am)\s+(?:an?\s+)?(?:\w+\s+)?(?:atheist|agnostic|not religious)\b|"
+                r"\bdon't\s+(?:follow|practi[cs]e|believe in)\s+any\s+religion\b|"
+                r"不信(?:任何)?宗教|没有(?:任何)?宗教信仰|无神论", re.I)),
+)
+#: a denial that covers the past too ("never", 从来没)
+_EVER = re.compile(r"\bnever\b|从来|从没|从未", re.I)
+
+
+def _category_denial(a: str, b: str) -> str | None:
+    """One statement has a member of a category, the other denies the whole category."""
+    a, b = (_strip_cues(t) for t in (a, b))
+    for name, member, denial in _CATEGORIES:
+        for has, has_not, denier in ((a, b, b), (b, a, a)):
+            found = member.search(has)
+            # (someone else's pet - 我姐姐养了一只猫 - or someone else without one is no
+            # contradiction; "he" after it is the dog)
+            if found is None or denial.search(has_not) is None \
+                    or denial.search(has) is not None or _OTHER_PERSON.search(has_not) \
+                    or _OTHER_PERSON.search(has[:found.start()]):
+                continue
+            # a pet as a child is no pet now, unless the other says "never"
+            if (_PAST.search(has) is None) != (_PAST.search(has_not) is None) \
+                    and _EVER.search(denier) is None:
+                continue
+            return name
+    return None
+
+
 _ANTONYM_PAIRS = (
     ("hot", "cold"), ("hot", "iced"), ("warm", "cold"), ("quiet", "noisy"), ("quiet", "loud"),
     ("early", "late"), ("short", "long"), ("introvert", "extrovert"), ("front", "back"),
@@ -709,7 +773,8 @@ _ANTONYMS = frozenset(_ANTONYM_PAIRS) | frozenset((b, a) for a, b in _ANTONYM_PA
 #: "a total night owl", 我习惯早睡早起 / 我是个夜猫子): compared by :func:`_opposite_quality`
 _QUALITY_PAIRS = (
     ("early riser", "night owl"), ("morning person", "night owl"), ("introverted", "extroverted"),
-    ("introvert", "extrovert"), ("introverted", "outgoing"), ("shy", "outgoing"),
+    ("introvert", "extrovert"), ("introverted", "extrovert"), ("introvert", "extroverted"),
+    ("introverted", "outgoing"), ("shy", "outgoing"),
     ("strict", "lenient"), ("tiny", "huge"), ("small", "huge"), ("tiny", "big"),
     ("tiny", "enormous"), ("small", "enormous"), ("easy", "difficult"), ("easy", "hard"),
     ("quiet", "noisy"), ("quiet", "loud"), ("calm", "noisy"), ("single", "married"),
@@ -745,6 +810,10 @@ _ZH_DEGREE = re.compile(r"(?:很|非常|特别|超级?|挺|比较|有点|太|真
 _ZH_VIEW = re.compile(r"^(?:我(?:觉得|感觉|认为))|对我(?:来说|而言)")
 
 
+def _clause_of(text: str, word: str) -> str:
+    return next((c for c in _ZH_CLAUSES.split(text) if word in c), text)
+
+
 def _opposite_quality(a: str, b: str) -> tuple[str, str] | None:
     """A quality and its opposite said of the same subject: "I'm pretty introverted" / "I'm
     very extroverted", "My boss is really strict" / "My boss is super lenient", 我家附近很安静 /
@@ -752,20 +821,22 @@ def _opposite_quality(a: str, b: str) -> tuple[str, str] | None:
     if is_cjk(a) or is_cjk(b):
         sa, sb = (_ZH_VIEW.sub("", _strip_cues(t)) for t in (a, b))
         # a negation turns the quality round ("不安静"); an aversion is the quality itself
-        if any(_negated(s) and not _ZH_AVERSION.search(s) for s in (sa, sb)):
-            return None
+        # (of the clause that holds the quality: 喝一斤白酒都没什么事 is another clause)
         for x, y in _QUALITIES + _ZH_LIKING + tuple((q, p) for p, q in _ZH_LIKING):
             ia, ib = sa.find(x), sb.find(y)
             if ia < 0 or ib < 0 or x in sb or y in sa:
                 continue
+            if any(_negated(c) and not _ZH_AVERSION.search(c)
+                   for c in (_clause_of(sa, x), _clause_of(sb, y))):
+                return None
             ha, hb = _ZH_DEGREE.sub("", sa[:ia]), _ZH_DEGREE.sub("", sb[:ib])
             # the user ("我家离公司") or a thing named first ("数学") is the subject
             if ha != hb or not (ha.startswith("我") or (len(ha) >= 2 and ha[0] not in "这那它")):
                 continue
             if (x, y) in _ZH_LIKING or (y, x) in _ZH_LIKING:
-                oa = set(sa[ia + len(x):]) - set("吃的了喝看")
-                ob = set(sb[ib + len(y):]) - set("吃的了喝看")
-                if len(oa & ob) < 2:
+                oa = set(_CJK_CHAR.findall(_clause_of(sa[ia + len(x):], ""))) - set("吃的了喝看")
+                ob = set(_CJK_CHAR.findall(_clause_of(sb[ib + len(y):], ""))) - set("吃的了喝看")
+                if len(oa & ob) < min(2, len(oa), len(ob)) or not oa & ob:
                     continue
             return x, y
         return None

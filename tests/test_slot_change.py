@@ -768,6 +768,40 @@ _AFTER_MISSES: dict[str, list[tuple[str, str, str, str | None]]] = {
          "summarise what their Apex language is?", "employer", "Shopify", None),
         ("我别搬到长沙了", "city", "北京", None),
     ],
+    # heldout29 (its first look 0.75 / 0.979; heldout28's too, 0.833 / 1.00): what a
+    # sentence takes for granted, a Latin employer name of any length in Chinese
+    "heldout29": [
+        ("ugh the move from Leeds nearly killed me, 40 boxes and one smashed lamp. anyway now "
+         "that I'm settled in Bristol can u find me a decent dentist nearby?", "city", "Leeds",
+         "Bristol"),
+        ("first week as a Denver resident and I'm already out of breath on the stairs lol. how "
+         "do ppl deal with the altitude?", "city", "Chicago", "Denver"),
+        ("Can you switch my weather updates to Halifax? Lease signed last month and we're fully "
+         "unpacked here now 🏡", "city", "Toronto", "Halifax"),
+        ("just got my Lisbon residence card sorted, officially a local now 🇵🇹 whats the easiest "
+         "bank to open an account with as a new resident here?", "city", "Manchester", "Lisbon"),
+        ("quick q - my new employer Canva offers an ESPP, is it worth enrolling? joined them from "
+         "Accenture last month so I don't know how it works yet", "employer", "Accenture",
+         "Canva"),
+        ("since I'm on the payroll at Monzo now my commute is way shorter lol, recommend some "
+         "podcasts for a 15 min walk?", "employer", "Barclays", "Monzo"),
+        ("since I'm 40 now my doctor wants me to start some screenings - which ones are usual at "
+         "this age?", "age", "39", "40"),
+        ("上周五从阿里离职了，这周一已经在Tencent报到，帮我写个给新同事的自我介绍？", "employer",
+         "阿里巴巴", "Tencent"),
+        ("现在在Microsoft上班，通勤比以前远了半小时，有啥地铁上能听的播客推荐？", "employer",
+         "百度", "Microsoft"),
+        ("招行的离职手续终于办完了，已经在美团上了三天班，试用期要注意点啥？", "employer",
+         "招商银行", "美团"),
+        ("上个月跳槽去了Tencent，现在做游戏运营，能帮我补补游戏行业的术语吗", "employer",
+         "阿里巴巴", "Tencent"),
+        # guards: guests counted off, a number of minutes, someone else a resident, a plan
+        ("cooking for my coworkers on friday - one's vegetarian and one's gluten-free. can you "
+         "plan a menu that works for everyone?", "diet", "halal", None),
+        ("since I'm 40 minutes away, start without me", "age", "39", None),
+        ("My sister is a new Munich resident now.", "city", "Berlin", None),
+        ("I'm thinking of getting my Munich residence permit next year.", "city", "Berlin", None),
+    ],
 }
 
 

@@ -279,7 +279,9 @@ _EN_DIET_OTHERS = re.compile(
     r"in-laws|trainer|doctor|guests|manager|boss|colleague|coworker)\b"
     # "my husband's doing keto" is his diet ('s is "is"); "my doctor's advice" is not
     r"(?:(?!['’]s)|(?=['’]s\s+(?:doing|been|gone|going|on|eating|started|trying|now)\b))|"
-    r"\b(?:he|she|they|them|everyone|everybody)\b(?!['’]s)", re.I)
+    r"\b(?:he|she|they|them|everyone|everybody)\b(?!['’]s)|"
+    # guests counted off: "one's vegetarian and one's gluten-free", "the other is vegan"
+    r"\b(?:one|the other)(?:['’]s|\s+is)\s|\bone\s+of\s+them\b", re.I)
 _EN_STOP_EATING = re.compile(
     r"\b(?:no more|no|dropped|drop|cut out|cutting out|gave up|given up|quit|without|"
     r"stopped (?:eating|having)|don['’]t eat|not eating|off)\b", re.I)

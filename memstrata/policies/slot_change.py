@@ -59,13 +59,13 @@ _CUES = {
         r"\b(?:home|move|moved|moving|shifted|relocat\w*|apartment|flat|house|place|new city|"
         r"lived|living|livin|settled|keys|unpack\w*|neighbou?rhood|balcony|rent|rents|boxes|"
         r"weather|people now|locals now|based|sharehouse|lease|address|bungalow|suburb|condo|"
-        r"(?:been|living|settled|moved)\s+here)\b",
+        r"(?:been|living|settled|moved)\s+here|resident|residence|residency)\b",
         re.I),
     "employer": re.compile(
         r"\b(?:job|joined|started|starting|working|work|offer|onboarding|first (?:day|week|"
         r"month)|badge|team|hired|role|colleagues?|gig|notice|employee|business cards?|crew|"
         r"payroll|signature|been with|left|quit|resigned|mat leave|barista|employed|contract|"
-        r"reported|payslip|paycheck|paystub|orientation|employer|headline|linkedin|"
+        r"reported|payslip|paycheck|paystub|orientation|employer|headline|linkedin|joining|"
         r"switched over)\b|"
         r"\bI['’]m\s+(?:now\s+)?an?\s+(?:[\w-]+\s+){0,2}[\w-]+\s+at\s+[A-Z]", re.I),
     "age": re.compile(
@@ -75,7 +75,7 @@ _CUES = {
         r"(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|two|three|four|five|six|"
         r"seven|eight|nine)[-\s]oh|"
         r"no longer a (?:teen\w*|kid|minor)|not a (?:teen\w*|kid|minor) any\s?more|"
-        r"now\s+that\s+i(?:['’]?m|\s+am))\b|🎂|"
+        r"(?:now\s+that|since)\s+i(?:['’]?m|\s+am))\b|🎂|"
         r"\bmy\s+\d{1,3}(?:st|nd|rd|th)\b(?!\s+(?!birthday|b-?day|on|and|yesterday|today|went|was)\w)|"
         r"\b\d{1,3}(?:st|nd|rd|th)\s+(?:birthday|b-?day)\b", re.I),
 }
@@ -139,8 +139,9 @@ _FIRST_PERSON = re.compile(r"\b(?:i|i['’]m|i['’]ve|i['’]d|me|my|we|we['’
 #: weeks now ..., any tips for keeping clothes from going mouldy?"): the head is read
 _ASK_AFTER_COMMA = re.compile(
     r"(?:,|\s+-)\s+(?=(?:any|what|whats|what's|how|can|could|is|are|do|does|did|where|which|who|"
-    r"why|anyone|tips|ideas|suggestions|recommendations?)\b[^.!?]*\?)", re.I)
-_SENTENCES = re.compile(r"(?<=[.!?…])\s+|\n+|\s+[—–]\s+|\s*[\U0001F300-\U0001FAFF]+\s*")
+    r"why|anyone|tips|ideas|suggestions|recommendations?|recommend|suggest)\b[^.!?]*\?)", re.I)
+_SENTENCES = re.compile(r"(?<=[.!?…])\s+|\n+|\s+[—–]\s+|"
+                        r"\s*[\U0001F1E6-\U0001F1FF\U0001F300-\U0001FAFF]+\s*")
 _CLAUSES = re.compile(r"\s*[,;:()—–]\s*|\s+-\s+|\s+(?:but|and|so|which|though|although|"
                       r"while|whereas)\s+", re.I)
 
@@ -174,7 +175,7 @@ _NAME = r"[A-Z][\w’'&.-]*[\w&](?:\s+(?:[A-Z]\s+)?[A-Z][\w’'&.-]*[\w&])*"
 _BEFORE = {
     "city": re.compile(rf"\b(?:in|to|from|at)\s+(?P<v>{_NAME})"),
     "employer": re.compile(
-        rf"\b(?:at|joined|for|with|(?:employed|hired|contracted)\s+by|(?:payslip|paycheck|"
+        rf"\b(?:at|joined|(?i:since\s+joining)|for|with|(?:employed|hired|contracted)\s+by|(?:payslip|paycheck|"
         rf"paystub)\s+from)\s+(?P<v>{_NAME})|"
         # "just got my Stripe laptop and badge": the employer's kit
         rf"\bmy\s+(?:new\s+)?(?P<v5>{_NAME})\s+(?:laptop|badge|lanyard|email|hoodie|swag|"
@@ -213,8 +214,8 @@ _BEEN_AT_ANYWHERE = re.compile(_BEEN_AT.pattern.replace("^\\s*", "\\b", 1), re.I
 #: a clause ends at a comma, a semicolon or a conjunction here (the name's "'s" stays with it)
 _CLAUSES_AT_COMMA = re.compile(r"\s*[,;:—–]\s*|\s+(?:and|but|so)\s+", re.I)
 _NEW_EMPLOYER = re.compile(
-    rf"\b(?i:my\s+new\s+(?:employer|company|firm|workplace))\s*(?:,|\s+is\s+|\s*[—–:]\s*)\s*"
-    rf"(?P<v>{_NAME})")
+    rf"\b(?i:my\s+new\s+(?:employer|company|firm|workplace))\s*(?:,|\s+is\s+|\s*[—–:]\s*|\s)\s*"
+    rf"(?P<v>{_NAME})|\b(?i:on\s+the\s+payroll\s+(?:at|of))\s+(?P<w>{_NAME})")
 #: capitalised words that are not names where a name would stand
 _NOT_NAMES = frozenset(
     "i i'm i’m we my our the a an this that it new sorry quick been ever after long handed "
@@ -252,14 +253,27 @@ _AS_AGE = re.compile(r"\bas\s+an?\s+(\d{1,3})[-\s]?(?:years?|yrs?)[-\s]?old\b(?!
 _AGE_TO_BE = re.compile(r"\b(?:will|would|'ll|going to|gonna|next|someday|one day|when|by the time|"
                         r"once|imagine|pretend|if)\b", re.I)
 #: "Now that I'm thirty", "now that im 20"
-_NOW_THAT_AGE = re.compile(r"\bnow\s+that\s+i(?:['’]?m|\s+am)\s+"
-                           r"(?:\d{1,3}|[a-z]+(?:[-\s][a-z]+)?)\b", re.I)
+_NOW_THAT_AGE = re.compile(r"\b(?:now\s+that|since)\s+i(?:['’]?m|\s+am)\s+"
+                           r"(?:\d{1,3}|[a-z]+(?:[-\s][a-z]+)?)\b"
+                           # "since I'm 40 minutes away" is no age
+                           r"(?!\s*(?:minutes?|mins?|hours?|hrs?|km|miles?|mi|percent|%|kg|"
+                           r"kilos?|lbs?|pounds|feet|ft|cm|bucks|dollars|euros?|steps|weeks?|"
+                           r"days?|months?)\b)", re.I)
 _NOW_THAT_SETTLED = re.compile(
-    r"\b(?i:now\s+that\s+(?:i|we)(?:['’]?ve|\s+have)?\s+(?:finally\s+|just\s+)?"
-    rf"(?:settled|moved|relocated)\s+(?:in|into|to))\s+(?P<v>{_NAME})")
+    r"\b(?i:now\s+that\s+(?:i|we)(?:['’]?ve|\s+have|['’]m|\s+am|['’]re|\s+are)?\s+"
+    r"(?:finally\s+|just\s+|all\s+)?"
+    rf"(?:settled|moved|relocated|living)\s+(?:in|into|to))\s+(?P<v>{_NAME})")
+#: the user as a resident of the place: "first week as a Denver resident", "my Lisbon
+#: residence card"
+_RESIDENT = re.compile(
+    rf"\b(?i:as\s+an?|new)\s+(?P<v>{_NAME})\s+(?i:resident|local)\b|"
+    rf"\b(?i:my)\s+(?P<w>{_NAME})\s+(?i:residen(?:ce|cy)\s+(?:card|permit))\b")
 #: the user moved to where the text is about: "I shifted here from Mumbai"
 _MOVED_HERE = re.compile(r"\b(?:i|we)(?:['’]ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?"
                          r"(?:moved|shifted|relocated)\s+(?:over\s+)?here\b"
+                         # "Lease signed last month and we're fully unpacked here now"
+                         r"|\b(?:i|we)(?:['’]re|\s+are|['’]m|\s+am)\s+(?:all\s+|fully\s+|finally\s+)?"
+                         r"(?:unpacked|settled(?:\s+in)?)\s+here\b"
                          # "what's the sales tax in Denver? ... that's home now"
                          r"|\b(?:that|it)(?:['’]s|\s+is)\s+(?:(?:my|our)\s+)?home\s+now\b", re.I)
 #: "the big four-two", "the big 4-0" (digits too: "the big 5-0")
@@ -325,7 +339,8 @@ _ZH_OTHERS_AGE = re.compile(rf"(?<![和跟与同])(?:{_ZH_OTHERS})(?!们?(?:给|
 _ZH_CLAUSE = _ZH_CLAUSE_SPLIT
 #: characters no place or company name of these patterns contains
 _ZH_STOP = r"我你他她它们这那哪边个一了的是在和与也都还就又很太现今明后前家到"
-_ZH_X = rf"(?P<v>(?:(?![{_ZH_STOP}])[\u4e00-\u9fffA-Za-z]){{2,6}}?)"
+_ZH_X = (rf"(?P<v>[A-Za-z][A-Za-z&.'-]{{6,24}}(?=[^A-Za-z&.'-]|$)|"
+         rf"(?:(?![{_ZH_STOP}])[\u4e00-\u9fffA-Za-z]){{2,6}}?)")
 _ZH_END = (r"(?=[，,。！!；;、\s了啦的]|$|[来去](?=[了啦，,。！!；;\s]|$)|"
            r"第(?=[一二两三四五六七八九十\d])|上班|工作|住(?=[下了啦喇，,。！!；;\s]|$)|"
            r"定居|安家|落户|生活|发展|已经|安顿|落脚|"
@@ -342,9 +357,10 @@ _ZH_PLACES = {
         re.compile(rf"回(?:到)?老家\s*{_ZH_X}{_ZH_END}"),
     ),
     "employer": (
-        re.compile(rf"在{_ZH_X}(?:公司)?(?:做|上班|工作|任职|当|干)(?!什么)"),
+        re.compile(rf"在{_ZH_X}(?:公司)?(?:做|上班|工作|任职|当|干|报到)(?!什么)"),
+        re.compile(rf"在{_ZH_X}上了?[一二两三四五六七八九十几\d]+(?:天|周|个月)(?:的)?班"),
         re.compile(rf"(?:入职|加入|跳槽到|跳槽去|跳到|转到|进了|调入|调到了?|(?i:join)了?|"
-                   rf"(?:跳槽|转|跳)了(?:去|到))\s*了?{_ZH_X}{_ZH_END}"),
+                   rf"(?:跳槽|转|跳)了(?:去|到)|跳槽去了|跳去了)\s*了?{_ZH_X}{_ZH_END}"),
         re.compile(rf"是{_ZH_X}的人了"),
         re.compile(rf"(?:新东家|新公司|现在的公司|新单位)(?:是|就是){_ZH_X}{_ZH_END}"),
         re.compile(rf"{_ZH_X}(?:这边|这里)(?:入职|上班|报到)"),
@@ -581,10 +597,10 @@ def _en_change_of(text: str, attribute: str, current: str) -> str | None:
     if attribute == "employer" and clauses:
         # "my new employer, Siemens Energy, uses ...": the name in apposition, which the
         # clauses (split at commas) part from its noun
-        new |= {_norm(m["v"]): m["v"] for sentence in _SENTENCES.split(text)
+        new |= {_norm(v): v for sentence in _SENTENCES.split(_ASK_AFTER_COMMA.sub(". ", text))
                 if not _SENTENCE_GUARD.search(sentence)
                 for m in _NEW_EMPLOYER.finditer(sentence)
-                if not _same_name(m["v"], current)}
+                for v in (m["v"] or m["w"],) if not _same_name(v, current)}
     if attribute == "employer" and not _TEXT_GUARD.search(text):
         # "ignore the Tesco stuff in my old CV, I've been at Sainsbury's since the summer": a
         # present perfect of the user's own says where they are, even beside a CV
@@ -596,6 +612,13 @@ def _en_change_of(text: str, attribute: str, current: str) -> str | None:
     if not new and attribute == "city":
         new = {_norm(v): v for c in clauses for v in _en_cities(c)
                if _norm(v) != _norm(current)}
+    if not new and attribute == "city" and not _TEXT_GUARD.search(text):
+        # "first week as a Denver resident", "just got my Lisbon residence card sorted"
+        resident = {_norm(v): v for sentence in _SENTENCES.split(_ASK_AFTER_COMMA.sub(". ", text))
+                    if not _SENTENCE_GUARD.search(sentence) and not _OTHERS.search(sentence)
+                    for m in _RESIDENT.finditer(sentence) for v in (m["v"] or m["w"],)
+                    if _norm(v) != _norm(current)}
+        new = resident if len(resident) == 1 else new
     if not new and attribute == "city" and not _TEXT_GUARD.search(text):
         # "now that i've finally settled in Glasgow can u find me ...?": what the question
         # takes for granted

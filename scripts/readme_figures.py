@@ -21,9 +21,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
 #: the blind splits after the sixth whose first looks the README lists
-FORMATION_LATER = range(7, 28)
-KU_LATER = range(7, 20)
-CONTRADICTION_BLIND = range(1, 4)
+FORMATION_LATER = range(7, 30)
+KU_LATER = range(7, 21)
+CONTRADICTION_BLIND = range(1, 6)
 README = REPO / "README.md"
 START = "<!-- figures:start -->"
 END = "<!-- figures:end -->"

@@ -256,3 +256,18 @@ def test_forgetting_a_memory_drops_what_the_rules_cached_of_its_text(
     assert first.record_id is not None
     sqlite_manager.forget("u", first.record_id)
     assert all(c.cache_info().currsize == 0 for c in caches)
+
+
+def test_a_text_cn2an_cannot_read_writes_nothing_to_stderr():
+    # cn2an warns (UserWarning, on stderr) about a 万 that is no numeral - 万能血型 - and
+    # would print a piece of the user's text; the rules leave such a numeral as written
+    import subprocess
+    import sys
+
+    code = ("from memstrata.policies.contradiction import Item, contradiction\n"
+            "print(contradiction(Item('我是A型血。', 'profile'),\n"
+            "                    Item('我是O型血，护士还夸我是万能血型。', 'profile')))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stderr == ""
+    assert "blood type" in done.stdout

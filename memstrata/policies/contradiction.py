@@ -31,6 +31,7 @@ that is what the LLM method is for. They are tuned on
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
@@ -209,10 +210,14 @@ _COMPOUND_NUMBER = re.compile(
     re.I)
 
 
-def _numbers(text: str) -> frozenset[str]:
-    # "twenty-nine" is 29, not 20 and 9
-    text = _COMPOUND_NUMBER.sub(lambda m: str(_TENS_WORDS[m["t"].lower()]
+def _compounds_as_digits(text: str) -> str:
+    """"twenty-nine" as 29, not 20 and 9."""
+    return _COMPOUND_NUMBER.sub(lambda m: str(_TENS_WORDS[m["t"].lower()]
                                               + int(_NUMBER_WORDS[m["u"].lower()])), text)
+
+
+def _numbers(text: str) -> frozenset[str]:
+    text = _compounds_as_digits(text)
     found = {m.group(0).replace(",", "") for m in _DIGITS.finditer(text)}
     for word in re.findall(r"[a-z]+", text.casefold()):
         if word in _NUMBER_WORDS:
@@ -310,6 +315,9 @@ def _stable_facts(text: str) -> dict[str, str]:
     return out
 
 
+#: cn2an warns on stderr about a numeral it cannot read (the 万 of 万能血型), quoting the
+#: user's text; such a numeral is left as written, and nothing goes to stderr
+warnings.filterwarnings("ignore", category=UserWarning, module=r"cn2an(?:\.|$)")
 _ZH_NUMERAL_CHAR = re.compile(r"[零〇一二两三四五六七八九十百千万亿米]")
 _MONTHS = {m: n for n, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), 1)}
 
@@ -350,8 +358,7 @@ def _measured(text: str) -> dict[str, frozenset[str]]:
     if is_cjk(text):  # 我今年都45了: an age
         text = re.sub(r"今年(都|已经)?(\d{1,3})了", r"今年\1\2岁了", text)
     else:  # "three kids" is 3 kids
-        text = _COMPOUND_NUMBER.sub(lambda m: str(_TENS_WORDS[m["t"].lower()]
-                                                  + int(_NUMBER_WORDS[m["u"].lower()])), text)
+        text = _compounds_as_digits(text)
         text = _MEASURE_NUMBER_WORD.sub(lambda m: _NUMBER_WORDS[m.group(0).lower()], text)
     out: dict[str, set[str]] = {}
     for m in re.finditer(r"\d+(?:[.,]\d+)*", text):
@@ -834,8 +841,10 @@ def _opposite_quality(a: str, b: str) -> tuple[str, str] | None:
             if ha != hb or not (ha.startswith("我") or (len(ha) >= 2 and ha[0] not in "这那它")):
                 continue
             if (x, y) in _ZH_LIKING or (y, x) in _ZH_LIKING:
-                oa = set(_CJK_CHAR.findall(_clause_of(sa[ia + len(x):], ""))) - set("吃的了喝看")
-                ob = set(_CJK_CHAR.findall(_clause_of(sb[ib + len(y):], ""))) - set("吃的了喝看")
+                oa = set(_CJK_CHAR.findall(_ZH_CLAUSES.split(sa[ia + len(x):])[0])) \
+                    - set("吃的了喝看")
+                ob = set(_CJK_CHAR.findall(_ZH_CLAUSES.split(sb[ib + len(y):])[0])) \
+                    - set("吃的了喝看")
                 if len(oa & ob) < min(2, len(oa), len(ob)) or not oa & ob:
                     continue
             return x, y

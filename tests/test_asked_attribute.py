@@ -7,9 +7,11 @@ that moved the user to 上海, and "我多大了？" returned nothing at all."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
-from memstrata import ManualClock, MemoryManager
+from memstrata import ManualClock, MemoryInput, MemoryManager
 from memstrata.consolidation import Consolidator
 from memstrata.policies.retrieval import asked_attribute
 
@@ -30,6 +32,13 @@ from memstrata.policies.retrieval import asked_attribute
     ("我多大了？", "age"),
     ("我的饮食习惯是什么？", "diet"),
     ("我希望你怎么称呼我？", "name"),
+    # the ways the blind knowledge-update splits asked for the employer (none was read)
+    ("Where do I currently work? I'm filling out a reference form for a friend.", "employer"),
+    ("where am I working these days? writing the speaker bio", "employer"),
+    ("Who's my current employer?", "employer"),
+    ("Remind me where I work at the moment - I'm updating my LinkedIn headline", "employer"),
+    ("who am I working for right now?", "employer"),
+    ("我现在在哪家公司上班来着？填个人征信资料要用", "employer"),
 ])
 def test_a_question_for_a_profile_fact_is_read(query, attribute):
     assert asked_attribute(query) == attribute
@@ -41,6 +50,11 @@ def test_a_question_for_a_profile_fact_is_read(query, attribute):
     "How old is the Eiffel Tower?",
     "What should I cook tonight?",
     "北京有什么好吃的？",
+    # a reason given after the question is not what it asks for
+    "which gym am I a member of right now? my employer reimburses it",
+    "我的医疗险是哪家公司的？公司报销一部分",
+    "我的车险是哪家公司的",
+    "Is there a good gym near where I work?",
 ])
 def test_other_questions_ask_for_none(query):
     assert asked_attribute(query) is None
@@ -76,3 +90,75 @@ def test_without_the_slot_nothing_is_lifted(manager: MemoryManager):
     manager.remember("u3", "The weather in Lisbon is lovely in May.")
     hits = manager.recall("u3", "Which city do I live in?", record_use=False)
     assert all(h.record.slot is None for h in hits)
+
+
+def _said(mm: MemoryManager, clock: ManualClock, user: str,
+          items: list[tuple[int, str]]) -> dict[str, str]:
+    start = clock.now()
+    ids = {}
+    for day, text in items:
+        decision = mm.remember(user, MemoryInput(content=text, at=start + timedelta(days=day),
+                                                 session_id=f"s{day}"))
+        assert decision.record_id, decision
+        ids[text] = decision.record_id
+    clock.set(start + timedelta(days=100))
+    return ids
+
+
+_FILLER = [
+    "How do I get red wine out of a carpet?", "What's a good book about the Roman empire?",
+    "Explain how vaccines train the immune system.", "Any tips for growing basil indoors?",
+    "What is the capital of Australia?", "Give me a quick pasta recipe for two.",
+    "Why is the sky blue?", "Tell me a joke about programmers.",
+    "How long should I boil an egg?", "Recommend a podcast about history.",
+    "What's the difference between a crocodile and an alligator?",
+    "How do noise-cancelling headphones work?", "Suggest a name for a goldfish.",
+    "What time zone is Tokyo in?", "How many calories are in an avocado?",
+    "What are some stretches for a stiff neck?", "Translate 'good morning' into Italian.",
+    "How do I fold a fitted sheet?", "What's a good board game for four people?",
+    "Summarise the plot of Hamlet in two lines.", "How do I descale a kettle?",
+    "What's the tallest mountain in Africa?",
+]
+
+
+def test_a_new_employer_said_in_passing_answers_where_the_user_works(
+        manager: MemoryManager, clock: ManualClock) -> None:
+    """Reproduction (blind knowledge-update splits heldout10-19): "Where do I currently
+    work?" was not read as asking for the employer, and the newer statement - its cosine
+    to the question 0.05 with MiniLM, not among the candidates - was never returned."""
+    new = ("First week at Spotify went fine, though the onboarding docs are a maze. Can you "
+           "explain what a 'squad' and 'tribe' structure is?")
+    ids = _said(manager, clock, "emp", [
+        (0, "I'm a data analyst at Wayfair, been there about two years."),
+        *((1, text) for text in _FILLER),
+        (40, new),
+    ])
+    hits = manager.recall("emp", "Where do I currently work? I'm filling out a reference "
+                          "form for a friend.", record_use=False)
+    assert hits and hits[0].id == ids[new]
+
+
+def test_a_new_chinese_employer_said_in_passing_answers(manager: MemoryManager,
+                                                         clock: ManualClock) -> None:
+    new = "入职美团第三周了，还在熟悉外卖业务的数据看板。你帮我想想怎么跟新同事快点熟起来？"
+    ids = _said(manager, clock, "emp-zh", [
+        (0, "我在字节跳动做后端开发，已经三年了。"),
+        *((1, text) for text in _FILLER),
+        (40, new),
+    ])
+    hits = manager.recall("emp-zh", "我现在在哪家公司上班？申请信用卡要填工作单位",
+                          record_use=False)
+    assert hits and hits[0].id == ids[new]
+
+
+def test_someone_elses_new_job_does_not_answer(manager: MemoryManager,
+                                               clock: ManualClock) -> None:
+    old = "I work at Wayfair as a data analyst."
+    ids = _said(manager, clock, "emp-guard", [
+        (0, old),
+        *((1, text) for text in _FILLER),
+        (40, "My sister just started at Spotify, she's thrilled."),
+        (41, "I have an interview at Stripe next week, wish me luck."),
+    ])
+    hits = manager.recall("emp-guard", "Where do I currently work?", record_use=False)
+    assert hits and hits[0].id == ids[old]

@@ -67,6 +67,8 @@ from memstrata.memory.rerank import Reranker, apply_reranker
 from memstrata.memory.vector import SearchFilter, VectorIndex, Watermark
 from memstrata.policies import language
 from memstrata.policies.extraction import canonical_attribute, extract
+from memstrata.policies.slot_change import ATTRIBUTES as CHANGE_ATTRIBUTES
+from memstrata.policies.slot_change import change_of
 from memstrata.policies.retrieval import (
     MAX_TOP_K,
     RetrievalPolicy,
@@ -450,28 +452,41 @@ class LongTermMemory:
         scored: list[tuple[ScoreParts, Any]] = []
         admitted: list[bool] = []
         asked = asked_attribute(query)
+        wanted = _ASKED_SLOTS.get(asked, (asked,)) if asked is not None else ()
         answers: set[str] = set()
+        held = ""
         with self._db.read() as conn:
             state = _store.user_state(conn, user_id)
             if asked is not None and state is not None:
                 # "Which city do I live in?": the user's current value of the slot
-                answers = {str(r.id) for attribute in _ASKED_SLOTS.get(asked, (asked,))
-                           for r in _store.list_rows(
-                               conn, user_id, scopes=None if scopes is None else sorted(scopes),
-                               types=None, statuses=[Status.ACTIVE.value], limit=3,
-                               subject=USER_SUBJECT, attribute=attribute)}
-                ids = list(dict.fromkeys([*ids, *sorted(answers)]))
+                slot_rows = [r for attribute in _ASKED_SLOTS.get(asked, (asked,))
+                             for r in _store.list_rows(
+                                 conn, user_id,
+                                 scopes=None if scopes is None else sorted(scopes),
+                                 types=None, statuses=[Status.ACTIVE.value], limit=3,
+                                 subject=USER_SUBJECT, attribute=attribute)]
+                answers = {str(r.id) for r in slot_rows}
+                held = str(slot_rows[0].value) if slot_rows else ""
+                # the user's latest statements too: one that states the attribute may
+                # share no word and little meaning with the question ("First week at
+                # Spotify went fine" for "where do I work now?") and not be a candidate
+                recent = _store.list_rows(
+                    conn, user_id, scopes=None if scopes is None else sorted(scopes),
+                    types=sorted(t.value for t in policy.updatable),
+                    statuses=[Status.ACTIVE.value], limit=_RECENT_STATEMENTS)
+                stating = [str(r.id) for r in recent if r.slot_key is None
+                           and _states_attribute(r.content, wanted, held)]
+                ids = list(dict.fromkeys([*ids, *sorted(answers), *stating]))
             rows = _store.rank_rows(conn, user_id, ids) if ids and state is not None else []
         if asked is not None:
             # a statement kept as free text ("Started at Pinecrest Health last Monday")
             # that the extractor reads as the asked attribute answers too, when it is
             # newer than every slot value: the newest statement of the value wins
-            wanted = _ASKED_SLOTS.get(asked, (asked,))
             newest_slot = max((float(r.valid_from) for r in rows if str(r.id) in answers),
                               default=-math.inf)
             stated = [r for r in rows if r.slot_key is None and _TYPE[r.type] in policy.updatable
                       and float(r.valid_from) > newest_slot
-                      and _states_attribute(r.content, wanted)]
+                      and _states_attribute(r.content, wanted, held)]
             if stated:
                 answers.add(str(max(stated, key=lambda r: float(r.valid_from)).id))
         for row in rows:
@@ -921,8 +936,40 @@ def _read_attributes(content: str) -> frozenset[str]:
     return found
 
 
-def _states_attribute(content: str, attributes: Sequence[str]) -> bool:
-    return not _read_attributes(content).isdisjoint(attributes)
+def _states_attribute(content: str, attributes: Sequence[str], held: str) -> bool:
+    """Does ``content`` state one of the user's ``attributes``: read by the fast
+    extractor, or as a new value beside the ``held`` one (:func:`change_of`: "First week
+    at Spotify went fine" states an employer; with no value held, any single one)?"""
+    if not _read_attributes(content).isdisjoint(attributes):
+        return True
+    current = held or _NO_VALUE
+    return any(_reads_change(content, attribute, current) for attribute in attributes
+               if attribute in CHANGE_ATTRIBUTES and (held or attribute != "age"))
+
+
+#: a held value no statement names (the age needs a number: it is not read without one)
+_NO_VALUE = "\x00"
+#: how many of the user's latest statements a question for an attribute reads
+_RECENT_STATEMENTS = 50
+_READ_CHANGES: OrderedDict[bytes, bool] = OrderedDict()
+
+
+def _reads_change(content: str, attribute: str, current: str) -> bool:
+    """``change_of`` of ``content`` is not ``None`` (cached like :func:`_read_attributes`:
+    by a digest of the three, and only the answer - never a value read from the text)."""
+    key = hashlib.blake2b("\x00".join((content, attribute, current)).encode(
+        "utf-8", "surrogatepass"), digest_size=16).digest()
+    with _READ_ATTRIBUTES_LOCK:
+        found = _READ_CHANGES.get(key)
+        if found is not None:
+            _READ_CHANGES.move_to_end(key)
+            return found
+    found = change_of(content, attribute, current) is not None
+    with _READ_ATTRIBUTES_LOCK:
+        _READ_CHANGES[key] = found
+        while len(_READ_CHANGES) > _READ_ATTRIBUTES_SIZE:
+            _READ_CHANGES.popitem(last=False)
+    return found
 
 
 def _answers_first(scored: list[tuple[ScoreParts, Any]], answers: set[str],

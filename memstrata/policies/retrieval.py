@@ -481,9 +481,12 @@ _ASKED = (
         r"\bwhere\s+(?:is|'s)\s+my\s+(?:home|apartment|flat|place)\b|\bmy\s+(?:home\s+)?city\b|"
         r"我(?:现在|目前|如今|最近)?住(?:在)?哪|哪个城市|我家(?:现在)?在哪|住在什么地方", re.I)),
     ("employer", re.compile(
-        r"\bwhere\s+do\s+i\s+work\b|\bwho\s+do\s+i\s+work\s+for\b|"
-        r"\b(?:which|what)\s+company\s+do\s+i\b|\bmy\s+(?:employer|company)\b|"
-        r"哪家公司|在哪(?:里|儿)?(?:工作|上班)|我的(?:公司|东家)", re.I)),
+        r"\b(?:where\s+(?:do|am)|(?:remind|tell)\s+me\s+where)\s+i\s+(?:currently\s+|still\s+|now\s+)?work(?:ing)?\b|"
+        r"\bwho\s+(?:do|am)\s+i\s+(?:currently\s+|still\s+|now\s+)?work(?:ing)?\s+for\b|"
+        r"\b(?:which|what)\s+company\s+(?:do|am)\s+i\b|"
+        r"\bmy\s+(?:current\s+|present\s+)?(?:employer|company)\b|"
+        r"在哪(?:家|个)公司|哪家公司(?:上班|工作|任职|的员工)|在哪(?:里|儿)?(?:工作|上班)|"
+        r"我的(?:公司|东家)", re.I)),
     ("occupation", re.compile(
         r"\bwhat\s+(?:is|'s)\s+my\s+(?:job|occupation|profession)\b|"
         r"\bwhat\s+do\s+i\s+do\s+for\s+(?:a\s+)?(?:living|work)\b|\bmy\s+(?:occupation|profession)\b|"
@@ -513,7 +516,15 @@ def asked_attribute(query: str) -> str | None:
     >>> asked_attribute("Which city should I visit in May?") is None
     True
     """
+    # the question itself, not a reason given after it ("which gym am I a member of
+    # now? my employer reimburses it" asks for the gym)
+    asked = [s for s in _SENTENCE_END.split(query) if s.rstrip().endswith(("?", "？"))]
+    text = " ".join(asked) if asked else query
     for attribute, pattern in _ASKED:
-        if pattern.search(query):
+        if pattern.search(text):
             return attribute
     return None
+
+
+#: the end of a sentence (the mark stays with the sentence it ends)
+_SENTENCE_END = re.compile(r"(?<=[?？!！.。;；])\s*")

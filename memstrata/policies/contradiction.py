@@ -369,11 +369,19 @@ def _measured(text: str) -> dict[str, frozenset[str]]:
                 if name == "age" and not follows.search(after) \
                         and not _AGE_END.match(after):
                     continue  # "I'm 5 minutes away" is no age
+                if name == "weight" and _LIFTED.search(
+                        text[max(0, m.start() - 30):m.end() + 30]):
+                    continue  # "I pulled 100 kg on the deadlift" is no body weight
                 if name == "money" and re.match(r"\s*k\b", after, re.I):
                     value = str(round(float(value) * 1000))
                 out.setdefault(name, set()).add(value)
                 break
     return {k: frozenset(v) for k, v in out.items()}
+
+
+#: a weight lifted or carried, not the body's
+_LIFTED = re.compile(r"\b(?:dead-?lift\w*|squat\w*|bench\w*|lift\w*|pull(?:ed|s)?|press\w*|"
+                     r"carr(?:y|ied|ies)|row(?:ed|s)?)\b|硬拉|深蹲|卧推|举|扛|背着", re.I)
 
 
 @lru_cache(maxsize=65536)
@@ -398,11 +406,14 @@ def _measure_conflict(a: str, b: str) -> str | None:
     for name in ma.keys() & mb.keys():
         if ma[name] & mb[name]:
             continue
-        # the user's own measures need no thing in common - unless someone else is named
-        personal = name in ("height", "weight", "age", "children") \
-            and not _OTHER_PERSON.search(_JOINT.sub("", a)) \
-            and not _OTHER_PERSON.search(_JOINT.sub("", b))
-        if personal or _thing_overlap(a, b):
+        # the user's own measures need no thing in common; someone else's (我儿子满五岁了
+        # beside 我今年三十岁) are not the user's, whatever else the two share
+        # (the children counted are someone else named: a daughter, "they")
+        other = _OTHER_PERSON.search(_JOINT.sub("", a)) or _OTHER_PERSON.search(_JOINT.sub("", b))
+        if name in ("height", "weight", "age") and other:
+            continue
+        if name in ("height", "weight", "age", "children") and not other \
+                or _thing_overlap(a, b):
             return f"a different {name} ({', '.join(sorted(ma[name]))} vs " \
                    f"{', '.join(sorted(mb[name]))})"
     return None
@@ -505,7 +516,12 @@ def _same_predicate(a: str, b: str) -> bool:
         return True
     if pa == pb or tokenize(pa) == tokenize(pb):
         return True
-    return pa in _PREFERENCE_VERBS and pb in _PREFERENCE_VERBS
+    return (pa in _PREFERENCE_VERBS and pb in _PREFERENCE_VERBS) or \
+        (pa in _POSSESSION_VERBS and pb in _POSSESSION_VERBS)
+
+
+#: verbs of having: "I've got a car" and "I don't own a car" say the same of the car
+_POSSESSION_VERBS = frozenset("have has got own owns".split())
 
 
 def _object_words(text: str) -> set[str]:
@@ -646,7 +662,8 @@ def contradiction(older: Item, newer: Item) -> str | None:
 #: ("I take the train because I don't like driving" does not deny "I take the train")
 _EN_CLAUSES = re.compile(
     r"\s*[,;:()\u2014]\s*|\s+-\s+|\s+(?:because|since|so that|so|but|though|although|unless|"
-    r"while|whereas|as long as|as|if|when|and then|which|who)\s+",
+    r"while|whereas|as long as|as|if|when|and then|which|who)\s+|"
+    r"\s+and\s+(?=(?:never|not)\b)",
     re.IGNORECASE,
 )
 _ZH_CLAUSES = re.compile(
@@ -656,7 +673,7 @@ _ZH_CLAUSES = re.compile(
 _PAST = re.compile(r"\b(?:used to|formerly|in the past|as a (?:kid|child|student)|years ago|"
                    r"back then|once)\b|以前|过去|小时候|曾经|从前|当年", re.IGNORECASE)
 _ZH_NEGATION_CORE = re.compile(
-    r"没有任何|没有|从来不|从来|从不|不再|已经|不|没|别|未|再|从|有|任何|好?几次|[\d一两二三四五六七八九十]+次|"
+    r"没有任何|没有|从来不|从来|从不|不再|已经|这辈子|一辈子|过(?!敏)|不|没|别|未|再|从|有|任何|好?几次|[\d一两二三四五六七八九十]+次|"
     r"[一两二三四五六七八九十几]?[个只辆台本张件位条双]"
 )
 _ZH_AVERSION = re.compile(r"讨厌|厌恶|受不了")
@@ -792,7 +809,8 @@ _QUALITY_PAIRS = (
     ("早睡早起", "夜猫子"), ("早起", "夜猫子"), ("内向", "外向"), ("安静", "吵"), ("安静", "热闹"),
     ("轻松", "辛苦"), ("轻松", "累"), ("干性", "油性"), ("单身", "已婚"), ("胖", "瘦"),
     ("高", "矮"), ("便宜", "贵"), ("整洁", "乱"), ("闲", "忙"), ("好", "差"), ("左撇子", "右撇子"),
-    ("简单", "难"), ("容易", "难"), ("近", "远"),
+    ("简单", "难"), ("容易", "难"), ("近", "远"), ("怕冷", "抗冻"), ("怕冷", "耐寒"),
+    ("整齐", "邋遢"), ("整洁", "邋遢"), ("爱干净", "邋遢"),
 )
 _QUALITIES = tuple((a, b) for x, y in _QUALITY_PAIRS for a, b in ((x, y), (y, x)))
 #: judgements whose object follows them: the same object, or no contradiction
@@ -803,6 +821,8 @@ _ZH_LIKING = (("喜欢", "讨厌"), ("爱", "讨厌"), ("喜欢", "受不了"), 
 #: the subject of an English quality: "I'm (a/an/very ...)", "my <thing> is"
 _EN_SUBJECT = re.compile(r"^(?:i\s*(?:'m|am)|i\s+(?:\w+\s+)?(?:feel|consider\s+myself)|"
                          r"my\s+(?P<thing>[a-z]+(?:\s+[a-z]+)?)\s+(?:is|are|'s|has\s+been|feels?)|"
+                         r"the\s+(?P<place>[a-z]+)\s+(?:i|we)\s+(?:live|work|stay)\s+(?:on|in|at)\s+"
+                         r"(?:is|'s)|"
                          r"(?P<named>(?!(?:it|this|that|there|here|what|which|who|everything|"
                          r"nothing|something|he|she|they|you|we)\b)[a-z]+(?:\s+[a-z]+)?)"
                          r"\s+(?:is|are)(?=\s+(?:\w+\s+)?(?:easy|hard|difficult|simple|tiny|huge|"
@@ -810,6 +830,7 @@ _EN_SUBJECT = re.compile(r"^(?:i\s*(?:'m|am)|i\s+(?:\w+\s+)?(?:feel|consider\s+m
                          r"tidy|messy|healthy|unhealthy)\b))"
                          r"\b", re.I)
 _ZH_DEGREE = re.compile(r"(?:很|非常|特别|超级?|挺|比较|有点|太|真的|最|是个|是一个|是|性格|个|"
+                        r"典型|标准|十足|彻头彻尾|"
                         r"一个|习惯|属于|的人|的|了)")
 
 
@@ -851,8 +872,8 @@ def _opposite_quality(a: str, b: str) -> tuple[str, str] | None:
         return None
     la, lb = _strip_cues(a).casefold(), _strip_cues(b).casefold()
     ma, mb = _EN_SUBJECT.match(la), _EN_SUBJECT.match(lb)
-    if ma is None or mb is None or (ma["thing"] or ma["named"] or "") \
-            != (mb["thing"] or mb["named"] or ""):
+    if ma is None or mb is None or (ma["thing"] or ma["named"] or ma["place"] or "") \
+            != (mb["thing"] or mb["named"] or mb["place"] or ""):
         return None
     ca, cb = _clauses(la)[0], _clauses(lb)[0]
     if _clause_negated(ca) or _clause_negated(cb):

@@ -83,9 +83,12 @@ blind after heldout19's, ``--updates15`` a fifteenth (40 cases), written blind a
 heldout20's, ``--updates16`` a sixteenth (40 cases), written blind after heldout21's,
 ``--updates17`` a seventeenth (40 cases), written blind after heldout22's,
 ``--updates18`` an eighteenth (40 cases), written blind after heldout23's,
-``--updates19`` a nineteenth (40 cases), written blind after heldout24's, and
+``--updates19`` a nineteenth (40 cases), written blind after heldout24's,
 ``--updates20`` a twentieth (40 cases), written blind after heldout27's, with no
-knowledge-update change since heldout19's first look.
+knowledge-update change since heldout19's first look, and ``--updates21`` and
+``--updates22`` (40 cases each), written blind while heldout10-20's misses led to
+the employer questions, the latest statements read for the asked attribute, Chinese
+changes found by a question about now, and reasons after a question.
 """
 
 from __future__ import annotations
@@ -117,7 +120,7 @@ UPDATES_LOOK = RESULTS / "knowledge_update_heldout3_first_look.json"
 #: ``data/formation_changes_heldoutN.json``, ``--updatesN``
 #: ``data/knowledge_update_heldoutN.json``, and each writes its first look once
 FORMATION_SPLITS = range(4, 30)
-UPDATE_SPLITS = range(4, 21)
+UPDATE_SPLITS = range(4, 23)
 
 
 def _formation_split(n: int) -> tuple[Path, Path]:

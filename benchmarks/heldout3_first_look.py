@@ -57,9 +57,10 @@ twenty-fourth, written blind after heldout23's were (96 cases), ``--heldout25`` 
 twenty-fifth, written blind after heldout24's were (96 cases), ``--heldout26`` a
 twenty-sixth, written blind after heldout25's were (96 cases), ``--heldout27`` a
 twenty-seventh, written blind after heldout26's were (96 cases), ``--heldout28`` a
-twenty-eighth, written blind after heldout27's were (96 cases), and ``--heldout29`` a
+twenty-eighth, written blind after heldout27's were (96 cases), ``--heldout29`` a
 twenty-ninth, written blind after heldout28's first look (96 cases; no formation fix
-between the two: both read the extractor as heldout27's fixes left it).
+between the two: both read the extractor as heldout27's fixes left it), and
+``--heldout30`` a thirtieth, written blind after heldout29's were (96 cases).
 
 ``--updates4`` evaluates a fourth knowledge-update split (``data/knowledge_update_heldout4.json``,
 40 cases, 22 English / 18 Chinese), written blind after heldout3's knowledge-update misses
@@ -119,7 +120,7 @@ UPDATES_LOOK = RESULTS / "knowledge_update_heldout3_first_look.json"
 #: docstring says what each followed): ``--heldoutN`` evaluates
 #: ``data/formation_changes_heldoutN.json``, ``--updatesN``
 #: ``data/knowledge_update_heldoutN.json``, and each writes its first look once
-FORMATION_SPLITS = range(4, 30)
+FORMATION_SPLITS = range(4, 31)
 UPDATE_SPLITS = range(4, 23)
 
 

@@ -235,7 +235,7 @@ def chinese_with_e5(tmp: str, clock: ManualClock, cases: list[dict[str, Any]],
 
 #: the splits written blind (each first look is its own file, written once)
 BLIND = [Path(__file__).parent / "data" / f"knowledge_update_heldout{n}.json"
-         for n in range(3, 21)]
+         for n in range(3, 23)]
 
 
 def blind_splits_now(tmp: str, clock: ManualClock) -> dict[str, Any]:

@@ -21,9 +21,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
 #: the blind splits after the sixth whose first looks the README lists
-FORMATION_LATER = range(7, 30)
-KU_LATER = range(7, 21)
-CONTRADICTION_BLIND = range(1, 6)
+FORMATION_LATER = range(7, 31)
+KU_LATER = range(7, 23)
+CONTRADICTION_BLIND = range(1, 7)
 README = REPO / "README.md"
 START = "<!-- figures:start -->"
 END = "<!-- figures:end -->"
@@ -193,7 +193,8 @@ def _injection(inj: dict[str, Any]) -> Row:
 
 _WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "
           "fourteen fifteen sixteen seventeen eighteen nineteen twenty twenty-one twenty-two "
-          "twenty-three twenty-four twenty-five").split()
+          "twenty-three twenty-four twenty-five twenty-six twenty-seven twenty-eight twenty-nine "
+          "thirty").split()
 
 
 def _formation(sn: dict[str, Any], first2: dict[str, Any], first3: dict[str, Any],

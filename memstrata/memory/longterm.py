@@ -67,14 +67,14 @@ from memstrata.memory.rerank import Reranker, apply_reranker
 from memstrata.memory.vector import SearchFilter, VectorIndex, Watermark
 from memstrata.policies import language
 from memstrata.policies.extraction import canonical_attribute, extract
-from memstrata.policies.slot_change import ATTRIBUTES as CHANGE_ATTRIBUTES
-from memstrata.policies.slot_change import change_of
 from memstrata.policies.retrieval import (
     MAX_TOP_K,
     RetrievalPolicy,
     about_the_user,
     asked_attribute,
 )
+from memstrata.policies.slot_change import ATTRIBUTES as CHANGE_ATTRIBUTES
+from memstrata.policies.slot_change import change_of
 from memstrata.policies.temporal import DateRange, TemporalQuery, read_query, reads_as_change
 from memstrata.policies.write import screen
 from memstrata.types import (

@@ -412,7 +412,7 @@ def _measure_conflict(a: str, b: str) -> str | None:
         other = _OTHER_PERSON.search(_JOINT.sub("", a)) or _OTHER_PERSON.search(_JOINT.sub("", b))
         if name in ("height", "weight", "age") and other:
             continue
-        if name in ("height", "weight", "age", "children") and not other \
+        if (name in ("height", "weight", "age", "children") and not other) \
                 or _thing_overlap(a, b):
             return f"a different {name} ({', '.join(sorted(ma[name]))} vs " \
                    f"{', '.join(sorted(mb[name]))})"

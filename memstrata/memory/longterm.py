@@ -22,10 +22,10 @@ import logging
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import date
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -459,7 +459,7 @@ class LongTermMemory:
             state = _store.user_state(conn, user_id)
             if asked is not None and state is not None:
                 # "Which city do I live in?": the user's current value of the slot
-                slot_rows = [r for attribute in _ASKED_SLOTS.get(asked, (asked,))
+                slot_rows = [r for attribute in wanted
                              for r in _store.list_rows(
                                  conn, user_id,
                                  scopes=None if scopes is None else sorted(scopes),
@@ -916,24 +916,34 @@ _ASKED_SLOTS = {"name": ("preferred name", "name")}
 _READ_ATTRIBUTES: OrderedDict[bytes, frozenset[str]] = OrderedDict()
 _READ_ATTRIBUTES_SIZE = 4096
 _READ_ATTRIBUTES_LOCK = threading.Lock()
+_T = TypeVar("_T")
+
+
+def _digest_cached(cache: OrderedDict[bytes, _T], parts: tuple[str, ...],
+                   compute: Callable[[], _T]) -> _T:
+    """``compute()``, cached in ``cache`` (LRU, ``_READ_ATTRIBUTES_SIZE`` entries) under a
+    digest of ``parts`` - never the text itself, so a forgotten memory leaves no copy."""
+    key = hashlib.blake2b("\x00".join(parts).encode("utf-8", "surrogatepass"),
+                          digest_size=16).digest()
+    with _READ_ATTRIBUTES_LOCK:
+        found = cache.get(key)
+        if found is not None:
+            cache.move_to_end(key)
+            return found
+    found = compute()
+    with _READ_ATTRIBUTES_LOCK:
+        cache[key] = found
+        while len(cache) > _READ_ATTRIBUTES_SIZE:
+            cache.popitem(last=False)
+    return found
 
 
 def _read_attributes(content: str) -> frozenset[str]:
     """The user's attributes the fast extractor reads from ``content`` (cached: recall
     asks about the same few records again and again)."""
-    key = hashlib.blake2b(content.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-    with _READ_ATTRIBUTES_LOCK:
-        found = _READ_ATTRIBUTES.get(key)
-        if found is not None:
-            _READ_ATTRIBUTES.move_to_end(key)
-            return found
-    found = frozenset(canonical_attribute(e.slot.attribute) for e in extract(content)
-                      if e.slot is not None and e.slot.subject in _SELF_SUBJECTS)
-    with _READ_ATTRIBUTES_LOCK:
-        _READ_ATTRIBUTES[key] = found
-        while len(_READ_ATTRIBUTES) > _READ_ATTRIBUTES_SIZE:
-            _READ_ATTRIBUTES.popitem(last=False)
-    return found
+    return _digest_cached(_READ_ATTRIBUTES, (content,), lambda: frozenset(
+        canonical_attribute(e.slot.attribute) for e in extract(content)
+        if e.slot is not None and e.slot.subject in _SELF_SUBJECTS))
 
 
 def _states_attribute(content: str, attributes: Sequence[str], held: str) -> bool:
@@ -955,21 +965,10 @@ _READ_CHANGES: OrderedDict[bytes, bool] = OrderedDict()
 
 
 def _reads_change(content: str, attribute: str, current: str) -> bool:
-    """``change_of`` of ``content`` is not ``None`` (cached like :func:`_read_attributes`:
-    by a digest of the three, and only the answer - never a value read from the text)."""
-    key = hashlib.blake2b("\x00".join((content, attribute, current)).encode(
-        "utf-8", "surrogatepass"), digest_size=16).digest()
-    with _READ_ATTRIBUTES_LOCK:
-        found = _READ_CHANGES.get(key)
-        if found is not None:
-            _READ_CHANGES.move_to_end(key)
-            return found
-    found = change_of(content, attribute, current) is not None
-    with _READ_ATTRIBUTES_LOCK:
-        _READ_CHANGES[key] = found
-        while len(_READ_CHANGES) > _READ_ATTRIBUTES_SIZE:
-            _READ_CHANGES.popitem(last=False)
-    return found
+    """``change_of`` of ``content`` is not ``None`` (cached like :func:`_read_attributes`,
+    and only the answer - never a value read from the text)."""
+    return _digest_cached(_READ_CHANGES, (content, attribute, current),
+                          lambda: change_of(content, attribute, current) is not None)
 
 
 def _answers_first(scored: list[tuple[ScoreParts, Any]], answers: set[str],

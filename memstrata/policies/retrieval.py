@@ -75,6 +75,7 @@ from datetime import datetime, timedelta
 from types import MappingProxyType
 
 from memstrata._text import STOP_WORDS
+from memstrata.policies.temporal import question_part
 from memstrata.types import MemoryType, ScoreParts, Status
 
 __all__ = ["DEFAULT_HALF_LIFE", "RetrievalPolicy", "about_the_user", "asked_attribute"]
@@ -523,13 +524,8 @@ def asked_attribute(query: str) -> str | None:
     """
     # the question itself, not a reason given after it ("which gym am I a member of
     # now? my employer reimburses it" asks for the gym)
-    asked = [s for s in _SENTENCE_END.split(query) if s.rstrip().endswith(("?", "？"))]
-    text = " ".join(asked) if asked else query
+    text = question_part(query)
     for attribute, pattern in _ASKED:
         if pattern.search(text):
             return attribute
     return None
-
-
-#: the end of a sentence (the mark stays with the sentence it ends)
-_SENTENCE_END = re.compile(r"(?<=[?？!！.。;；])\s*")

@@ -32,6 +32,7 @@ from typing import Any
 __all__ = [
     "DateRange",
     "TemporalQuery",
+    "question_part",
     "read_query",
     "reads_as_change",
     "resolve_date",
@@ -437,6 +438,17 @@ _PAST_Q = re.compile(
 #: the end of a sentence (the mark stays with the sentence it ends)
 _SENTENCE_END = re.compile(r"(?<=[?？!！.。;；])\s*")
 
+
+def question_part(query: str) -> str:
+    """The question sentences of ``query`` (all of it when none ends in a question mark):
+    a reason given after the question is not what it asks.
+
+    >>> question_part("Which gym do I go to now? My employer pays for it.")
+    'Which gym do I go to now?'
+    """
+    asked = [s for s in _SENTENCE_END.split(query) if s.rstrip().endswith(("?", "？"))]
+    return " ".join(asked) if asked else query
+
 _BOUND = re.compile(r"\b(?:before|by|until|till|after|since|prior to|as of|between)\s*(?:the\s+)?$"
                     r"|(?:之前|以前|之后|以后|以来|截至|直到)\s*$", re.IGNORECASE)
 
@@ -462,9 +474,8 @@ def read_query(query: str, now: datetime | date) -> TemporalQuery:
     aggregate = _AGGREGATE_Q.search(query) is not None
     # a reason given after the question ("who cuts my hair these days? I want to book
     # before the wedding") does not point the question to the past
-    asked = [s for s in _SENTENCE_END.split(query) if s.rstrip().endswith(("?", "？"))]
-    question = " ".join(asked) if asked else query
-    current = _CURRENT_Q.search(query) is not None and _PAST_Q.search(question) is None
+    current = _CURRENT_Q.search(query) is not None \
+        and _PAST_Q.search(question_part(query)) is None
     return TemporalQuery(temporal=temporal, aggregate=aggregate, range=found, current=current)
 
 

@@ -32,6 +32,14 @@ old one is not returned). Variants: ``default`` (the library) and ``before``
 (the same policy with the issue-11 ranking switched off: no outdating of older
 statements about the same thing, no time range, the plain gate).
 
+Guard cases (``data/knowledge_update_guard{1,2,3}.json``, 40 each, written blind; guard1
+tuned on, guard2 and guard3 first looks in ``heldout3_first_look.py --guardsN``): the
+old value in session 1 and, weeks later, a statement close to it that does not change
+it - someone else's change, a plan, the past, a one-off, a question, a related thing
+("Bought a sonic toothbrush" for "who's my dentist?"); *old first* = the old value is
+returned and ranked above that statement. Without guards a ranking that puts every
+newer statement first would score 1.0 on the update cases.
+
 The user's own name (issue 11 item 5) is probed here too: questions asked with
 and without the user's name ("which seat should I book for Alice?") must give
 the same top-3, and the record "My name is Alice" must never come first.
@@ -236,6 +244,52 @@ def chinese_with_e5(tmp: str, clock: ManualClock, cases: list[dict[str, Any]],
 #: the splits written blind (each first look is its own file, written once)
 BLIND = [Path(__file__).parent / "data" / f"knowledge_update_heldout{n}.json"
          for n in range(3, 23)]
+#: the guard splits, written blind: a later statement close to the asked thing that
+#: does not change it (someone else's change, a plan, a related thing, a one-off, the
+#: past, a question); ``guard1`` is tuned on, the others are first looks
+GUARDS = [Path(__file__).parent / "data" / f"knowledge_update_guard{n}.json"
+          for n in range(1, 4)]
+
+
+def run_guards(mm: MemoryManager, clock: ManualClock, cases: list[dict[str, Any]],
+               filler: dict[str, list[str]], mode: str) -> list[dict[str, Any]]:
+    """The guard cases, laid out as the update cases (the distractor where the new
+    value would be): the old value must stay first - returned, and above the
+    distractor when that is returned too."""
+    as_updates = [{**c, "new": c["distractor"]} for c in cases]
+    rows = _run_cases(mm, clock, as_updates, filler, mode)["default"]
+    kinds = {c["id"]: c["kind"] for c in cases}
+    return [{"id": r["id"], "lang": r["lang"], "kind": kinds[r["id"]],
+             "old_rank": r["old_rank"], "distractor_rank": r["new_rank"],
+             "old_first": r["old_rank"] is not None
+             and (r["new_rank"] is None or r["old_rank"] < r["new_rank"])}
+            for r in rows]
+
+
+def guard_score(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Share of guard cases whose old value stays first, and how the others fail."""
+    n = len(rows)
+    if not n:
+        return {"n": 0}
+    return {
+        "n": n,
+        "old_first": round(sum(r["old_first"] for r in rows) / n, 4),
+        "distractor_above_old": round(sum(
+            r["distractor_rank"] is not None
+            and (r["old_rank"] is None or r["distractor_rank"] < r["old_rank"])
+            for r in rows) / n, 4),
+        "old_not_returned": round(sum(r["old_rank"] is None for r in rows) / n, 4),
+    }
+
+
+def guard_report(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """:func:`guard_score` overall, per language and per kind, and the misses."""
+    return {"all": guard_score(rows),
+            **{lang: guard_score([r for r in rows if r["lang"] == lang])
+               for lang in ("en", "zh")},
+            "by_kind": {kind: guard_score([r for r in rows if r["kind"] == kind])["old_first"]
+                        for kind in sorted({r["kind"] for r in rows})},
+            "misses": [r["id"] for r in rows if not r["old_first"]]}
 
 
 def blind_splits_now(tmp: str, clock: ManualClock) -> dict[str, Any]:
@@ -259,6 +313,13 @@ def blind_splits_now(tmp: str, clock: ManualClock) -> dict[str, Any]:
                         "all": _score(rows),
                         **{lang: _score([r for r in rows if r["lang"] == lang])
                            for lang in ("en", "zh")}}
+            for path in GUARDS:
+                data = json.loads(path.read_text())
+                split = out.setdefault(path.stem.removeprefix("knowledge_update_"), {})
+                for mode in ("remember", "observe_nightly"):
+                    clock.set(START)
+                    guard_rows = run_guards(mm, clock, data["cases"], data["filler"], mode)
+                    split.setdefault(embedder, {})[mode] = guard_report(guard_rows)
     return out
 
 
@@ -353,7 +414,9 @@ def main() -> None:
     print("chinese with e5", {m: results["chinese_with_e5"][m] for m in
                               ("remember", "observe_nightly")})
     print("own name", names["summary"])
-    print("blind splits now", {k: {e: {m: v[e][m]["all"]["newest_first"] for m in v[e]}
+    print("blind splits now", {k: {e: {m: v[e][m]["all"].get("newest_first",
+                                                              v[e][m]["all"].get("old_first"))
+                                       for m in v[e]}
                                    for e in v}
                                for k, v in results["blind_splits_now"].items() if k != "note"})
 

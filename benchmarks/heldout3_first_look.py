@@ -89,7 +89,12 @@ heldout20's, ``--updates16`` a sixteenth (40 cases), written blind after heldout
 knowledge-update change since heldout19's first look, and ``--updates21`` and
 ``--updates22`` (40 cases each), written blind while heldout10-20's misses led to
 the employer questions, the latest statements read for the asked attribute, Chinese
-changes found by a question about now, and reasons after a question.
+changes found by a question about now, and reasons after a question. ``--updates23``
+and ``--updates24`` (40 cases each) were written blind with the guard splits, before
+the reading of whose state a statement reports (``memstrata.policies.standing``) and
+``current_similarity`` 0.05 were built on guard1; ``--guards2`` and ``--guards3``
+evaluate the guard splits written with them (40 cases each: a later statement close
+to the asked thing that does not change it).
 """
 
 from __future__ import annotations
@@ -121,7 +126,10 @@ UPDATES_LOOK = RESULTS / "knowledge_update_heldout3_first_look.json"
 #: ``data/formation_changes_heldoutN.json``, ``--updatesN``
 #: ``data/knowledge_update_heldoutN.json``, and each writes its first look once
 FORMATION_SPLITS = range(4, 31)
-UPDATE_SPLITS = range(4, 23)
+UPDATE_SPLITS = range(4, 25)
+#: the knowledge-update guard splits first looked at here (``--guardsN``,
+#: ``data/knowledge_update_guardN.json``; guard1 is the split tuned on)
+GUARD_SPLITS = range(2, 4)
 
 
 def _formation_split(n: int) -> tuple[Path, Path]:
@@ -197,6 +205,21 @@ def updates(path: Path = UPDATES, *, chinese_with_e5: bool = False) -> dict[str,
     return results
 
 
+def guards(path: Path) -> dict[str, Any]:
+    """A guard split: does the old value stay first when a later statement close to
+    it does not change it (``remember`` and ``observe`` with the nightly summaries)?"""
+    data = json.loads(path.read_text())
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        clock = ManualClock(ku.START)
+        with MemoryManager.open(f"sqlite:///{tmp}/guard.db", clock=clock, home=tmp) as mm:
+            for mode in ("remember", "observe_nightly"):
+                clock.set(ku.START)
+                results[mode] = ku.guard_report(
+                    ku.run_guards(mm, clock, data["cases"], data["filler"], mode))
+    return results
+
+
 def _write_once(path: Path, name: str, payload: dict[str, Any]) -> None:
     if path.exists():
         print(f"{path.name} exists (the first look is never overwritten); not written")
@@ -217,6 +240,13 @@ def main() -> None:
             print(json.dumps({k: v for k, v in found.items() if k != "by_category"},
                              indent=1, ensure_ascii=False))
             _write_once(look, f"heldout{n}", found)
+            return
+    for n in GUARD_SPLITS:
+        if f"--guards{n}" in sys.argv:
+            found = guards(DATA / f"knowledge_update_guard{n}.json")
+            print(json.dumps(found, indent=1, ensure_ascii=False))
+            _write_once(RESULTS / f"knowledge_update_guard{n}_first_look.json", f"guard{n}",
+                        found)
             return
     for n in UPDATE_SPLITS:
         if f"--updates{n}" in sys.argv:

@@ -75,6 +75,7 @@ from memstrata.policies.retrieval import (
 )
 from memstrata.policies.slot_change import ATTRIBUTES as CHANGE_ATTRIBUTES
 from memstrata.policies.slot_change import change_of
+from memstrata.policies.standing import reports_own_state
 from memstrata.policies.temporal import DateRange, TemporalQuery, read_query, reads_as_change
 from memstrata.policies.write import screen
 from memstrata.types import (
@@ -520,7 +521,8 @@ class LongTermMemory:
                 scored.append((parts, row))
                 admitted.append(admits(dense_score, bm25) or row.id in answers)
         scored, keep = _newest_first(scored, admitted, policy, cut,
-                                     asks_current=when is not None and when.current)
+                                     asks_current=when is not None and when.current,
+                                     query=query)
         if when is not None and when.range is not None and policy.range_boost > 1.0:
             scored = _in_range(scored, keep, when.range, policy)
         else:
@@ -846,7 +848,7 @@ def _overlaps(texts: list[str]) -> list[list[float]]:
 
 def _newest_first(
     scored: list[tuple[ScoreParts, Any]], admitted: list[bool], policy: RetrievalPolicy,
-    cut: int, *, asks_current: bool = False,
+    cut: int, *, asks_current: bool = False, query: str = "",
 ) -> tuple[list[tuple[ScoreParts, Any]], list[bool]]:
     """The candidates (best first) and which to keep: the admitted ones, with the
     older statements that a newer candidate about the same thing updates weighed
@@ -866,6 +868,7 @@ def _newest_first(
         matrix = np.vstack([decode_vector(row.vector) for _, row in scored])
         similarity = (matrix.astype(np.float32) @ matrix.T.astype(np.float32)).tolist()
     changes = [reads_as_change(row.content) for _, row in scored]
+    own = [reports_own_state(row.content, query) for _, row in scored]
     outdated, promote = policy.current_first(
         relevance=[parts.relevance for parts, _ in scored],
         said_at=[float(row.valid_from) for _, row in scored],
@@ -877,6 +880,7 @@ def _newest_first(
         top=cut,
         lexical=lexical,
         asks_current=asks_current,
+        own=own,
     )
     # several newer candidates may update the same one ("We settled into our flat in
     # Munich" and "I visited the art museum downtown" both after "I live in Berlin"):
@@ -891,6 +895,10 @@ def _newest_first(
     for i, (parts, row) in enumerate(scored):
         if outdated[i]:
             parts = policy.adjusted(parts, policy.outdated_weight)
+        if asks_current and not own[i] and _TYPE[row.type] in policy.updatable:
+            # asked about the user now: someone else's news, a plan, the past, a one-off
+            # or a question says less about it than the user's own state does
+            parts = policy.adjusted(parts, policy.not_current_weight)
         if i in promote:
             updated = scored[promote[i]][0]
             above = updated.score

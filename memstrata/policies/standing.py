@@ -1,0 +1,215 @@
+"""Does a statement report the user's own present state? (English and Chinese)
+
+Recall reads a newer statement as the current value of what a question about the
+present asks ("What phone am I using now?" -> "Setting up my new iPhone 15
+tonight ..."). Statements close to the asked thing that do not report the user's
+own state now must not be read so: someone else's change ("My dad finally got an
+iPhone 15 Pro"), a plan or a wish ("Really eyeing the new MacBook Air", 有点心动),
+the past ("Found my old lease from 2014", 翻到小时候的照片), a one-off ("grabbed a
+day pass at a gym near the hotel", 今天下大暴雨干脆打车去的), and a question that
+adopts nothing ("Is Verizon's coverage better than T-Mobile's?").
+
+:func:`reports_own_state` reads the statement part of a message - the question
+sentences (and a question after a comma) are not what it states - and returns
+``False`` when nothing is stated or a cue above is found in what is. Pure
+patterns, no storage: what is read is predictable and cheap (recall reads a few
+candidates per question). A person named in the question ("Which school is 朵朵
+at now?") is not "someone else".
+"""
+
+from __future__ import annotations
+
+import re
+
+from memstrata.policies._extraction_en import _EN_OTHER_PEOPLE
+from memstrata.policies._extraction_zh import _ZH_OTHER_PEOPLE
+from memstrata.policies.temporal import reads_as_change
+
+__all__ = ["reports_own_state", "why_not_own_state"]
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+#: sentences (the mark stays with the sentence it ends; an emoji ends one too)
+_SENTENCE = re.compile(r"(?<=[?？!！.。;；])\s*|\n+|\s*[\U0001F1E6-\U0001F1FF\U0001F300-\U0001FAFF"
+                       r"\u2600-\u27bf]+\s*")
+#: a question inside a sentence starts a question of its own ("Moved to Denver, any
+#: tips?", "finally got an iPhone how do I move my chats??")
+_EN_ASK_INSIDE = re.compile(
+    r"(?:,|;|:|\s[-—–])\s*(?=(?:so|and|but|anyway)?\s*(?:any|what|whats|what's|how|can|could|is|"
+    r"are|do|does|where|which|who|why|should|would|anyone|tips|ideas|suggestions|"
+    r"recommendations?)\b[^.!]*\?+\s*$)|"
+    r"\s+(?=(?:what|whats|what's|how|any|anyone|tips|ideas|should\s+i|can\s+you|could\s+you|"
+    r"do\s+you|is\s+(?:it|that|this|there))\b[^.!]*\?+\s*$)", re.I)
+#: a sentence that opens as a question is one
+_EN_ASKS = re.compile(r"^\W*(?:is|are|am|do|does|did|can|could|would|will|should|has|have|what|"
+                      r"whats|what's|how|which|who|where|why|when|any|anyone)\b", re.I)
+#: a request states nothing ("Can you help me ...", 帮我做个计划)
+_EN_REQUEST = re.compile(r"^\W*(?:can|could|would)\s+you\b|^\W*(?:please|help\s+me)\b", re.I)
+_ZH_REQUEST = re.compile(r"^(?:你)?(?:帮|幫|麻烦|麻煩|请|請|能不能|可以帮|可不可以|推荐|推薦)")
+_ZH_CLAUSE = re.compile(r"[，,、：:]")
+_EN_CLAUSE = re.compile(r"\s*[,;:—–]\s*|\s+-\s+|\s+(?:but|and|so|because|since|after|when)\s+",
+                        re.I)
+
+#: someone else as the subject ("My dad finally caved and got ...", "My husband just
+#: signed up ...") of a statement with no "I" or "we" in it
+_EN_OTHER = re.compile(
+    rf"^\W*(?:so|and|oh|ok|lol|ugh|welp)?\W*(?:my|our)\s+(?:\w+\s+)?"
+    rf"(?:{_EN_OTHER_PEOPLE}|brother-in-law|sister-in-law|in-laws|teammate|classmate|"
+    rf"buddy|bestie|best friend|coworkers|colleagues|friends)(?:['’]s)?\b|"
+    rf"^\W*(?:half\s+(?:of\s+)?(?:my|our|the)\s+\w+|everyone|everybody|people|"
+    rf"all\s+my\s+(?:friends|coworkers|colleagues|kids|family))\b", re.I)
+_ZH_I = re.compile(r"我")
+_EN_I = re.compile(r"\b(?:i|i['’](?:m|ve|d|ll)|we|we['’](?:re|ve|d)|us)\b", re.I)
+#: a plan, a wish, a consideration, an offer not taken
+_EN_PLAN = re.compile(
+    r"\b(?:eyeing|eying|daydream\w*|thinking\s+(?:about|of)|considering|tempted|might|maybe|"
+    r"perhaps|wondering\s+(?:if|whether)|would\s+(?:love|like)|hoping|hope\s+to|"
+    r"planning|(?:i|we)\s+plan\s+to|plan\s+on|someday|one\s+day|i\s+wish|wishing|debating|"
+    r"on\s+the\s+fence|(?:haven['’]t|not)\s+(?:answered|decided|replied|committed)|"
+    r"not\s+sure\s+(?:if|whether|yet)|recruiter|reached\s+out|got\s+an?\s+(?:\w+\s+)?offer|"
+    r"if\s+(?:i|we)\s+(?:get|got|take|took|move|moved|switch|switched|buy|bought|go|went|join)|"
+    r"looking\s+(?:at|into)|shopping\s+(?:for|around)|in\s+the\s+market\s+for|"
+    r"next\s+(?:year|month|summer|spring|fall|winter)|going\s+(?:camping|hiking|skiing)|"
+    r"heard|rumou?r)\b",
+    re.I)
+#: the past, not the present: a memory, an old document, childhood
+_EN_PAST = re.compile(
+    r"\b(?:back\s+(?:then|when|in\s+(?:\d{4}|the\s+day|college|school|high\s+school|uni))|"
+    r"(?<!\bnot\s)(?<!\bget\s)(?<!getting\s)(?<!\bbe\s)(?<!\bam\s)(?<!['’]m\s)(?<!still\s)"
+    r"(?<!than\s)(?<!where\si\s)(?<!what\si\s)(?<!who\si\s)used\s+to|"
+    r"as\s+a\s+(?:kid|child|teen)|when\s+i\s+was|growing\s+up|childhood|(?:in|since|during|my)\s+high\s+school|"
+    r"years\s+ago|(?:found|dug\s+up|came\s+across)\s+(?:my|an|some|the)\s+old|"
+    r"random\s+memory|remember\s+when|nostalgi\w*|in\s+(?:19\d\d|20[01]\d))\b", re.I)
+#: once, or for a while, standing in for the usual
+_EN_ONE_OFF = re.compile(
+    r"\b(?:day\s+pass|guest\s+pass|trial\s+(?:class|pass|session)|drop-?in|for\s+the\s+"
+    r"(?:trip|weekend|week|day)|(?:on|during)\s+(?:a|my|the|this)\s+(?:\w+\s+)?trip|"
+    r"while\s+(?:mine|my\s+\w+|i['’]m\s+away)|in\s+the\s+meantime|temporarily|"
+    r"filling\s+in|covering\s+for|stand-?in|substitute|loaner|rental|rented|borrowed|"
+    r"borrowing|just\s+(?:this|for)\s+(?:once|today|tonight)|this\s+once|one-?off|"
+    r"since\s+(?:mine|my\s+usual|my\s+regular)\s+(?:was|is)\s+closed|"
+    r"(?:is|are)\s+on\s+(?:vacation|leave|holiday)|(?:in|to)\s+\w+\s+for\s+(?:work|business|a\s+"
+    r"conference)|(?:\d+|two|three|four|one)-(?:day|week)\s+"
+    r"(?:camp|course|trial|program)|summer\s+camp|this\s+summer)\b", re.I)
+
+_ZH_OTHER = re.compile(rf"^(?:我(?:的|家)?)?(?:大学|高中|以前的|前)?(?:{_ZH_OTHER_PEOPLE})")
+_ZH_PLAN = re.compile(
+    r"(?<![不理会會联聯])想(?!问|請教|请教|了解|知道|着|著|象|到|起|法|想|必)|打算|考虑|考慮|心动|心動|"
+    r"犹豫|猶豫|要不要|(?<!在)准备|(?<!在)準備|计划|計劃|可能|也许|也許|如果|要是|希望|纠结|糾結|种草|種草|"
+    r"看上了|看中了|惦记|有意|还没(?:决定|想好|回复|答应)|還沒(?:決定|想好|回覆|答應)|猎头|獵頭|"
+    r"邀请我|挖我|明年|下个?月(?!开始|開始|起)|下個?月(?!开始|開始|起)|听说|聽說|据说|據說")
+_ZH_PAST = re.compile(
+    r"那时候?|那時候?|那会儿|小时候|小時候|(?<![比没沒])以前|從前|从前|当年|當年|翻到|翻出|回忆|回憶|"
+    r"想起|上学时|读书时|大学时|大學時|曾经|曾經|老照片|毕业照|畢業照|十年前|几年前|幾年前|"
+    r"小学时|中学时")
+_ZH_ONE_OFF = re.compile(
+    r"临时|臨時|暂时|暫時|借(?:了|的|来)|租了?一?(?:辆|輛|天|周)|体验课|體驗課|"
+    r"一日卡|次卡|代课|代課|顶班|頂班|替班|休假|请假|請假|出差|旅游|旅遊|旅行|偶尔|偶爾|支援|"
+    r"今天(?=[^，,。！!]*?(?:下雨|暴雨|堵|晚了|来不及|來不及|关门|關門|休息|没开|沒開|排队|排隊))")
+#: a change of the user's own state the general reader (``reads_as_change``) does not
+#: list: a new purchase, a new car picked up, a number moved to
+_OWN_CHANGE = re.compile(
+    r"\b(?:first\s+(?:day|week|month)\s+(?:at|as|on|with)|took\s+over|as\s+of|"
+    r"bumped\s+(?:me|us)\s+to|starting\s+(?:this|next)|finally\s+(?:caved|got|switched))\b|"
+    r"新买|新買|新入手|刚买|剛買|入手了|提车|提車|提了|转网|轉網|转给|轉給|转学|轉學|报了|報了|"
+    r"退休了|调去|調去|调到|調到", re.I)
+
+
+def _statement_part(text: str) -> list[str]:
+    """What ``text`` states, as clauses: its sentences that are not questions or
+    requests (a question inside a sentence dropped from it; in Chinese, the
+    question clause of a sentence)."""
+    kept: list[str] = []
+    for sentence in _SENTENCE.split(text):
+        sentence = sentence.strip()
+        if not sentence:
+            continue
+        if _CJK.search(sentence):
+            clauses = [c.strip() for c in _ZH_CLAUSE.split(sentence) if c.strip()]
+            if sentence.endswith(("?", "？")) or re.search(r"[吗嗎呢]\W*$", sentence):
+                clauses = clauses[:-1]
+            kept.extend(c for c in clauses if not _ZH_REQUEST.search(c))
+            continue
+        if sentence.endswith("?"):
+            if _EN_ASKS.search(sentence):
+                continue
+            head = _EN_ASK_INSIDE.split(sentence, maxsplit=1)
+            if len(head) < 2 or not head[0].strip():
+                continue
+            sentence = head[0]
+        if _EN_REQUEST.search(sentence):
+            continue
+        kept.extend(c for c in _EN_CLAUSE.split(sentence) if c.strip())
+    return kept
+
+
+def why_not_own_state(text: str, question: str = "") -> str | None:
+    """Why ``text`` does not report the user's own present state (``None`` when it
+    does): ``"question"`` (nothing stated), ``"someone else"``, ``"plan"``,
+    ``"past"`` or ``"one-off"``. ``question`` is what the user asked: a person it
+    names is not someone else. A cue does not count against a clause free of cues
+    that reads as a change ("Got offered a secondment in Lisbon, so I've dropped
+    Italian and started Portuguese")."""
+    clauses = _statement_part(text)
+    if not clauses:
+        return "question"
+    stated = " ".join(clauses)
+    zh = _CJK.search(stated) is not None
+    if zh:
+        other = _ZH_OTHER.search(clauses[0])
+        rest = stated[other.end():] if other is not None else ""
+        if other is not None and other.group(0).lstrip("我的家") not in question \
+                and clauses[0][other.end():other.end() + 2] not in question \
+                and "我" not in rest.replace("我的", "", 1):
+            return "someone else"
+        cues = (("plan", _ZH_PLAN), ("past", _ZH_PAST), ("one-off", _ZH_ONE_OFF))
+    else:
+        other = _EN_OTHER.search(clauses[0])
+        if other is not None and not _named_in(other.group(0), clauses[0][other.end():],
+                                               question) \
+                and _EN_I.search(stated) is None:
+            return "someone else"
+        cues = (("plan", _EN_PLAN), ("past", _EN_PAST), ("one-off", _EN_ONE_OFF))
+    found = next((name for name, cue in cues if cue.search(stated)), None)
+    if found is None:
+        return None
+    # a cue after the first clause qualifies what that clause states (我在学日语，准备
+    # 今年十二月考N2)
+    if len(clauses) > 1 and not any(cue.search(clauses[0]) for _, cue in cues) \
+            and (_ZH_I if zh else _EN_I).search(clauses[0]):
+        return None
+    # a clause free of cues that reads as a change states one
+    if any(not any(cue.search(c) for _, cue in cues)
+           and (reads_as_change(c) or _OWN_CHANGE.search(c)) for c in clauses):
+        return None
+    return found
+
+
+def reports_own_state(text: str, question: str = "") -> bool:
+    """Does ``text`` report the user's own present state - not someone else's, a
+    plan, the past, a one-off or only a question (:func:`why_not_own_state`)?
+
+    >>> reports_own_state("Setting up my new iPhone 15 tonight. How do I move my chats?")
+    True
+    >>> reports_own_state("My dad finally got an iPhone 15 Pro. How do I help him?")
+    False
+    >>> reports_own_state("Really eyeing the new MacBook Air. Should I wait for a sale?")
+    False
+    >>> reports_own_state("Is Verizon's coverage better than T-Mobile's?")
+    False
+    >>> reports_own_state("比亚迪海豹提车一周了，开着是真安静。")
+    True
+    >>> reports_own_state("大学室友跳槽去了华为，月薪直接涨到三万五，好羡慕。")
+    False
+    """
+    return why_not_own_state(text, question) is None
+
+
+def _named_in(phrase: str, after: str, question: str) -> bool:
+    """Is the person of ``phrase`` ("My husband"; ``after`` is the text that follows it
+    and may give the name: "My son Leo") asked about in ``question``?"""
+    words = re.findall(r"[a-z-]+", re.sub(r"['’]s?\b", "", phrase.casefold()))
+    asked = question.casefold()
+    if words and re.search(rf"\b{re.escape(words[-1])}", asked):
+        return True
+    name = re.match(r"\s*([A-Z][a-z]+)\b", after)
+    return name is not None and re.search(rf"\b{name.group(1).casefold()}\b", asked) is not None

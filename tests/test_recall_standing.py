@@ -1,0 +1,130 @@
+"""A newer statement close to the asked thing that does not report the user's own state
+now - someone else's change, a plan, the past, a one-off, a question - never passes for
+the current value (knowledge-update guard cases, ``benchmarks/data/knowledge_update_guard1.json``).
+
+Real SQLite and PostgreSQL, the real embedding model.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from memstrata import ManualClock, MemoryInput, MemoryManager
+from memstrata.policies.retrieval import RetrievalPolicy
+from memstrata.policies.standing import reports_own_state, why_not_own_state
+
+DAY0 = datetime(2026, 1, 5, 19, 0, tzinfo=UTC)
+FILLER = ["Why is the sky blue?", "Give me a quick recipe for garlic butter shrimp.",
+          "为什么天空是蓝色的？", "红烧肉怎么做才不腻？"]
+
+#: (old statement, later distractor, question) - the Mint/Verizon, Netflix/Hulu, salary
+#: and rent rows ranked the distractor above the old value (on both backends) before
+#: the statement was read for whose state it reports
+GUARDS = [
+    ("I'm on Mint Mobile, $30 a month for unlimited. Does that plan include hotspot?",
+     "Is Verizon's coverage better than T-Mobile's up in the Rockies? Going camping in "
+     "Colorado next month.",
+     "Which carrier is my phone plan with? Checking whether I get wifi calling abroad."),
+    ("We only pay for Netflix right now, cut everything else to save money. What's good on "
+     "there this month?",
+     "Is the new season of The Bear on Hulu? Everyone at work keeps talking about it.",
+     "Going through my monthly subscriptions: which streaming service am I paying for?"),
+    ("我现在用的是小米14，拍照还挺不错的。请问怎么关掉系统里的广告推送？",
+     "华为Mate 70出来了，有点心动，你说要不要等双十一再入手？",
+     "我现在用的是什么手机来着？要买个手机壳。"),
+    ("我现在税前月薪一万八，在成都算中等水平吧？年终奖一般怎么谈比较好？",
+     "大学室友跳槽去了华为，月薪直接涨到三万五，好羡慕。跳槽涨多少算正常？",
+     "我现在每个月工资多少？办房贷要填收入。"),
+    ("我开的视频会员是爱奇艺的年卡，主要看综艺。最近有什么好看的新节目？",
+     "双十一腾讯视频年卡在打折，犹豫要不要入一个，你觉得划算吗？",
+     "我现在开的是哪个平台的视频会员？想整理一下每个月的订阅支出。"),
+    ("我现在每个月房租4500，一室一厅，在杭州滨江。这个价格算贵吗？",
+     "上海徐汇的一室户现在一般多少钱一个月？帮朋友打听一下。",
+     "我每个月交多少房租？在做记账预算。"),
+]
+
+
+@pytest.mark.parametrize(("old", "distractor", "question"), GUARDS)
+def test_a_newer_statement_that_is_not_the_users_state_does_not_pass_for_the_current_value(
+        manager: MemoryManager, clock: ManualClock, old: str, distractor: str,
+        question: str) -> None:
+    user = "guard"
+    ids = {}
+    for day, text in [(0, FILLER[0]), (0, old), (0, FILLER[2]), (20, FILLER[1]),
+                      (40, distractor), (40, FILLER[3])]:
+        decision = manager.remember(user, MemoryInput(content=text, at=DAY0 + timedelta(
+            days=day), session_id=f"s{day}"))
+        assert decision.record_id
+        ids[text] = decision.record_id
+    clock.set(DAY0 + timedelta(days=100))
+    ranked = [h.id for h in manager.recall(user, question, record_use=False)]
+    assert ids[old] in ranked
+    assert ids[distractor] not in ranked or ranked.index(ids[old]) < ranked.index(
+        ids[distractor])
+    # the reading can be switched off: it is a policy weight, not a filter
+    assert RetrievalPolicy(not_current_weight=1.0).not_current_weight == 1.0
+
+
+def test_a_newer_change_of_the_users_own_state_still_ranks_first(
+        manager: MemoryManager, clock: ManualClock) -> None:
+    ids = [manager.remember("u", MemoryInput(content=text, at=DAY0 + timedelta(days=day),
+                                             session_id=f"s{day}")).record_id
+           for day, text in [
+               (0, "I drive a red 2012 Honda Civic."),
+               (0, FILLER[0]),
+               (40, "Sold the Civic and got a Tesla Model 3."),
+               (40, "My sister finally bought a Subaru Outback, she loves it.")]]
+    clock.set(DAY0 + timedelta(days=100))
+    ranked = [h.id for h in manager.recall("u", "What car do I drive these days?",
+                                           record_use=False)]
+    assert ranked[0] == ids[2]
+    # the sister's new car ranked level with the user's before; now below the old value
+    assert ids[3] not in ranked or ranked.index(ids[3]) > ranked.index(ids[0])
+
+
+@pytest.mark.parametrize(("text", "question", "why"), [
+    # the user's own state, a change or not, with a question to the assistant after it
+    ("Setting up my new iPhone 15 tonight. How do I move my WhatsApp chats?", "", None),
+    ("finally caved and got an iPhone 15 Pro 🙃 how do I move my chats over??", "", None),
+    ("Since going fully vegan in October I miss cheese - any cashew-based recipes?", "", None),
+    ("Sorry if I'm slow today, first week at Halvorsen Freight and onboarding is a lot.",
+     "", None),
+    ("Got offered a secondment in Lisbon, so I've dropped Italian and started Portuguese.",
+     "", None),
+    ("We moved to Denver last month and I'm still not used to the altitude.", "", None),
+    ("My wife Dana is a nurse at St. Mary's.", "What does Dana do for work?", None),
+    ("My son Leo goes to Oakwood Elementary.", "What school does Leo go to?", None),
+    ("All my accounts are at Alliant Credit Union now.", "", None),
+    ("比亚迪海豹提车一周了，开着是真安静。小区车位想装个充电桩，需要物业同意吗？", "", None),
+    ("我在学日语，准备今年十二月考N2。", "", None),
+    ("我工作用的是一台联想ThinkPad。", "", None),
+    ("我女儿朵朵在阳光幼儿园上大班。", "朵朵在哪个学校上学？", None),
+    ("续约合同签了，从下个月起每月5200，押一付三，这个涨幅算正常吗？", "", None),
+    # not the user's own state now
+    ("Is Verizon's coverage better than T-Mobile's?", "", "question"),
+    ("Can you compare the iPhone 15 Pro and the Galaxy S24 cameras?", "", "question"),
+    ("My dad finally got an iPhone 15 Pro. How do I help him move his photos?", "",
+     "someone else"),
+    ("My husband just signed up with a doctor at One Medical because he can book same-day "
+     "visits.", "Who's my doctor?", "someone else"),
+    ("Really eyeing the new MacBook Air. Should I wait for Black Friday?", "", "plan"),
+    ("Got an offer from Stripe today, but I'm not sure yet.", "", "plan"),
+    ("Found my old lease from 2014 while cleaning, I was paying $700 back then.", "", "past"),
+    ("On a work trip in Phoenix and grabbed a day pass at a gym near the hotel.", "",
+     "one-off"),
+    ("大学室友跳槽去了华为，月薪直接涨到三万五，好羡慕。", "", "someone else"),
+    ("有点想明年开始学西班牙语，听说发音比较简单。", "", "plan"),
+    ("收拾房间翻出了小学时学过的电子琴，好多年没碰了。", "", "past"),
+    ("今天下大暴雨，干脆打车去的公司，花了快八十块。", "", "one-off"),
+    ("上海徐汇的一室户现在一般多少钱一个月？帮朋友打听一下。", "", "question"),
+])
+def test_whose_state_a_statement_reports(text: str, question: str, why: str | None) -> None:
+    assert why_not_own_state(text, question) == why
+    assert reports_own_state(text, question) is (why is None)
+
+
+def test_not_current_weight_is_checked() -> None:
+    with pytest.raises(ValueError, match="not_current_weight"):
+        RetrievalPolicy(not_current_weight=1.5)

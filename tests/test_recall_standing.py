@@ -119,6 +119,18 @@ def test_a_newer_change_of_the_users_own_state_still_ranks_first(
     ("收拾房间翻出了小学时学过的电子琴，好多年没碰了。", "", "past"),
     ("今天下大暴雨，干脆打车去的公司，花了快八十块。", "", "one-off"),
     ("上海徐汇的一室户现在一般多少钱一个月？帮朋友打听一下。", "", "question"),
+    # read after the first looks at guard2, guard3 and heldout23-24
+    ("联通这个59元的套餐居然有100G流量，就是在地铁里信号偶尔会差一点，这正常吗？", "", None),
+    ("爸妈搬来苏州跟我们一起住以后，周末带他们去哪儿逛比较好？", "我父母现在住在哪里？", None),
+    ("Leo's best friend Owen just switched to the Eastside Strikers.",
+     "Which team does Leo play for?", "someone else"),
+    ("我爸刚换了台小米14，让我教他用。给老人用的手机有哪些设置要调？", "我手机是什么型号？",
+     "someone else"),
+    ("比亚迪海豹现在落地大概多少钱？随便问问。", "", "question"),
+    ("My new earbuds came with a free 3-month Apple Music trial so I'm poking around in it.",
+     "", "one-off"),
+    ("Back at my old apartment I had Comcast and it took four visits to fix an outage.", "",
+     "past"),
 ])
 def test_whose_state_a_statement_reports(text: str, question: str, why: str | None) -> None:
     assert why_not_own_state(text, question) == why

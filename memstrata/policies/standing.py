@@ -43,8 +43,10 @@ _EN_ASK_INSIDE = re.compile(
 _EN_ASKS = re.compile(r"^\W*(?:is|are|am|do|does|did|can|could|would|will|should|has|have|what|"
                       r"whats|what's|how|which|who|where|why|when|any|anyone)\b", re.I)
 #: a request states nothing ("Can you help me ...", 帮我做个计划)
-_EN_REQUEST = re.compile(r"^\W*(?:can|could|would)\s+you\b|^\W*(?:please|help\s+me)\b", re.I)
-_ZH_REQUEST = re.compile(r"^(?:你)?(?:帮|幫|麻烦|麻煩|请|請|能不能|可以帮|可不可以|推荐|推薦)")
+_EN_REQUEST = re.compile(r"^\W*(?:can|could|would)\s+you\b|^\W*(?:please|help\s+me)\b|"
+                         r"^\W*(?:just\s+)?(?:curious|wondering)\b", re.I)
+_ZH_REQUEST = re.compile(r"随便问|隨便問|好奇|"
+                         r"^(?:你)?(?:帮|幫|麻烦|麻煩|请|請|能不能|可以帮|可不可以|推荐|推薦)")
 _ZH_CLAUSE = re.compile(r"[，,、：:]")
 _EN_CLAUSE = re.compile(r"\s*[,;:—–]\s*|\s+-\s+|\s+(?:but|and|so|because|since|after|when)\s+",
                         re.I)
@@ -52,12 +54,24 @@ _EN_CLAUSE = re.compile(r"\s*[,;:—–]\s*|\s+-\s+|\s+(?:but|and|so|because|sin
 #: someone else as the subject ("My dad finally caved and got ...", "My husband just
 #: signed up ...") of a statement with no "I" or "we" in it
 _EN_OTHER = re.compile(
-    rf"^\W*(?:so|and|oh|ok|lol|ugh|welp)?\W*(?:my|our)\s+(?:\w+\s+)?"
+    rf"^\W*(?:so|and|oh|ok|lol|ugh|welp)?\W*(?:my|our|a|an|the|(?-i:[A-Z])\w+['’]s)\s+(?:\w+\s+)?"
     rf"(?:{_EN_OTHER_PEOPLE}|brother-in-law|sister-in-law|in-laws|teammate|classmate|"
     rf"buddy|bestie|best friend|coworkers|colleagues|friends)(?:['’]s)?\b|"
     rf"^\W*(?:half\s+(?:of\s+)?(?:my|our|the)\s+\w+|everyone|everybody|people|"
     rf"all\s+my\s+(?:friends|coworkers|colleagues|kids|family))\b", re.I)
 _ZH_I = re.compile(r"我")
+#: the user as the subject, not as an object (让我教他, 跟我们一起住)
+_ZH_I_SUBJECT = re.compile(r"(?<![让讓叫给給帮幫教陪跟和与與同替为為])我(?!的)")
+#: kinship words that name the same people
+_ZH_KIN = {"爸妈": "父母", "爸媽": "父母", "老公": "丈夫", "老婆": "妻子", "爱人": "妻子",
+           "愛人": "妻子", "孩子": "儿子", "小孩": "儿子"}
+
+
+def _zh_kin(text: str) -> str:
+    for word, same in _ZH_KIN.items():
+        text = text.replace(word, same)
+    return text
+
 _EN_I = re.compile(r"\b(?:i|i['’](?:m|ve|d|ll)|we|we['’](?:re|ve|d)|us)\b", re.I)
 #: a plan, a wish, a consideration, an offer not taken
 _EN_PLAN = re.compile(
@@ -78,12 +92,16 @@ _EN_PAST = re.compile(
     r"(?<!than\s)(?<!where\si\s)(?<!what\si\s)(?<!who\si\s)used\s+to|"
     r"as\s+a\s+(?:kid|child|teen)|when\s+i\s+was|growing\s+up|childhood|(?:in|since|during|my)\s+high\s+school|"
     r"years\s+ago|(?:found|dug\s+up|came\s+across)\s+(?:my|an|some|the)\s+old|"
-    r"random\s+memory|remember\s+when|nostalgi\w*|in\s+(?:19\d\d|20[01]\d))\b", re.I)
+    r"random\s+memory|remember\s+when|nostalgi\w*|in\s+(?:19\d\d|20[01]\d)|back\s+at|"
+    r"at\s+my\s+(?:old|previous|former)\s+\w+|(?:going|went|looking|looked)\s+through\s+"
+    r"(?:some\s+|my\s+|the\s+)?old|when\s+(?:she|he|they)\s+(?:was|were))\b", re.I)
 #: once, or for a while, standing in for the usual
 _EN_ONE_OFF = re.compile(
     r"\b(?:day\s+pass|guest\s+pass|trial\s+(?:class|pass|session)|drop-?in|for\s+the\s+"
     r"(?:trip|weekend|week|day)|(?:on|during)\s+(?:a|my|the|this)\s+(?:\w+\s+)?trip|"
-    r"while\s+(?:mine|my\s+\w+|i['’]m\s+away)|in\s+the\s+meantime|temporarily|"
+    r"while\s+(?:mine|my\s+\w+|i['’]m\s+away)|while\s+(?:\w+\s+){1,3}(?:is|are)\s+(?:away|out|off|"
+    r"on\s+leave|on\s+vacation)|(?:free\s+)?(?:\d+-\w+\s+)?trial|replacement\s+(?:bus|shuttle|"
+    r"service)|that\s+day|in\s+the\s+meantime|temporarily|"
     r"filling\s+in|covering\s+for|stand-?in|substitute|loaner|rental|rented|borrowed|"
     r"borrowing|just\s+(?:this|for)\s+(?:once|today|tonight)|this\s+once|one-?off|"
     r"since\s+(?:mine|my\s+usual|my\s+regular)\s+(?:was|is)\s+closed|"
@@ -103,7 +121,7 @@ _ZH_PAST = re.compile(
     r"小学时|中学时")
 _ZH_ONE_OFF = re.compile(
     r"临时|臨時|暂时|暫時|借(?:了|的|来)|租了?一?(?:辆|輛|天|周)|体验课|體驗課|"
-    r"一日卡|次卡|代课|代課|顶班|頂班|替班|休假|请假|請假|出差|旅游|旅遊|旅行|偶尔|偶爾|支援|"
+    r"一日卡|次卡|代课|代課|顶班|頂班|替班|休假|请假|請假|出差|旅游|旅遊|旅行|支援|"
     r"今天(?=[^，,。！!]*?(?:下雨|暴雨|堵|晚了|来不及|來不及|关门|關門|休息|没开|沒開|排队|排隊))")
 #: a change of the user's own state the general reader (``reads_as_change``) does not
 #: list: a new purchase, a new car picked up, a number moved to
@@ -157,9 +175,9 @@ def why_not_own_state(text: str, question: str = "") -> str | None:
     if zh:
         other = _ZH_OTHER.search(clauses[0])
         rest = stated[other.end():] if other is not None else ""
-        if other is not None and other.group(0).lstrip("我的家") not in question \
+        if other is not None and _zh_kin(other.group(0).lstrip("我的家")) not in _zh_kin(question) \
                 and clauses[0][other.end():other.end() + 2] not in question \
-                and "我" not in rest.replace("我的", "", 1):
+                and _ZH_I_SUBJECT.search(rest) is None:
             return "someone else"
         cues = (("plan", _ZH_PLAN), ("past", _ZH_PAST), ("one-off", _ZH_ONE_OFF))
     else:

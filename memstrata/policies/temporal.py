@@ -493,7 +493,7 @@ _CHANGE = re.compile(
     r"|(?:have|has|'ve|\u2019ve) been\b[^.?!]{0,60}\bsince"
     r"|went (?:fully )?remote|new (?:\w+ )?(?:flat|home|house|place|apartment|address|car"
     r"|phone|job|school|team|doctor|gym|office|city|partner|boss))\b"
-    r"|搬到|搬去|搬家|换了|改成|改为|改到|转到|跳槽|入职|加入了|辞职|离职|开始|现在|如今|目前|不再"
+    r"|搬到|搬去|搬来|搬來|搬回|搬家|换了|改成|改为|改到|转到|跳槽|入职|加入了|辞职|离职|开始|现在|如今|目前|不再"
     r"|已经不|重组|成了|涨到|降到|毕业|新家|新工作"
     # 改 before a verb (改喝绿茶, 改学德语, 改坐地铁), 戒 (戒了咖啡), 不...了 (不吃主食了)
     r"|(?<![修批])改(?!天|善|革|进)(?=[\u4e00-\u9fff])|戒(?:了|掉)?|变成|换成|卖了"

@@ -868,7 +868,9 @@ def _newest_first(
         matrix = np.vstack([decode_vector(row.vector) for _, row in scored])
         similarity = (matrix.astype(np.float32) @ matrix.T.astype(np.float32)).tolist()
     changes = [reads_as_change(row.content) for _, row in scored]
-    own = [reports_own_state(row.content, query) for _, row in scored]
+    # read only where it is used: a change, or any candidate of a question about now
+    own = [reports_own_state(row.content, query) if asks_current or change else True
+           for (_, row), change in zip(scored, changes, strict=True)]
     outdated, promote = policy.current_first(
         relevance=[parts.relevance for parts, _ in scored],
         said_at=[float(row.valid_from) for _, row in scored],

@@ -135,6 +135,29 @@ def embedded_corpus(n: int) -> tuple[list[str], np.ndarray]:
     return texts, vectors
 
 
+def embedded_sentences(texts: Sequence[str], name: str) -> tuple[list[str], np.ndarray]:
+    """(sentences, vectors) of the texts' sentences - what ``remember`` embeds besides
+    each text (:func:`memstrata._text.sentences`) - embedded once and cached as ``name``."""
+    from memstrata._text import sentences
+    from memstrata.memory import default_embedder
+
+    found = list(dict.fromkeys(s for t in texts for s in sentences(t)))
+    path = CACHE / f"{name}_sentences.npy"
+    if path.exists():
+        vectors = np.load(path)
+        if vectors.shape[0] == len(found):
+            return found, vectors
+    embedder = default_embedder()
+    chunks = []
+    step = 2048
+    for start in range(0, len(found), step):
+        chunks.append(embedder.embed(found[start : start + step]))
+        print(f"  embedded {min(len(found), start + step)}/{len(found)} sentences", flush=True)
+    vectors = np.vstack(chunks).astype(np.float32) if chunks else np.zeros((0, embedder.dim))
+    np.save(path, vectors)
+    return found, vectors
+
+
 class PrecomputedEmbedder:
     """The real model's vectors for known texts (precomputed), the model itself otherwise.
 

@@ -80,7 +80,10 @@ TARGET = 0.85
 #: the ranking of the issue-11 recall side switched off (what recall did before)
 BEFORE = replace(RetrievalPolicy(), outdated_weight=1.0, range_boost=1.0,
                  temporal_min_relevance=RetrievalPolicy().min_relevance)
-VARIANTS = {"default": None, "before": BEFORE}
+#: the default with the sentences of a record not read by the relevance gate (what
+#: recall did before each sentence had its own vector)
+NO_SENTENCE_GATE = replace(RetrievalPolicy(), sentence_gate=False)
+VARIANTS = {"default": None, "before": BEFORE, "no_sentence_gate": NO_SENTENCE_GATE}
 MODES = ("remember", "observe", "observe_nightly")
 
 #: own-name probes: (name, lang, memories, question with the name, the same without)
@@ -243,12 +246,12 @@ def chinese_with_e5(tmp: str, clock: ManualClock, cases: list[dict[str, Any]],
 
 #: the splits written blind (each first look is its own file, written once)
 BLIND = [Path(__file__).parent / "data" / f"knowledge_update_heldout{n}.json"
-         for n in range(3, 25)]
+         for n in range(3, 26)]
 #: the guard splits, written blind: a later statement close to the asked thing that
 #: does not change it (someone else's change, a plan, a related thing, a one-off, the
 #: past, a question); ``guard1`` is tuned on, the others are first looks
 GUARDS = [Path(__file__).parent / "data" / f"knowledge_update_guard{n}.json"
-          for n in range(1, 4)]
+          for n in range(1, 5)]
 
 
 def run_guards(mm: MemoryManager, clock: ManualClock, cases: list[dict[str, Any]],
@@ -256,14 +259,22 @@ def run_guards(mm: MemoryManager, clock: ManualClock, cases: list[dict[str, Any]
     """The guard cases, laid out as the update cases (the distractor where the new
     value would be): the old value must stay first - returned, and above the
     distractor when that is returned too."""
+    return run_guard_variants(mm, clock, cases, filler, mode)["default"]
+
+
+def run_guard_variants(mm: MemoryManager, clock: ManualClock, cases: list[dict[str, Any]],
+                       filler: dict[str, list[str]], mode: str
+                       ) -> dict[str, list[dict[str, Any]]]:
+    """:func:`run_guards` for every policy of :data:`VARIANTS` (written once)."""
     as_updates = [{**c, "new": c["distractor"]} for c in cases]
-    rows = _run_cases(mm, clock, as_updates, filler, mode)["default"]
+    runs = _run_cases(mm, clock, as_updates, filler, mode)
     kinds = {c["id"]: c["kind"] for c in cases}
-    return [{"id": r["id"], "lang": r["lang"], "kind": kinds[r["id"]],
-             "old_rank": r["old_rank"], "distractor_rank": r["new_rank"],
-             "old_first": r["old_rank"] is not None
-             and (r["new_rank"] is None or r["old_rank"] < r["new_rank"])}
-            for r in rows]
+    return {variant: [{"id": r["id"], "lang": r["lang"], "kind": kinds[r["id"]],
+                       "old_rank": r["old_rank"], "distractor_rank": r["new_rank"],
+                       "old_first": r["old_rank"] is not None
+                       and (r["new_rank"] is None or r["old_rank"] < r["new_rank"])}
+                      for r in rows]
+            for variant, rows in runs.items()}
 
 
 def guard_score(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -308,18 +319,23 @@ def blind_splits_now(tmp: str, clock: ManualClock) -> dict[str, Any]:
                 split = out.setdefault(path.stem.removeprefix("knowledge_update_"), {})
                 for mode in ("remember", "observe_nightly"):
                     clock.set(START)
-                    rows = _run_cases(mm, clock, data["cases"], data["filler"], mode)["default"]
-                    split.setdefault(embedder, {})[mode] = {
-                        "all": _score(rows),
-                        **{lang: _score([r for r in rows if r["lang"] == lang])
-                           for lang in ("en", "zh")}}
+                    runs = _run_cases(mm, clock, data["cases"], data["filler"], mode)
+                    for variant, key in (("default", mode),
+                                         ("no_sentence_gate", f"{mode}_no_sentence_gate")):
+                        rows = runs[variant]
+                        split.setdefault(embedder, {})[key] = {
+                            "all": _score(rows),
+                            **{lang: _score([r for r in rows if r["lang"] == lang])
+                               for lang in ("en", "zh")}}
             for path in GUARDS:
                 data = json.loads(path.read_text())
                 split = out.setdefault(path.stem.removeprefix("knowledge_update_"), {})
                 for mode in ("remember", "observe_nightly"):
                     clock.set(START)
-                    guard_rows = run_guards(mm, clock, data["cases"], data["filler"], mode)
-                    split.setdefault(embedder, {})[mode] = guard_report(guard_rows)
+                    guards = run_guard_variants(mm, clock, data["cases"], data["filler"], mode)
+                    for variant, key in (("default", mode),
+                                         ("no_sentence_gate", f"{mode}_no_sentence_gate")):
+                        split.setdefault(embedder, {})[key] = guard_report(guards[variant])
     return out
 
 

@@ -25,15 +25,19 @@ from typing import Any
 
 import numpy as np
 from _common import (
+    LOCOMO,
     PrecomputedEmbedder,
     corpus,
     embedded_corpus,
+    embedded_sentences,
     locomo_sentences,
     percentiles,
     write_result,
 )
 
 from memstrata import ManualClock, MemoryInput, MemoryManager, WritePolicy
+from memstrata._text import sentences
+from memstrata.eval import load_dataset
 from memstrata.memory import default_embedder
 
 #: ingest measures the store, not the write policy's small-talk filter
@@ -60,15 +64,24 @@ def ingest_throughput(workdir: Path, n: int, existing: tuple[list[str], np.ndarr
     texts = corpus(n, seed=99)
     fresh = SentenceTransformerEmbedder(cache_size=1)  # no cache help
     fresh.embed(["warm up the model"])
+    # what ``remember`` embeds: each text and, for one of several sentences, each sentence
+    embedded = [*texts, *dict.fromkeys(s for t in texts for s in sentences(t))]
     start = time.perf_counter()
-    chunks = [fresh.embed(texts[i : i + 256]) for i in range(0, n, 256)]
+    chunks = [fresh.embed(embedded[i : i + 256]) for i in range(0, len(embedded), 256)]
     embed_s = time.perf_counter() - start
     vectors = np.vstack(chunks)
+    start = time.perf_counter()
+    for i in range(0, n, 256):
+        fresh.embed(texts[i : i + 256])
+    whole_s = time.perf_counter() - start
     old_texts, old_vectors = existing
-    embedder = PrecomputedEmbedder([*texts, *old_texts], np.vstack([vectors, old_vectors]))
+    embedder = PrecomputedEmbedder(*_with_sentences([*embedded, *old_texts],
+                                                    np.vstack([vectors, old_vectors])))
     out: dict[str, Any] = {
         "records": n,
         "embedding_ms_per_record": round(embed_s / n * 1000, 4),
+        "sentences_embedded_per_record": round((len(embedded) - n) / n, 3),
+        "embedding_ms_per_record_whole_only": round(whole_s / n * 1000, 4),
     }
     for label, preload in (("into_empty_user", 0), (f"into_user_with_{len(old_texts)}",
                                                     len(old_texts))):
@@ -94,8 +107,39 @@ def ingest_throughput(workdir: Path, n: int, existing: tuple[list[str], np.ndarr
         mm.remember_many("u", [MemoryInput(content=t) for t in texts])
         out["records_per_s_with_embedding"] = round(n / (time.perf_counter() - start), 1)
     out["target_overhead_share"] = 0.10
+    out["conversation_turns"] = turn_ingest(workdir)
     print("ingest", out, flush=True)
     return out
+
+
+def turn_ingest(workdir: Path, n: int = 400) -> dict[str, Any]:
+    """``remember_many`` of whole conversation turns (LoCoMo, most of several
+    sentences), real model, no cache: with the sentence vectors (the default) and
+    without (``WritePolicy(sentence_vectors=False)``) - what a vector per sentence
+    costs a write. Each timed twice, interleaved; the faster of the two is kept."""
+    from memstrata.memory._st_embedder import SentenceTransformerEmbedder
+
+    turns = [t.text for c in load_dataset(LOCOMO).conversations for t in c.turns][:n]
+    times: dict[bool, list[float]] = {True: [], False: []}
+    for _ in range(2):
+        for flag in (False, True):
+            embedder = SentenceTransformerEmbedder(cache_size=1)
+            embedder.embed(["warm up the model"])
+            with MemoryManager.open(
+                    f"sqlite:///{workdir / f'turns-{flag}-{len(times[flag])}.db'}",
+                    embedder=embedder,
+                    write=WritePolicy(drop_small_talk=False, sentence_vectors=flag)) as mm:
+                start = time.perf_counter()
+                mm.remember_many("u", [MemoryInput(content=t) for t in turns])
+                times[flag].append(time.perf_counter() - start)
+    per = {flag: min(v) / n * 1000 for flag, v in times.items()}
+    return {
+        "turns": n,
+        "sentences_per_turn": round(sum(len(sentences(t)) for t in turns) / n, 2),
+        "ms_per_turn_with_sentence_vectors": round(per[True], 3),
+        "ms_per_turn_without": round(per[False], 3),
+        "cost_of_sentence_vectors": round(per[True] / per[False] - 1, 3),
+    }
 
 
 def recall_latency(mm: MemoryManager, users: list[str], queries: list[str],
@@ -135,10 +179,21 @@ def recall_including_embedding(mm: MemoryManager, user: str, n: int) -> dict[str
     return percentiles(samples)
 
 
+#: sentence -> its vector, for the corpus texts (filled by main)
+_SENTENCES: dict[str, np.ndarray] = {}
+
+
+def _with_sentences(texts: list[str], vectors: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """The precomputed table of ``texts`` and of the corpus sentences."""
+    if not _SENTENCES:
+        return texts, vectors
+    return [*texts, *_SENTENCES], np.vstack([vectors, np.vstack(list(_SENTENCES.values()))])
+
+
 def big_user(workdir: Path, n: int, texts: list[str], vectors: np.ndarray,
              queries: list[str]) -> dict[str, Any]:
     url = f"sqlite:///{workdir / f'user{n}.db'}"
-    embedder = PrecomputedEmbedder(texts, vectors)
+    embedder = PrecomputedEmbedder(*_with_sentences(texts, vectors))
     clock = ManualClock()
     start = time.perf_counter()
     with MemoryManager.open(url, embedder=embedder, clock=clock, write=INGEST_POLICY) as mm:
@@ -161,7 +216,7 @@ def big_user(workdir: Path, n: int, texts: list[str], vectors: np.ndarray,
 def many_users(workdir: Path, users: int, per_user: int, texts: list[str],
                vectors: np.ndarray, queries: list[str]) -> dict[str, Any]:
     url = f"sqlite:///{workdir / 'many.db'}"
-    embedder = PrecomputedEmbedder(texts, vectors)
+    embedder = PrecomputedEmbedder(*_with_sentences(texts, vectors))
     rng = np.random.default_rng(5)
     start = time.perf_counter()
     with MemoryManager.open(url, embedder=embedder, clock=ManualClock(),
@@ -184,6 +239,8 @@ def main() -> None:
     args = parser.parse_args()
     big = 10_000 if args.quick else 100_000
     texts, vectors = embedded_corpus(big + 300)
+    # the sentence vectors ``remember`` stores besides each text, precomputed as well
+    _SENTENCES.update(zip(*embedded_sentences(texts, f"corpus_{big + 300}"), strict=True))
     texts, vectors = texts[:big], vectors[:big]
     queries = questions(300)
     default_embedder().embed(["warm up"])

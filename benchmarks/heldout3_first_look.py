@@ -94,7 +94,10 @@ and ``--updates24`` (40 cases each) were written blind with the guard splits, be
 the reading of whose state a statement reports (``memstrata.policies.standing``) and
 ``current_similarity`` 0.05 were built on guard1; ``--guards2`` and ``--guards3``
 evaluate the guard splits written with them (40 cases each: a later statement close
-to the asked thing that does not change it).
+to the asked thing that does not change it). ``--updates25`` and ``--guards4`` (40 cases
+each) were written blind after heldout23-24's and guard2-3's first looks, while their
+misses led to a vector per sentence of a record (the relevance gate admits a message by
+one of its sentences).
 """
 
 from __future__ import annotations
@@ -126,10 +129,10 @@ UPDATES_LOOK = RESULTS / "knowledge_update_heldout3_first_look.json"
 #: ``data/formation_changes_heldoutN.json``, ``--updatesN``
 #: ``data/knowledge_update_heldoutN.json``, and each writes its first look once
 FORMATION_SPLITS = range(4, 31)
-UPDATE_SPLITS = range(4, 25)
+UPDATE_SPLITS = range(4, 26)
 #: the knowledge-update guard splits first looked at here (``--guardsN``,
 #: ``data/knowledge_update_guardN.json``; guard1 is the split tuned on)
-GUARD_SPLITS = range(2, 4)
+GUARD_SPLITS = range(2, 5)
 
 
 def _formation_split(n: int) -> tuple[Path, Path]:

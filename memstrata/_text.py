@@ -27,6 +27,7 @@ import unicodedata
 from functools import lru_cache
 
 import Stemmer
+from sentencex import segment
 
 __all__ = [
     "STOP_WORDS",
@@ -35,6 +36,7 @@ __all__ = [
     "has_negation",
     "normalize",
     "numbers",
+    "sentences",
     "tokenize",
 ]
 
@@ -65,6 +67,7 @@ _CJK = (
 )
 _TOKEN_RE = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+(?:'[^\W_{_CJK}]+)?", re.UNICODE)
 _CJK_RUN = re.compile(rf"^[{_CJK}]+$")
+_CJK_CHAR = re.compile(rf"[{_CJK}]")
 _WS = re.compile(r"\s+")
 _NUMBER_RE = re.compile(r"(?<![\w.])-?\d+(?:[.,]\d+)*(?![\w])")
 
@@ -146,3 +149,27 @@ _NEGATION = re.compile(
 def has_negation(text: str) -> bool:
     """True when the text contains a negation or an aversion word."""
     return _NEGATION.search(text) is not None
+
+
+#: an em or en dash between spaces ends a statement as a full stop does ("first week at
+#: Halvorsen Freight and the onboarding is a firehose — they've got me on three systems")
+_DASH_BREAK = re.compile(r"\s+[\u2014\u2013]\s+")
+#: a record is read as at most this many sentences (the first ones)
+MAX_SENTENCES = 8
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of ``text`` when it has two or more (else ``[]``), at most
+    :data:`MAX_SENTENCES`.
+
+    Segmented by ``sentencex`` (Wikimedia's rule-based splitter: abbreviations
+    such as "Mr." or "St. Louis" do not end a sentence), as Chinese when the text
+    holds CJK characters and as English otherwise, and at a spaced dash. Used to
+    give each sentence of a record its own vector: a long message that states one
+    thing and asks another is then found by what it states.
+    """
+    language = "zh" if _CJK_CHAR.search(text) else "en"
+    out = [part.strip() for sentence in segment(language, text)
+           for part in _DASH_BREAK.split(sentence)]
+    out = [part for part in out if len(part) > 1]
+    return out[:MAX_SENTENCES] if len(out) > 1 else []

@@ -146,7 +146,9 @@ def reindex(url: str | None, user_id: str | None) -> None:
         result = memory.reindex(user_id, progress=True)
     total = sum(r["indexed"] for r in result.values())
     embedded = sum(r["reembedded"] for r in result.values())
-    click.echo(f"reindexed {len(result)} users: {total} records indexed, {embedded} re-embedded")
+    added = sum(r["sentences_added"] for r in result.values())
+    click.echo(f"reindexed {len(result)} users: {total} records indexed, {embedded} re-embedded"
+               + (f", {added} given sentence vectors" if added else ""))
 
 
 @main.command()

@@ -68,6 +68,9 @@ class Forgotten:
     #: when (epoch seconds) and why, for the content-free record of the deletion
     at: float = 0.0
     reason: str = "user request"
+    #: the texts the records' vectors were made from (each record's indexed text and
+    #: its sentences): dropped from embedding caches, never written anywhere
+    embedded: tuple[str, ...] = ()
 
 
 @runtime_checkable

@@ -146,7 +146,7 @@ def test_a_model_change_is_detected_and_reindex_fixes_it(
         with pytest.raises(ModelMismatchError):
             mm.remember("u", "I like tea", type="preference")
         report = mm.reindex("u")
-        assert report["u"] == {"reembedded": 2, "indexed": 2}
+        assert report["u"] == {"reembedded": 2, "sentences_added": 0, "indexed": 2}
         assert mm.recall("u", "which seat?")[0].content == "I prefer window seats"
         assert mm.remember("u", "I like tea", type="preference").stored
         with mm.db.read() as conn:

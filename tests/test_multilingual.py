@@ -131,7 +131,7 @@ def test_the_model_identity_is_recorded_and_switching_is_a_reindex(
     with MemoryManager.open(url, embedder=e5) as mm:
         with pytest.raises(ModelMismatchError):
             mm.recall("u", "我对什么过敏？")
-        assert mm.reindex("u")["u"] == {"reembedded": 2, "indexed": 2}
+        assert mm.reindex("u")["u"] == {"reembedded": 2, "sentences_added": 0, "indexed": 2}
         assert mm.recall("u", "我对什么过敏？")[0].content == "我对花生过敏"
         with mm.db.read() as conn:
             models = set(conn.execute(select(memory_vectors.c.model)).scalars())

@@ -206,3 +206,24 @@ def test_forget_also_clears_the_embedding_cache(memory: MemoryManager):
     assert d.record_id is not None
     memory.forget("u", d.record_id)
     assert cache.get_many([f"The alarm code is {REMEMBER}"])[0] is None
+
+
+def test_forget_drops_every_vector_the_write_put_in_the_embedding_cache(memory: MemoryManager):
+    """Not only the content's: the indexed text (context and content) and each
+    sentence's vector were cached too; forgetting the first left them behind."""
+    from memstrata import MemoryInput
+    from memstrata.memory.embedder import CachingEmbedder, EmbeddingCache
+
+    embedder = memory.embedder
+    assert isinstance(embedder, CachingEmbedder)
+    cache: EmbeddingCache = embedder._cache  # type: ignore[attr-defined]
+    embedder.forget_cached(None)  # the embedder is shared with the other backend's run
+    before = set(cache._lru.keys())  # type: ignore[attr-defined]
+    d = memory.remember("u", MemoryInput(
+        content=f"We moved to Lisbon in May. The {REMEMBER} flat is tiny.",
+        context="said on a Monday morning", type="profile"))
+    added = set(cache._lru.keys()) - before  # type: ignore[attr-defined]
+    assert len(added) == 3  # the indexed text, then each of the two sentences
+    assert d.record_id is not None
+    memory.forget("u", d.record_id)
+    assert not set(cache._lru.keys()) & added  # type: ignore[attr-defined]

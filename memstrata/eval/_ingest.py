@@ -81,7 +81,7 @@ DEFAULT_PREVIOUS_WORDS = 20
 #: keep every turn (no small-talk filter); duplicates are still merged
 EVAL_WRITE_POLICY = WritePolicy(drop_small_talk=False)
 #: bump when the way turns become memories changes (invalidates ingest caches)
-_INGEST_VERSION = 3  # 3: relative dates resolved at write time, slot changes supersede
+_INGEST_VERSION = 4  # 4: a vector per sentence of a record (migration 0008)
 _REPORT_FILE = "ingest.json"
 
 

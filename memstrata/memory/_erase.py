@@ -31,6 +31,7 @@ from typing import Any
 
 from sqlalchemy import Connection, delete, func, insert, select, update
 
+from memstrata import _text
 from memstrata.erasure import REDACTED, Forgotten, contains, scrub, scrubbable
 from memstrata.memory import _store
 from memstrata.memory._schema import (
@@ -110,8 +111,11 @@ def plan_forget(conn: Connection, user_id: str, memory_id: str, *, history: bool
                     rows.setdefault(extra, row)
         rows = dict(_store.fetch(conn, user_id, list(rows)))
     texts: list[str] = [t.text for t in erased_turns]
+    embedded: list[str] = []
     for row in rows.values():
         texts += [row.content, row.context or "", row.value or ""]
+        embedded += [_store.index_text(row.content, row.context, row.subject, row.attribute,
+                                       row.value), *_text.sentences(row.content)]
         replaces = (row.metadata or {}).get("replaces")
         if isinstance(replaces, str):
             texts.append(replaces)
@@ -120,6 +124,7 @@ def plan_forget(conn: Connection, user_id: str, memory_id: str, *, history: bool
         memory_ids=frozenset(rows),
         turn_ids=frozenset(int(t.id) for t in erased_turns),
         texts=scrubbable(texts),
+        embedded=tuple(dict.fromkeys(embedded)),
     )
 
 

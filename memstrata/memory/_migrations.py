@@ -35,6 +35,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "task ids scoped by user: key (user_id, task_id)", sql="0005_task_ids_per_user"),
     Migration(6, "partitioned consolidation runs: partition rows", sql="0006_partitions"),
     Migration(7, "token budget of a run shared by its workers", sql="0007_llm_budgets"),
+    Migration(8, "a vector per sentence of a record", sql="0008_sentence_vectors"),
 )
 
 

@@ -117,6 +117,10 @@ memory_vectors = Table(
     Column("dim", Integer, nullable=False),
     #: little-endian float16
     Column("vector", LargeBinary, nullable=False),
+    #: one float16 vector per sentence (``dim`` each) of a record of two or more
+    #: sentences (:func:`memstrata._text.sentences`), NULL otherwise: the relevance
+    #: gate admits a record when one of its sentences is close enough to the query
+    Column("sentences", LargeBinary),
 )
 
 #: audit trail of changes; forget events never hold content

@@ -51,6 +51,7 @@ __all__ = [
     "IndexRow",
     "UserState",
     "decode_vector",
+    "decode_vectors",
     "encode_vector",
     "new_id",
     "slot_key",
@@ -72,6 +73,11 @@ def encode_vector(vector: np.ndarray) -> bytes:
 
 def decode_vector(blob: bytes) -> Vectors:
     return np.frombuffer(blob, dtype="<f2").astype(np.float32)
+
+
+def decode_vectors(blob: bytes, dim: int) -> Vectors:
+    """A matrix stored by :func:`encode_vector` (one row per sentence: the ``sentences`` column)."""
+    return decode_vector(blob).reshape(-1, dim)
 
 
 def owned_by(user_id: Any) -> Any:
@@ -269,7 +275,7 @@ _RANK_COLUMNS = [
 
 #: built once: constructing the statement costs as much as running it (~0.1 ms)
 _RANK_QUERY = (
-    select(*_RANK_COLUMNS, memory_vectors.c.vector)
+    select(*_RANK_COLUMNS, memory_vectors.c.vector, memory_vectors.c.sentences)
     .select_from(memories.outerjoin(memory_vectors, memory_vectors.c.memory_id == memories.c.id))
     .where(
         owned_by(bindparam("user_id")),
@@ -280,7 +286,8 @@ _RANK_QUERY = (
 
 def rank_rows(conn: Connection, user_id: str, ids: Sequence[str]) -> list[Row[Any]]:
     """Recall candidates in one query: the record columns plus the stored vector
-    (``vector``, for candidates the vector search did not score).
+    (``vector``, for candidates the vector search did not score) and the vectors
+    of its sentences (``sentences``, for candidates the gate would not admit).
 
     ``metadata`` is returned undecoded (JSON text on SQLite; the driver may
     already decode JSONB): recall decodes it only for the few records it
@@ -600,29 +607,46 @@ def users_with_records(conn: Connection) -> list[str]:
     return list(conn.execute(select(users.c.user_id).order_by(users.c.user_id)).scalars())
 
 
-def rows_needing_embedding(conn: Connection, user_id: str, model: str) -> list[tuple[str, str]]:
-    """(id, indexed text) of records with no vector from ``model``."""
+def rows_needing_embedding(conn: Connection, user_id: str, model: str
+                           ) -> list[tuple[str, str, str, bool]]:
+    """(id, indexed text, content, needs a vector) of records with no vector from
+    ``model`` (True) or with one but no sentence vectors (False: written before
+    migration 0008, or of one sentence)."""
     query = (
         select(memories.c.id, memories.c.content, memories.c.context, memories.c.subject,
-               memories.c.attribute, memories.c.value)
+               memories.c.attribute, memories.c.value, memory_vectors.c.model)
         .select_from(
             memories.outerjoin(memory_vectors, memory_vectors.c.memory_id == memories.c.id)
         )
         .where(
             memories.c.user_id == user_id,
-            or_(memory_vectors.c.memory_id.is_(None), memory_vectors.c.model != model),
+            or_(memory_vectors.c.memory_id.is_(None), memory_vectors.c.model != model,
+                memory_vectors.c.sentences.is_(None)),
         )
         .order_by(memories.c.seq)
     )
     return [
-        (row.id, index_text(row.content, row.context, row.subject, row.attribute, row.value))
+        (row.id, index_text(row.content, row.context, row.subject, row.attribute, row.value),
+         row.content, row.model != model)
         for row in conn.execute(query)
     ]
 
 
+def set_sentences(conn: Connection, user_id: str, sentences: Mapping[str, bytes]) -> None:
+    """Add sentence vectors to records whose vector stays."""
+    for memory_id, blob in sentences.items():
+        conn.execute(
+            update(memory_vectors)
+            .where(memory_vectors.c.user_id == user_id, memory_vectors.c.memory_id == memory_id)
+            .values(sentences=blob)
+        )
+
+
 def replace_vectors(
-    conn: Connection, user_id: str, model: str, dim: int, vectors: Mapping[str, bytes]
+    conn: Connection, user_id: str, model: str, dim: int,
+    vectors: Mapping[str, tuple[bytes, bytes | None]],
 ) -> None:
+    """Store each record's (vector, sentence vectors or ``None``) from ``model``."""
     ids = list(vectors)
     for chunk in _chunks(ids):
         conn.execute(
@@ -635,7 +659,7 @@ def replace_vectors(
             insert(memory_vectors),
             [
                 {"memory_id": i, "user_id": user_id, "model": model, "dim": dim,
-                 "vector": vectors[i]}
+                 "vector": vectors[i][0], "sentences": vectors[i][1]}
                 for i in ids
             ],
         )

@@ -56,6 +56,8 @@ class PreparedWrite:
     item: MemoryInput
     candidate: Candidate
     vector: Vectors
+    #: one vector per sentence of a record of two or more sentences, else None
+    sentences: Vectors | None = None
     #: (record id, cosine) of existing records at or above the duplicate threshold
     near: list[tuple[str, float]] = field(default_factory=list)
 
@@ -325,6 +327,8 @@ class WriteTxn:
                 "model": self.model,
                 "dim": int(prepared.vector.shape[0]),
                 "vector": encode_vector(prepared.vector),
+                "sentences": None if prepared.sentences is None
+                else encode_vector(prepared.sentences),
             }
         )
         self._by_hash.setdefault((row["scope"], row["content_hash"]), row["id"])

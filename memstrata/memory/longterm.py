@@ -62,7 +62,7 @@ from memstrata.memory._validate import (
     check_user,
 )
 from memstrata.memory._writer import PreparedWrite, WriteTxn, candidate_of
-from memstrata.memory.embedder import CachingEmbedder, Embedder, embed_queries
+from memstrata.memory.embedder import CachingEmbedder, Embedder, Vectors, embed_queries
 from memstrata.memory.rerank import Reranker, apply_reranker
 from memstrata.memory.vector import SearchFilter, VectorIndex, Watermark
 from memstrata.policies import language
@@ -198,9 +198,12 @@ class LongTermMemory:
         if todo:
             self._synced(user_id)
             texts = [_indexed(chunk[i]) for i in todo]
-            vectors = self._checked(self._embedder.embed(texts), len(texts))
+            vectors, parts = self._embed_with_sentences(
+                texts, [chunk[i].content for i in todo],
+                with_sentences=self._settings.write.sentence_vectors)
             prepared = [
-                PreparedWrite(chunk[i], candidates[i], vectors[j]) for j, i in enumerate(todo)
+                PreparedWrite(chunk[i], candidates[i], vectors[j], parts[j])
+                for j, i in enumerate(todo)
             ]
             self._find_near(user_id, prepared)
             now = to_epoch(self._clock.now())
@@ -237,6 +240,24 @@ class LongTermMemory:
             )
             for i, hits in zip(idxs, results, strict=True):
                 prepared[i].near = [(h.id, h.score) for h in hits if h.score >= threshold]
+
+    def _embed_with_sentences(self, texts: Sequence[str], contents: Sequence[str], *,
+                              with_sentences: bool = True
+                              ) -> tuple[Vectors, list[Vectors | None]]:
+        """The vectors of ``texts``, and of the sentences of each content that has two
+        or more (:func:`memstrata._text.sentences`; ``None`` otherwise, and for all
+        with ``with_sentences`` False), in one call."""
+        split = [_text.sentences(c) if with_sentences else [] for c in contents]
+        flat = [s for sentences in split for s in sentences]
+        if not texts and not flat:
+            return np.zeros((0, self._vectors.dim), dtype=np.float32), [None] * len(contents)
+        matrix = self._checked(self._embedder.embed([*texts, *flat]), len(texts) + len(flat))
+        parts: list[Vectors | None] = []
+        at = len(texts)
+        for sentences in split:
+            parts.append(matrix[at: at + len(sentences)] if sentences else None)
+            at += len(sentences)
+        return matrix[: len(texts)], parts
 
     def _checked(self, vectors: np.ndarray, n: int) -> np.ndarray:
         """Embedder output must be (n, index dim); anything else changes nothing."""
@@ -450,8 +471,10 @@ class LongTermMemory:
         # an admitted one may rank even when the gate alone would not admit it
         score = replace(policy, min_relevance=0.0).score
         admits = policy.admits
+        sentence_gate = policy.sentence_gate and policy.dense_weight > 0
         scored: list[tuple[ScoreParts, Any]] = []
         admitted: list[bool] = []
+        by_sentence: list[int] = []
         asked = asked_attribute(query)
         wanted = _ASKED_SLOTS.get(asked, (asked,)) if asked is not None else ()
         answers: set[str] = set()
@@ -519,7 +542,15 @@ class LongTermMemory:
             )
             if parts is not None:
                 scored.append((parts, row))
-                admitted.append(admits(dense_score, bm25) or row.id in answers)
+                ok = admits(dense_score, bm25) or row.id in answers
+                if not ok and sentence_gate and row.sentences is not None:
+                    by_sentence.append(len(admitted))
+                admitted.append(ok)
+        if by_sentence:
+            # one matrix product for every candidate a sentence may admit
+            best = _best_sentences([scored[i][1].sentences for i in by_sentence], qvec)
+            for i, cosine in zip(by_sentence, best, strict=True):
+                admitted[i] = admits(cosine, 0.0)
         scored, keep = _newest_first(scored, admitted, policy, cut,
                                      asks_current=when is not None and when.current,
                                      query=query)
@@ -778,33 +809,68 @@ class LongTermMemory:
         user_id = check_user(user_id)
         model = self._embedder.name
         with self._db.read() as conn:
-            todo = _store.rows_needing_embedding(conn, user_id, model)
-        new_vectors: dict[str, bytes] = {}
+            todo = self._needing_embedding(conn, user_id, model,
+                                           self._settings.write.sentence_vectors)
+        new_vectors: dict[str, tuple[bytes, bytes | None]] = {}
+        new_sentences: dict[str, bytes] = {}
         with ProgressBar(progress, len(todo), f"re-embed {user_id}") as bar:
             for start in range(0, len(todo), WRITE_CHUNK):
                 part = todo[start : start + WRITE_CHUNK]
-                matrix = self._embedder.embed([text for _, text in part])
-                for (memory_id, _), vector in zip(part, matrix, strict=True):
-                    new_vectors[memory_id] = _store.encode_vector(vector)
+                self._reembed(part, new_vectors, new_sentences)
                 bar.advance(len(part))
         now = to_epoch(self._clock.now())
         with self._db.write() as conn:
             state = _store.lock_user(conn, user_id, now)
-            late = [
-                (i, t) for i, t in _store.rows_needing_embedding(conn, user_id, model)
-                if i not in new_vectors
-            ]
+            late = [row for row in self._needing_embedding(
+                        conn, user_id, model, self._settings.write.sentence_vectors)
+                    if row[0] not in new_vectors and row[0] not in new_sentences]
             if late:
-                matrix = self._embedder.embed([text for _, text in late])
-                for (memory_id, _), vector in zip(late, matrix, strict=True):
-                    new_vectors[memory_id] = _store.encode_vector(vector)
+                self._reembed(late, new_vectors, new_sentences)
             _store.replace_vectors(conn, user_id, model, self._embedder.dim, new_vectors)
+            _store.set_sentences(conn, user_id, new_sentences)
             _store.set_user_model(conn, user_id, model if state.seq or new_vectors else None)
             if new_vectors:
                 # other processes' indexes hold the old vectors: make them rebuild
                 _store.new_generation(conn, user_id)
         records = self._sync.rebuild(user_id)
-        return {"reembedded": len(new_vectors), "indexed": records}
+        return {"reembedded": len(new_vectors), "sentences_added": len(new_sentences),
+                "indexed": records}
+
+    @staticmethod
+    def _needing_embedding(conn: Any, user_id: str, model: str, sentences: bool
+                           ) -> list[tuple[str, str, str, bool]]:
+        """Records to embed: without this model's vector, or with it but without the
+        vectors of their sentences (written before they were stored; not with
+        ``sentences`` False)."""
+        return [row for row in _store.rows_needing_embedding(conn, user_id, model)
+                if row[3] or (sentences and _text.sentences(row[2]))]
+
+    def _reembed(self, rows: Sequence[tuple[str, str, str, bool]],
+                 new_vectors: dict[str, tuple[bytes, bytes | None]],
+                 new_sentences: dict[str, bytes]) -> None:
+        """Embed ``rows`` (:meth:`_needing_embedding`): a whole record where it needs
+        a vector, its sentences only where its vector stays."""
+        whole = [row for row in rows if row[3]]
+        only = [row for row in rows if not row[3]]
+        matrix, parts = self._embed_with_sentences(
+            [row[1] for row in whole], [row[2] for row in whole],
+            with_sentences=self._settings.write.sentence_vectors)
+        for row, vector, sentences in zip(whole, matrix, parts, strict=True):
+            new_vectors[row[0]] = (_store.encode_vector(vector), None if sentences is None
+                                   else _store.encode_vector(sentences))
+        _, added = self._embed_with_sentences([], [row[2] for row in only])
+        for row, sentences in zip(only, added, strict=True):
+            if sentences is not None:
+                new_sentences[row[0]] = _store.encode_vector(sentences)
+
+
+def _best_sentences(blobs: Sequence[bytes], qvec: np.ndarray) -> list[float]:
+    """For each record (its stored sentence vectors), the highest cosine between the
+    query and one of its sentences - decoded and multiplied as one matrix."""
+    dim = qvec.shape[0]
+    cosines = _store.decode_vectors(b"".join(blobs), dim) @ qvec
+    starts = np.cumsum([0, *(len(b) // (2 * dim) for b in blobs[:-1])])
+    return [float(x) for x in np.maximum.reduceat(cosines, starts)]
 
 
 def _dated_in(row: Any, wanted: DateRange) -> bool:

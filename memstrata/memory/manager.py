@@ -554,7 +554,7 @@ class MemoryManager:
         if embedder is None and _shared_embedder.cache_info().currsize:
             embedder = self.embedder
         if isinstance(embedder, CachingEmbedder):
-            embedder.forget_cached(what.texts)
+            embedder.forget_cached([*what.texts, *what.embedded])
         _forget_text_caches()
         self.db.after_erasure()
         return ids

@@ -26,6 +26,13 @@ relevance, because the fusion weights are tuned for *ranking*: with
 to 0.14-0.18 and be cut by any useful threshold, although the model is quite
 sure of it. Unrelated memories stay below 0.2 on both signals.
 
+A record of several sentences also passes the gate when one of its sentences
+does (``sentence_gate``; each sentence's vector is stored with the record): "The
+backup camera on my Mazda CX-5 keeps fogging up on cold mornings. Is that a seal
+problem?" is 0.16 from "What car do I drive?" as a whole and 0.3 by its first
+sentence. The sentence only admits; the record ranks by its whole cosine (ranking
+by the best sentence cost LoCoMo 0.012 recall@5, admitting by it costs nothing there).
+
 The defaults are measured (``docs/eval.md``, LoCoMo development conversations,
 paired bootstrap): keyword evidence outweighs MiniLM similarity on
 conversational memory (names, objects, dates), so ``dense_weight`` is 0.4 and a
@@ -200,6 +207,8 @@ class RetrievalPolicy:
     updatable: frozenset[MemoryType] = DEFAULT_UPDATABLE
     #: drop candidates dated outside a range the question names (when one is inside)
     range_filter: bool = True
+    #: admit a record of several sentences when one sentence passes the gate
+    sentence_gate: bool = True
 
     def __post_init__(self) -> None:
         if not 1 <= self.top_k <= MAX_TOP_K:

@@ -50,6 +50,10 @@ class WritePolicy:
     drop_small_talk: bool = True
     #: experiences must carry ``verified=True``
     require_verified_experience: bool = True
+    #: embed each sentence of a record of two or more sentences too (up to eight), for
+    #: the recall gate (``RetrievalPolicy.sentence_gate``); False halves the embedding
+    #: work of long messages (a paid embedding API) and recall reads the whole only
+    sentence_vectors: bool = True
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.min_confidence <= 1.0:

@@ -131,6 +131,19 @@ def test_a_newer_change_of_the_users_own_state_still_ranks_first(
      "", "one-off"),
     ("Back at my old apartment I had Comcast and it took four visits to fix an outage.", "",
      "past"),
+    # read after the first look at guard4
+    ("My brother just accepted an offer from Figma!! We're taking him out tonight.", "",
+     "someone else"),
+    ("My brother got a job in Austin, so we moved there too.", "", None),
+    ("我堂哥刚从北京搬去了厦门，说那边空气好多了。我国庆去找他玩。", "", "someone else"),
+    ("I might switch to Mint next spring, but for now I'm holding off.", "", "plan"),
+    ("Drove to the office this week because the train line is closed. Should be back to "
+     "normal by Friday.", "", "one-off"),
+    ("My dentist was out on leave, so a fill-in saw me for the cleaning.", "", "one-off"),
+    ("Is the Garmin Forerunner better than the Coros Pace? Asking because my knees hurt.",
+     "", "question"),
+    ("高铁站附近没有喜茶，只好买了杯蜜雪冰城凑合一下。", "", "one-off"),
+    ("小米手环8的续航真有两周吗？跟华为手环比，哪个心率更准？", "", "question"),
 ])
 def test_whose_state_a_statement_reports(text: str, question: str, why: str | None) -> None:
     assert why_not_own_state(text, question) == why

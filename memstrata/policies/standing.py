@@ -44,10 +44,12 @@ _EN_ASKS = re.compile(r"^\W*(?:is|are|am|do|does|did|can|could|would|will|should
                       r"whats|what's|how|which|who|where|why|when|any|anyone)\b", re.I)
 #: a request states nothing ("Can you help me ...", 帮我做个计划)
 _EN_REQUEST = re.compile(r"^\W*(?:can|could|would)\s+you\b|^\W*(?:please|help\s+me)\b|"
-                         r"^\W*(?:just\s+)?(?:curious|wondering)\b", re.I)
+                         r"^\W*(?:just\s+)?(?:curious|wondering|asking)\b", re.I)
 _ZH_REQUEST = re.compile(r"随便问|隨便問|好奇|"
                          r"^(?:你)?(?:帮|幫|麻烦|麻煩|请|請|能不能|可以帮|可不可以|推荐|推薦)")
 _ZH_CLAUSE = re.compile(r"[，,、：:]")
+#: the lead-in of a comparing question (跟Apple Watch比，哪个更准？)
+_ZH_COMPARED = re.compile(r"^(?:跟|和|与|與|同).{1,20}?(?:比|相比|比起来|比起來)$")
 _EN_CLAUSE = re.compile(r"\s*[,;:—–]\s*|\s+-\s+|\s+(?:but|and|so|because|since|after|when)\s+",
                         re.I)
 
@@ -83,7 +85,7 @@ _EN_PLAN = re.compile(
     r"if\s+(?:i|we)\s+(?:get|got|take|took|move|moved|switch|switched|buy|bought|go|went|join)|"
     r"looking\s+(?:at|into)|shopping\s+(?:for|around)|in\s+the\s+market\s+for|"
     r"next\s+(?:year|month|summer|spring|fall|winter)|going\s+(?:camping|hiking|skiing)|"
-    r"heard|rumou?r)\b",
+    r"heard|rumou?r|holding\s+off|hold\s+off)\b",
     re.I)
 #: the past, not the present: a memory, an old document, childhood
 _EN_PAST = re.compile(
@@ -105,7 +107,8 @@ _EN_ONE_OFF = re.compile(
     r"filling\s+in|covering\s+for|stand-?in|substitute|loaner|rental|rented|borrowed|"
     r"borrowing|just\s+(?:this|for)\s+(?:once|today|tonight)|this\s+once|one-?off|"
     r"since\s+(?:mine|my\s+usual|my\s+regular)\s+(?:was|is)\s+closed|"
-    r"(?:is|are)\s+on\s+(?:vacation|leave|holiday)|(?:in|to)\s+\w+\s+for\s+(?:work|business|a\s+"
+    r"(?:is|are|was|were)\s+(?:out\s+)?on\s+(?:vacation|leave|holiday)|fill-?in|"
+    r"should\s+be\s+(?:fine|back|better|fixed|sorted)(?:\s+to\s+normal)?\s+by|(?:in|to)\s+\w+\s+for\s+(?:work|business|a\s+"
     r"conference)|(?:\d+|two|three|four|one)-(?:day|week)\s+"
     r"(?:camp|course|trial|program)|summer\s+camp|this\s+summer)\b", re.I)
 
@@ -121,7 +124,7 @@ _ZH_PAST = re.compile(
     r"小学时|中学时")
 _ZH_ONE_OFF = re.compile(
     r"临时|臨時|暂时|暫時|借(?:了|的|来)|租了?一?(?:辆|輛|天|周)|体验课|體驗課|"
-    r"一日卡|次卡|代课|代課|顶班|頂班|替班|休假|请假|請假|出差|旅游|旅遊|旅行|支援|"
+    r"一日卡|次卡|代课|代課|顶班|頂班|替班|休假|请假|請假|出差|旅游|旅遊|旅行|支援|凑合|湊合|将就|將就|"
     r"今天(?=[^，,。！!]*?(?:下雨|暴雨|堵|晚了|来不及|來不及|关门|關門|休息|没开|沒開|排队|排隊))")
 #: a change of the user's own state the general reader (``reads_as_change``) does not
 #: list: a new purchase, a new car picked up, a number moved to
@@ -144,7 +147,7 @@ def _statement_part(text: str) -> list[str]:
         if _CJK.search(sentence):
             clauses = [c.strip() for c in _ZH_CLAUSE.split(sentence) if c.strip()]
             if sentence.endswith(("?", "？")) or re.search(r"[吗嗎呢]\W*$", sentence):
-                clauses = clauses[:-1]
+                clauses = [c for c in clauses[:-1] if not _ZH_COMPARED.match(c)]
             kept.extend(c for c in clauses if not _ZH_REQUEST.search(c))
             continue
         if sentence.endswith("?"):
@@ -174,17 +177,16 @@ def why_not_own_state(text: str, question: str = "") -> str | None:
     zh = _CJK.search(stated) is not None
     if zh:
         other = _ZH_OTHER.search(clauses[0])
-        rest = stated[other.end():] if other is not None else ""
         if other is not None and _zh_kin(other.group(0).lstrip("我的家")) not in _zh_kin(question) \
                 and clauses[0][other.end():other.end() + 2] not in question \
-                and _ZH_I_SUBJECT.search(rest) is None:
+                and not _own_part(clauses, _ZH_I_SUBJECT, rest=clauses[0][other.end():]):
             return "someone else"
         cues = (("plan", _ZH_PLAN), ("past", _ZH_PAST), ("one-off", _ZH_ONE_OFF))
     else:
         other = _EN_OTHER.search(clauses[0])
         if other is not None and not _named_in(other.group(0), clauses[0][other.end():],
                                                question) \
-                and _EN_I.search(stated) is None:
+                and not _own_part(clauses, _EN_I, rest=clauses[0][other.end():]):
             return "someone else"
         cues = (("plan", _EN_PLAN), ("past", _EN_PAST), ("one-off", _EN_ONE_OFF))
     found = next((name for name, cue in cues if cue.search(stated)), None)
@@ -200,6 +202,17 @@ def why_not_own_state(text: str, question: str = "") -> str | None:
            and (reads_as_change(c) or _OWN_CHANGE.search(c)) for c in clauses):
         return None
     return found
+
+
+def _own_part(clauses: list[str], first_person: re.Pattern[str], *, rest: str) -> bool:
+    """Does the user take part in a statement that opens with someone else: as a
+    subject beside them in the first clause ("My wife and I moved"), or in a later
+    clause that states a change ("... so we moved there too")? Not by a clause that
+    only comments ("We're celebrating tonight", 我过年去看她)."""
+    if first_person.search(rest):
+        return True
+    return any(first_person.search(c) and (reads_as_change(c) or _OWN_CHANGE.search(c))
+               for c in clauses[1:])
 
 
 def reports_own_state(text: str, question: str = "") -> bool:

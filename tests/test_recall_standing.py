@@ -13,7 +13,11 @@ import pytest
 
 from memstrata import ManualClock, MemoryInput, MemoryManager
 from memstrata.policies.retrieval import RetrievalPolicy
-from memstrata.policies.standing import reports_own_state, why_not_own_state
+from memstrata.policies.standing import (
+    reads_as_own_change,
+    reports_own_state,
+    why_not_own_state,
+)
 
 DAY0 = datetime(2026, 1, 5, 19, 0, tzinfo=UTC)
 FILLER = ["Why is the sky blue?", "Give me a quick recipe for garlic butter shrimp.",
@@ -144,10 +148,22 @@ def test_a_newer_change_of_the_users_own_state_still_ranks_first(
      "", "question"),
     ("高铁站附近没有喜茶，只好买了杯蜜雪冰城凑合一下。", "", "one-off"),
     ("小米手环8的续航真有两周吗？跟华为手环比，哪个心率更准？", "", "question"),
+    ("隔壁组的老陈刚跳槽去了字节，工资涨了四成。", "", "someone else"),
 ])
 def test_whose_state_a_statement_reports(text: str, question: str, why: str | None) -> None:
     assert why_not_own_state(text, question) == why
     assert reports_own_state(text, question) is (why is None)
+
+
+@pytest.mark.parametrize(("text", "change"), [
+    ("我调到风控组了。", True),  # the general reader does not list 调到
+    ("上周提了一辆小米SU7，开着挺稳。", True),
+    ("维生素D和钙片能一起吃吗？上次医生提了一句我没记住。", False),  # 提了一句 is "mentioned"
+    ("First week at Brightline done.", True),
+    ("I live in Munich.", False),
+])
+def test_a_change_of_the_users_own_state_reads_as_a_change(text: str, change: bool) -> None:
+    assert reads_as_own_change(text) is change
 
 
 def test_not_current_weight_is_checked() -> None:

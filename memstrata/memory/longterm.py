@@ -75,8 +75,8 @@ from memstrata.policies.retrieval import (
 )
 from memstrata.policies.slot_change import ATTRIBUTES as CHANGE_ATTRIBUTES
 from memstrata.policies.slot_change import change_of
-from memstrata.policies.standing import reports_own_state
-from memstrata.policies.temporal import DateRange, TemporalQuery, read_query, reads_as_change
+from memstrata.policies.standing import reads_as_own_change, reports_own_state
+from memstrata.policies.temporal import DateRange, TemporalQuery, read_query
 from memstrata.policies.write import screen
 from memstrata.types import (
     RETRIEVABLE,
@@ -933,7 +933,7 @@ def _newest_first(
     elif all(row.vector is not None for _, row in scored):
         matrix = np.vstack([decode_vector(row.vector) for _, row in scored])
         similarity = (matrix.astype(np.float32) @ matrix.T.astype(np.float32)).tolist()
-    changes = [reads_as_change(row.content) for _, row in scored]
+    changes = [reads_as_own_change(row.content) for _, row in scored]
     # read only where it is used: a change, or any candidate of a question about now
     own = [reports_own_state(row.content, query) if asks_current or change else True
            for (_, row), change in zip(scored, changes, strict=True)]

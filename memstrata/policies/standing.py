@@ -25,7 +25,7 @@ from memstrata.policies._extraction_en import _EN_OTHER_PEOPLE
 from memstrata.policies._extraction_zh import _ZH_OTHER_PEOPLE
 from memstrata.policies.temporal import reads_as_change
 
-__all__ = ["reports_own_state", "why_not_own_state"]
+__all__ = ["reads_as_own_change", "reports_own_state", "why_not_own_state"]
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 #: sentences (the mark stays with the sentence it ends; an emoji ends one too)
@@ -112,7 +112,11 @@ _EN_ONE_OFF = re.compile(
     r"conference)|(?:\d+|two|three|four|one)-(?:day|week)\s+"
     r"(?:camp|course|trial|program)|summer\s+camp|this\s+summer)\b", re.I)
 
-_ZH_OTHER = re.compile(rf"^(?:我(?:的|家)?)?(?:大学|高中|以前的|前)?(?:{_ZH_OTHER_PEOPLE})")
+_ZH_OTHER = re.compile(rf"^(?:我(?:的|家)?)?(?:大学|高中|以前的|前)?(?:{_ZH_OTHER_PEOPLE})|"
+                       # a colleague by name: 同组的小周, 隔壁部门的老王
+                       r"^(?:我们?)?(?:同组|组里|隔壁组|部门里?|隔壁部门|公司里?|单位里?|班上|"
+                       r"同組|組裡|隔壁組|部門裡?|隔壁部門|公司裡|單位裡?)的[\u4e00-\u9fff]{1,3}?"
+                       r"(?=刚|剛|已经|已經|也|被|跳槽|换|換|搬|买|買|去|调|調)")
 _ZH_PLAN = re.compile(
     r"(?<![不理会會联聯])想(?!问|請教|请教|了解|知道|着|著|象|到|起|法|想|必)|打算|考虑|考慮|心动|心動|"
     r"犹豫|猶豫|要不要|(?<!在)准备|(?<!在)準備|计划|計劃|可能|也许|也許|如果|要是|希望|纠结|糾結|种草|種草|"
@@ -131,7 +135,7 @@ _ZH_ONE_OFF = re.compile(
 _OWN_CHANGE = re.compile(
     r"\b(?:first\s+(?:day|week|month)\s+(?:at|as|on|with)|took\s+over|as\s+of|"
     r"bumped\s+(?:me|us)\s+to|starting\s+(?:this|next)|finally\s+(?:caved|got|switched))\b|"
-    r"新买|新買|新入手|刚买|剛買|入手了|提车|提車|提了|转网|轉網|转给|轉給|转学|轉學|报了|報了|"
+    r"新买|新買|新入手|刚买|剛買|入手了|提车|提車|提了(?=一?(?:辆|輛|台|新车|新車))|转网|轉網|转给|轉給|转学|轉學|报了|報了|"
     r"退休了|调去|調去|调到|調到", re.I)
 
 
@@ -213,6 +217,13 @@ def _own_part(clauses: list[str], first_person: re.Pattern[str], *, rest: str) -
         return True
     return any(first_person.search(c) and (reads_as_change(c) or _OWN_CHANGE.search(c))
                for c in clauses[1:])
+
+
+def reads_as_own_change(text: str) -> bool:
+    """Does ``text`` read as a change of state - the general reader's list
+    (:func:`~memstrata.policies.temporal.reads_as_change`) or one of the user's own
+    changes it does not list (a new purchase, a car picked up, 调到风控组)?"""
+    return reads_as_change(text) or _OWN_CHANGE.search(text) is not None
 
 
 def reports_own_state(text: str, question: str = "") -> bool:

@@ -926,20 +926,31 @@ def _newest_first(
     order = sorted(range(len(scored)), key=lambda i: -scored[i][0].score)
     scored = [scored[i] for i in order]
     admitted = [admitted[i] for i in order]
+    # only a candidate said later than one of the checked (admitted, best) ones can update
+    # it: where none is, nothing is read (a question about now still weighs every one)
+    said = [float(row.valid_from) for _, row in scored]
+    earliest = min((said[i] for i in [i for i, ok in enumerate(admitted) if ok][:cut]),
+                   default=math.inf)
+    newer = [t - earliest >= policy.update_gap_seconds for t in said]
+    if not any(newer) and not asks_current:
+        return scored, admitted
     similarity: list[list[float]] | None = None
     lexical = policy.dense_weight <= 0  # the model does not read the query's language
-    if lexical:
+    if not any(newer):
+        pass
+    elif lexical:
         similarity = _overlaps([row.content for _, row in scored])
     elif all(row.vector is not None for _, row in scored):
         matrix = np.vstack([decode_vector(row.vector) for _, row in scored])
         similarity = (matrix.astype(np.float32) @ matrix.T.astype(np.float32)).tolist()
-    changes = [reads_as_own_change(row.content) for _, row in scored]
+    changes = [later and reads_as_own_change(row.content)
+               for (_, row), later in zip(scored, newer, strict=True)]
     # read only where it is used: a change, or any candidate of a question about now
     own = [reports_own_state(row.content, query) if asks_current or change else True
            for (_, row), change in zip(scored, changes, strict=True)]
     outdated, promote = policy.current_first(
         relevance=[parts.relevance for parts, _ in scored],
-        said_at=[float(row.valid_from) for _, row in scored],
+        said_at=said,
         slots=[row.slot_key for _, row in scored],
         similarity=similarity,
         changes=changes,

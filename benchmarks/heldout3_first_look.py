@@ -97,7 +97,9 @@ evaluate the guard splits written with them (40 cases each: a later statement cl
 to the asked thing that does not change it). ``--updates25`` and ``--guards4`` (40 cases
 each) were written blind after heldout23-24's and guard2-3's first looks, while their
 misses led to a vector per sentence of a record (the relevance gate admits a message by
-one of its sentences).
+one of its sentences). ``--updates26`` and ``--guards5`` (40 cases each) were written blind
+after those first looks and the fixes they led to (the reader of whose state a statement
+reports, the user's own changes read as changes in the ranking).
 """
 
 from __future__ import annotations
@@ -129,10 +131,10 @@ UPDATES_LOOK = RESULTS / "knowledge_update_heldout3_first_look.json"
 #: ``data/formation_changes_heldoutN.json``, ``--updatesN``
 #: ``data/knowledge_update_heldoutN.json``, and each writes its first look once
 FORMATION_SPLITS = range(4, 31)
-UPDATE_SPLITS = range(4, 26)
+UPDATE_SPLITS = range(4, 27)
 #: the knowledge-update guard splits first looked at here (``--guardsN``,
 #: ``data/knowledge_update_guardN.json``; guard1 is the split tuned on)
-GUARD_SPLITS = range(2, 5)
+GUARD_SPLITS = range(2, 6)
 
 
 def _formation_split(n: int) -> tuple[Path, Path]:

@@ -149,6 +149,19 @@ def test_a_newer_change_of_the_users_own_state_still_ranks_first(
     ("高铁站附近没有喜茶，只好买了杯蜜雪冰城凑合一下。", "", "one-off"),
     ("小米手环8的续航真有两周吗？跟华为手环比，哪个心率更准？", "", "question"),
     ("隔壁组的老陈刚跳槽去了字节，工资涨了四成。", "", "someone else"),
+    # read after the first look at guard5
+    ("Dana from my book club keeps raving about Orangetheory, she signed up last month.", "",
+     "someone else"),
+    ("Might move to Fastweb once our contract ends. Just an idea for now.", "", "plan"),
+    ("If Spotify ever drops its price I'd probably switch back. Not until then.", "", "plan"),
+    ("Found my very first library card from when I was twelve. Wild how long ago that was.",
+     "", "past"),
+    ("The shop ran out of almond milk so I had to get regular milk this morning.", "",
+     "one-off"),
+    ("今天公交坏了，只好骑共享单车去上班，累死了。", "", "one-off"),
+    ("在考虑要不要换到电信，还没想好，怕信号不如现在的好。", "", "plan"),
+    ("翻到大学时乐队演出的照片，那时候天天练鼓，现在连节奏都找不准了。", "", "past"),
+    ("Ditched the gym membership for now, I run outside every morning.", "", None),
 ])
 def test_whose_state_a_statement_reports(text: str, question: str, why: str | None) -> None:
     assert why_not_own_state(text, question) == why

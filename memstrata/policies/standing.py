@@ -59,6 +59,7 @@ _EN_OTHER = re.compile(
     rf"^\W*(?:so|and|oh|ok|lol|ugh|welp)?\W*(?:my|our|a|an|the|(?-i:[A-Z])\w+['’]s)\s+(?:\w+\s+)?"
     rf"(?:{_EN_OTHER_PEOPLE}|brother-in-law|sister-in-law|in-laws|teammate|classmate|"
     rf"buddy|bestie|best friend|coworkers|colleagues|friends)(?:['’]s)?\b|"
+    rf"^\W*(?-i:[A-Z][a-z]+)\s+(?:from|at)\s+(?:my|our)\s+\w+|"
     rf"^\W*(?:half\s+(?:of\s+)?(?:my|our|the)\s+\w+|everyone|everybody|people|"
     rf"all\s+my\s+(?:friends|coworkers|colleagues|kids|family))\b", re.I)
 _ZH_I = re.compile(r"我")
@@ -85,7 +86,8 @@ _EN_PLAN = re.compile(
     r"if\s+(?:i|we)\s+(?:get|got|take|took|move|moved|switch|switched|buy|bought|go|went|join)|"
     r"looking\s+(?:at|into)|shopping\s+(?:for|around)|in\s+the\s+market\s+for|"
     r"next\s+(?:year|month|summer|spring|fall|winter)|going\s+(?:camping|hiking|skiing)|"
-    r"heard|rumou?r|holding\s+off|hold\s+off)\b",
+    r"heard|rumou?r|holding\s+off|hold\s+off|not\s+until|"
+    r"i['’]d\s+(?:probably|maybe|likely|definitely|happily)|ever\s+(?:drops|goes|gets|comes))\b",
     re.I)
 #: the past, not the present: a memory, an old document, childhood
 _EN_PAST = re.compile(
@@ -93,7 +95,9 @@ _EN_PAST = re.compile(
     r"(?<!\bnot\s)(?<!\bget\s)(?<!getting\s)(?<!\bbe\s)(?<!\bam\s)(?<!['’]m\s)(?<!still\s)"
     r"(?<!than\s)(?<!where\si\s)(?<!what\si\s)(?<!who\si\s)used\s+to|"
     r"as\s+a\s+(?:kid|child|teen)|when\s+i\s+was|growing\s+up|childhood|(?:in|since|during|my)\s+high\s+school|"
-    r"years\s+ago|(?:found|dug\s+up|came\s+across)\s+(?:my|an|some|the)\s+old|"
+    r"years\s+ago|how\s+long\s+ago|(?:found|dug\s+up|came\s+across)\s+(?:my|an|some|the)\s+"
+    r"(?:very\s+)?(?:old|first)|i\s+was\s+(?:\d{1,2}|ten|eleven|twelve|thirteen|fourteen|fifteen|"
+    r"sixteen|seventeen|eighteen|nineteen)\b|"
     r"random\s+memory|remember\s+when|nostalgi\w*|in\s+(?:19\d\d|20[01]\d)|back\s+at|"
     r"at\s+my\s+(?:old|previous|former)\s+\w+|(?:going|went|looking|looked)\s+through\s+"
     r"(?:some\s+|my\s+|the\s+)?old|when\s+(?:she|he|they)\s+(?:was|were))\b", re.I)
@@ -105,6 +109,8 @@ _EN_ONE_OFF = re.compile(
     r"on\s+leave|on\s+vacation)|(?:free\s+)?(?:\d+-\w+\s+)?trial|replacement\s+(?:bus|shuttle|"
     r"service)|that\s+day|in\s+the\s+meantime|temporarily|"
     r"filling\s+in|covering\s+for|stand-?in|substitute|loaner|rental|rented|borrowed|"
+    r"(?:was|were|ran)\s+out\s+of|had\s+to\s+(?:get|take|grab|use|borrow)|"
+    r"(?:in|to\s+work|to\s+the\s+office)\s+today|"
     r"borrowing|just\s+(?:this|for)\s+(?:once|today|tonight)|this\s+once|one-?off|"
     r"since\s+(?:mine|my\s+usual|my\s+regular)\s+(?:was|is)\s+closed|"
     r"(?:is|are|was|were)\s+(?:out\s+)?on\s+(?:vacation|leave|holiday)|fill-?in|"
@@ -129,14 +135,23 @@ _ZH_PAST = re.compile(
 _ZH_ONE_OFF = re.compile(
     r"临时|臨時|暂时|暫時|借(?:了|的|来)|租了?一?(?:辆|輛|天|周)|体验课|體驗課|"
     r"一日卡|次卡|代课|代課|顶班|頂班|替班|休假|请假|請假|出差|旅游|旅遊|旅行|支援|凑合|湊合|将就|將就|"
-    r"今天(?=[^，,。！!]*?(?:下雨|暴雨|堵|晚了|来不及|來不及|关门|關門|休息|没开|沒開|排队|排隊))")
+    r"今天(?=[^，,。！!]*?(?:下雨|暴雨|堵|晚了|来不及|來不及|关门|關門|休息|没开|沒開|排队|排隊|故障|"
+    r"坏了|壞了|停运|停運))|只好|只能先")
 #: a change of the user's own state the general reader (``reads_as_change``) does not
 #: list: a new purchase, a new car picked up, a number moved to
 _OWN_CHANGE = re.compile(
     r"\b(?:first\s+(?:day|week|month)\s+(?:at|as|on|with)|took\s+over|as\s+of|"
-    r"bumped\s+(?:me|us)\s+to|starting\s+(?:this|next)|finally\s+(?:caved|got|switched))\b|"
+    r"bumped\s+(?:me|us)\s+to|starting\s+(?:this|next)|finally\s+(?:caved|got|switched)|"
+    r"(?:dropped|ditched)\s+(?!to\b)\w+|put\s+\w+\s+on\s+hold)\b|"
     r"新买|新買|新入手|刚买|剛買|入手了|提车|提車|提了(?=一?(?:辆|輛|台|新车|新車))|转网|轉網|转给|轉給|转学|轉學|报了|報了|"
     r"退休了|调去|調去|调到|調到", re.I)
+
+
+#: a "now" that states no change: for the time being ("Just a thought for now"), a
+#: comparison or a reason (不如现在的好, 毕竟现在团队氛围挺好的), what is lost since
+#: ("now I can barely remember a scale", 现在连和弦都忘了)
+_NOW = re.compile(r"\bfor\s+now\b|\bnow\s+i\s+(?:can\s+)?(?:barely|hardly|can['’]t\s+even)\b|"
+                  r"(?:不如|比|毕竟|畢竟)(?:现在|現在)|(?:现在|現在)(?:连|連).*", re.I)
 
 
 def _statement_part(text: str) -> list[str]:
@@ -203,7 +218,7 @@ def why_not_own_state(text: str, question: str = "") -> str | None:
         return None
     # a clause free of cues that reads as a change states one
     if any(not any(cue.search(c) for _, cue in cues)
-           and (reads_as_change(c) or _OWN_CHANGE.search(c)) for c in clauses):
+           and (reads_as_change(_NOW.sub(" ", c)) or _OWN_CHANGE.search(c)) for c in clauses):
         return None
     return found
 

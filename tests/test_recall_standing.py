@@ -162,6 +162,22 @@ def test_a_newer_change_of_the_users_own_state_still_ranks_first(
     ("在考虑要不要换到电信，还没想好，怕信号不如现在的好。", "", "plan"),
     ("翻到大学时乐队演出的照片，那时候天天练鼓，现在连节奏都找不准了。", "", "past"),
     ("Ditched the gym membership for now, I run outside every morning.", "", None),
+    # read after the first look at guard6
+    ("Omar from choir just left Deloitte for a startup, he's thrilled.", "", "someone else"),
+    ("neighbor got a new golden retriever puppy and it barks all night.", "", "someone else"),
+    ("Spent Saturday helping my mom move her number over to Visible.", "", "someone else"),
+    ("If I ever get the bonus I'm buying a Peloton. Not sure it's worth it though.", "",
+     "plan"),
+    ("A Google recruiter emailed about a staff role. I said I'd think about it, but I don't "
+     "have the energy right now.", "", "plan"),
+    ("Left my Kindle at my sister's, so I'm reading on my partner's old iPad until I get it "
+     "back.", "", "one-off"),
+    ("Bus drivers are on strike, so for the next two weeks I'm cycling in.", "", "one-off"),
+    ("Found a box of Chase statements from 2011, from my very first account.", "", "past"),
+    ("How does Starlink compare to fiber for gaming? Saw an ad and got curious.", "",
+     "question"),
+    ("王医生这周休年假，先让代班的李医生看了看。", "", "one-off"),
+    ("移动的宽带现在什么价位？就是问问，了解一下行情。", "", "question"),
 ])
 def test_whose_state_a_statement_reports(text: str, question: str, why: str | None) -> None:
     assert why_not_own_state(text, question) == why

@@ -44,8 +44,9 @@ _EN_ASKS = re.compile(r"^\W*(?:is|are|am|do|does|did|can|could|would|will|should
                       r"whats|what's|how|which|who|where|why|when|any|anyone)\b", re.I)
 #: a request states nothing ("Can you help me ...", 帮我做个计划)
 _EN_REQUEST = re.compile(r"^\W*(?:can|could|would)\s+you\b|^\W*(?:please|help\s+me)\b|"
+                         r"\b(?:got|just|am|i['’]m)\s+curious\b|\bjust\s+wondering\b|"
                          r"^\W*(?:just\s+)?(?:curious|wondering|asking)\b", re.I)
-_ZH_REQUEST = re.compile(r"随便问|隨便問|好奇|"
+_ZH_REQUEST = re.compile(r"随便问|隨便問|好奇|(?:就是|只是)问问|(?:就是|只是)問問|了解一下行情|"
                          r"^(?:你)?(?:帮|幫|麻烦|麻煩|请|請|能不能|可以帮|可不可以|推荐|推薦)")
 _ZH_CLAUSE = re.compile(r"[，,、：:]")
 #: the lead-in of a comparing question (跟Apple Watch比，哪个更准？)
@@ -56,10 +57,12 @@ _EN_CLAUSE = re.compile(r"\s*[,;:—–]\s*|\s+-\s+|\s+(?:but|and|so|because|sin
 #: someone else as the subject ("My dad finally caved and got ...", "My husband just
 #: signed up ...") of a statement with no "I" or "we" in it
 _EN_OTHER = re.compile(
-    rf"^\W*(?:so|and|oh|ok|lol|ugh|welp)?\W*(?:my|our|a|an|the|(?-i:[A-Z])\w+['’]s)\s+(?:\w+\s+)?"
+    rf"^\W*(?:so|and|oh|ok|lol|ugh|welp)?\W*(?:(?:my|our|a|an|the|(?-i:[A-Z])\w+['’]s)\s+(?:\w+\s+)?)?"
     rf"(?:{_EN_OTHER_PEOPLE}|brother-in-law|sister-in-law|in-laws|teammate|classmate|"
     rf"buddy|bestie|best friend|coworkers|colleagues|friends)(?:['’]s)?\b|"
-    rf"^\W*(?-i:[A-Z][a-z]+)\s+(?:from|at)\s+(?:my|our)\s+\w+|"
+    # "Marco from my running club", "Dana from book club" - not "Jess from Salon Verde"
+    rf"^\W*(?-i:[A-Z][a-z]+)\s+(?:(?:from|at)\s+(?:my|our)\s+\w+|from\s+(?-i:[a-z])\w+)|"
+    rf"^.{{0,40}}?\bhelp(?:ed|ing)\s+(?:my|our)\s+(?:\w+\s+)?(?:{_EN_OTHER_PEOPLE})\b|"
     rf"^\W*(?:half\s+(?:of\s+)?(?:my|our|the)\s+\w+|everyone|everybody|people|"
     rf"all\s+my\s+(?:friends|coworkers|colleagues|kids|family))\b", re.I)
 _ZH_I = re.compile(r"我")
@@ -83,11 +86,13 @@ _EN_PLAN = re.compile(
     r"planning|(?:i|we)\s+plan\s+to|plan\s+on|someday|one\s+day|i\s+wish|wishing|debating|"
     r"on\s+the\s+fence|(?:haven['’]t|not)\s+(?:answered|decided|replied|committed)|"
     r"not\s+sure\s+(?:if|whether|yet)|recruiter|reached\s+out|got\s+an?\s+(?:\w+\s+)?offer|"
-    r"if\s+(?:i|we)\s+(?:get|got|take|took|move|moved|switch|switched|buy|bought|go|went|join)|"
+    r"if\s+(?:i|we)\s+(?:ever\s+)?(?:get|got|take|took|move|moved|switch|switched|buy|bought|go|"
+    r"went|join)|not\s+sure\b|not\s+(?:switching|changing|moving|leaving|quitting|buying)|"
     r"looking\s+(?:at|into)|shopping\s+(?:for|around)|in\s+the\s+market\s+for|"
     r"next\s+(?:year|month|summer|spring|fall|winter)|going\s+(?:camping|hiking|skiing)|"
     r"heard|rumou?r|holding\s+off|hold\s+off|not\s+until|"
-    r"i['’]d\s+(?:probably|maybe|likely|definitely|happily)|ever\s+(?:drops|goes|gets|comes))\b",
+    r"i['’]d\s+(?:probably|maybe|likely|definitely|happily)|ever\s+(?:drops|goes|gets|comes)|"
+    r"(?:i['’]ll|i['’]d|i\s+will|i\s+would)\s+think\s+about\s+it)\b",
     re.I)
 #: the past, not the present: a memory, an old document, childhood
 _EN_PAST = re.compile(
@@ -95,7 +100,7 @@ _EN_PAST = re.compile(
     r"(?<!\bnot\s)(?<!\bget\s)(?<!getting\s)(?<!\bbe\s)(?<!\bam\s)(?<!['’]m\s)(?<!still\s)"
     r"(?<!than\s)(?<!where\si\s)(?<!what\si\s)(?<!who\si\s)used\s+to|"
     r"as\s+a\s+(?:kid|child|teen)|when\s+i\s+was|growing\s+up|childhood|(?:in|since|during|my)\s+high\s+school|"
-    r"years\s+ago|how\s+long\s+ago|(?:found|dug\s+up|came\s+across)\s+(?:my|an|some|the)\s+"
+    r"years\s+ago|how\s+long\s+ago|from\s+(?:19\d\d|20[01]\d)|my\s+very\s+first|(?:found|dug\s+up|came\s+across)\s+(?:my|an|some|the)\s+"
     r"(?:very\s+)?(?:old|first)|i\s+was\s+(?:\d{1,2}|ten|eleven|twelve|thirteen|fourteen|fifteen|"
     r"sixteen|seventeen|eighteen|nineteen)\b|"
     r"random\s+memory|remember\s+when|nostalgi\w*|in\s+(?:19\d\d|20[01]\d)|back\s+at|"
@@ -110,7 +115,9 @@ _EN_ONE_OFF = re.compile(
     r"service)|that\s+day|in\s+the\s+meantime|temporarily|"
     r"filling\s+in|covering\s+for|stand-?in|substitute|loaner|rental|rented|borrowed|"
     r"(?:was|were|ran)\s+out\s+of|had\s+to\s+(?:get|take|grab|use|borrow)|"
-    r"(?:in|to\s+work|to\s+the\s+office)\s+today|"
+    r"(?:in|to\s+work|to\s+the\s+office)\s+(?:today|this\s+morning)|"
+    r"for\s+the\s+next\s+(?:few|couple\s+of|\d+|two|three|four)\s+(?:days|weeks)|"
+    r"until\s+i\s+get\s+(?:it|mine|\w+\s+\w+)\s+back|"
     r"borrowing|just\s+(?:this|for)\s+(?:once|today|tonight)|this\s+once|one-?off|"
     r"since\s+(?:mine|my\s+usual|my\s+regular)\s+(?:was|is)\s+closed|"
     r"(?:is|are|was|were)\s+(?:out\s+)?on\s+(?:vacation|leave|holiday)|fill-?in|"
@@ -134,7 +141,8 @@ _ZH_PAST = re.compile(
     r"小学时|中学时")
 _ZH_ONE_OFF = re.compile(
     r"临时|臨時|暂时|暫時|借(?:了|的|来)|租了?一?(?:辆|輛|天|周)|体验课|體驗課|"
-    r"一日卡|次卡|代课|代課|顶班|頂班|替班|休假|请假|請假|出差|旅游|旅遊|旅行|支援|凑合|湊合|将就|將就|"
+    r"一日卡|次卡|代课|代課|代班|顶班|頂班|替班|休假|休年假|请假|請假|出差|旅游|旅遊|旅行|支援|凑合|湊合|将就|將就|"
+    r"奢侈一回|奢侈一次|破例|难得一次|難得一次|"
     r"今天(?=[^，,。！!]*?(?:下雨|暴雨|堵|晚了|来不及|來不及|关门|關門|休息|没开|沒開|排队|排隊|故障|"
     r"坏了|壞了|停运|停運))|只好|只能先")
 #: a change of the user's own state the general reader (``reads_as_change``) does not
@@ -147,11 +155,13 @@ _OWN_CHANGE = re.compile(
     r"退休了|调去|調去|调到|調到", re.I)
 
 
-#: a "now" that states no change: for the time being ("Just a thought for now"), a
-#: comparison or a reason (不如现在的好, 毕竟现在团队氛围挺好的), what is lost since
-#: ("now I can barely remember a scale", 现在连和弦都忘了)
-_NOW = re.compile(r"\bfor\s+now\b|\bnow\s+i\s+(?:can\s+)?(?:barely|hardly|can['’]t\s+even)\b|"
-                  r"(?:不如|比|毕竟|畢竟)(?:现在|現在)|(?:现在|現在)(?:连|連).*", re.I)
+#: words of change that state none: a "now" for the time being ("Just a thought for now",
+#: "right now"), of a comparison or a reason (不如现在的好, 毕竟现在团队氛围挺好的), of what is
+#: lost since ("now I can barely remember a scale", 现在连和弦都忘了); a thing left somewhere
+#: ("Left my charger at my parents' place")
+_NOT_A_CHANGE = re.compile(r"\b(?:for|right)\s+now\b|\bleft\s+my\s+\w+\s+(?:at|in|on)\b|"
+                           r"\bnow\s+i\s+(?:can\s+)?(?:barely|hardly|can['’]t\s+even)\b|"
+                           r"(?:不如|比|毕竟|畢竟)(?:现在|現在)|(?:现在|現在)(?:连|連).*", re.I)
 
 
 def _statement_part(text: str) -> list[str]:
@@ -218,7 +228,8 @@ def why_not_own_state(text: str, question: str = "") -> str | None:
         return None
     # a clause free of cues that reads as a change states one
     if any(not any(cue.search(c) for _, cue in cues)
-           and (reads_as_change(_NOW.sub(" ", c)) or _OWN_CHANGE.search(c)) for c in clauses):
+           and (reads_as_change(_NOT_A_CHANGE.sub(" ", c)) or _OWN_CHANGE.search(c))
+           for c in clauses):
         return None
     return found
 

@@ -101,7 +101,8 @@ one of its sentences). ``--updates26`` and ``--guards5`` (40 cases each) were wr
 after those first looks and the fixes they led to (the reader of whose state a statement
 reports, the user's own changes read as changes in the ranking); ``--updates27`` and
 ``--guards6`` (40 cases each) after heldout26's and guard5's, and guard5's fixes (a "now"
-that states no change, more plan, past and one-off cues).
+that states no change, more plan, past and one-off cues); ``--updates28`` and ``--guards7``
+(40 cases each) after heldout27's and guard6's, and guard6's fixes.
 """
 
 from __future__ import annotations
@@ -133,10 +134,10 @@ UPDATES_LOOK = RESULTS / "knowledge_update_heldout3_first_look.json"
 #: ``data/formation_changes_heldoutN.json``, ``--updatesN``
 #: ``data/knowledge_update_heldoutN.json``, and each writes its first look once
 FORMATION_SPLITS = range(4, 31)
-UPDATE_SPLITS = range(4, 28)
+UPDATE_SPLITS = range(4, 29)
 #: the knowledge-update guard splits first looked at here (``--guardsN``,
 #: ``data/knowledge_update_guardN.json``; guard1 is the split tuned on)
-GUARD_SPLITS = range(2, 7)
+GUARD_SPLITS = range(2, 8)
 
 
 def _formation_split(n: int) -> tuple[Path, Path]:

@@ -109,11 +109,17 @@ def _full_recall(st: dict[str, Any]) -> Row:
 
 def _batch_remember(st: dict[str, Any]) -> Row:
     ing = st["ingest"]
+    turns = ing["conversation_turns"]
     return (
-        "batch `remember`: store overhead per record, share of its embedding time",
+        "batch `remember`: store overhead per record, share of its embedding time; "
+        "conversation turns with and without a vector per sentence",
         f"**{100 * ing['into_empty_user']['store_overhead_share_of_embedding']:.1f} %** into a "
         f"new user, {100 * ing['into_user_with_10000']['store_overhead_share_of_embedding']:.1f}"
-        " % into a user holding 10k memories (near-duplicate checks grow with the user)",
+        " % into a user holding 10k memories (near-duplicate checks grow with the user); "
+        f"turns of {turns['sentences_per_turn']:.1f} sentences: "
+        f"{turns['ms_per_turn_with_sentence_vectors']:.1f} ms a turn with the sentence vectors, "
+        f"{turns['ms_per_turn_without']:.1f} ms without "
+        f"(+{100 * turns['cost_of_sentence_vectors']:.0f} %)",
         "`store.json`",
     )
 
@@ -351,7 +357,8 @@ def _ku_guards(ku: dict[str, Any], looks: list[tuple[str, dict[str, Any]]]) -> R
     return (
         "knowledge-update guards: a later statement close to the asked thing that does not "
         "change it (someone else's change, a plan, the past, a one-off, a question, a related "
-        "thing), old value still first; three splits written blind, guard1 tuned on: first "
+        f"thing), old value still first; {_WORDS[len(guards)]} splits written blind, guard1 "
+        "tuned on, each later one but the last fixed after its first look: first "
         "looks, then as the code stands",
         "first looks (`remember`, MiniLM): "
         + " / ".join(f"{name} **{look['remember']['all']['old_first']:.2f}** (EN "

@@ -633,13 +633,18 @@ def rows_needing_embedding(conn: Connection, user_id: str, model: str
 
 
 def set_sentences(conn: Connection, user_id: str, sentences: Mapping[str, bytes]) -> None:
-    """Add sentence vectors to records whose vector stays."""
-    for memory_id, blob in sentences.items():
-        conn.execute(
-            update(memory_vectors)
-            .where(memory_vectors.c.user_id == user_id, memory_vectors.c.memory_id == memory_id)
-            .values(sentences=blob)
-        )
+    """Add sentence vectors to records whose vector stays (one statement, executed
+    for every record)."""
+    if not sentences:
+        return
+    conn.execute(
+        update(memory_vectors)
+        .where(memory_vectors.c.user_id == bindparam("uid"),
+               memory_vectors.c.memory_id == bindparam("mid"))
+        .values(sentences=bindparam("blob")),
+        [{"uid": user_id, "mid": memory_id, "blob": blob}
+         for memory_id, blob in sentences.items()],
+    )
 
 
 def replace_vectors(

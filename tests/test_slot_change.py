@@ -812,3 +812,82 @@ def test_blind_splits_misses_are_read_after_their_fixes(text: str, attribute: st
                                                          current: str,
                                                          expected: str | None) -> None:
     assert change_of(text, attribute, current) == expected
+
+
+@pytest.mark.parametrize(("text", "attribute", "current", "expected"), [
+    # heldout28 / heldout30 first-look misses: home named as "here", the employer a
+    # sentence takes for granted, a correction of the age, a coeliac diagnosis
+    ("quick q - what's the cheapest way to get from my place here in Seattle to SeaTac for a "
+     "6am flight? moved up last month and still figuring out the transit", "city", "Austin",
+     "Seattle"),
+    ("Quick q — what's the recycling pickup schedule like in Denver? just signed the lease on "
+     "my place here last week and still figuring everything out lol", "city", "Austin",
+     "Denver"),
+    ("so I handed in my badge on Friday and start at Stripe on Monday, anything I should bring "
+     "on day one?", "employer", "Amazon", "Stripe"),
+    ("Can you help me rewrite my LinkedIn headline? I'm a product designer at Figma now, left "
+     "the bank back in the spring.", "employer", "Wells Fargo", "Figma"),
+    ("Since joining Airbus last month my new manager wants weekly status reports from me — can "
+     "you draft a simple template?", "employer", "Accenture", "Airbus"),
+    ("btw literally everyone calls me Kate these days, could you use that from now on?", "name",
+     "Katherine", "Kate"),
+    ("Can you stop calling me Alexander? Sasha is what I actually prefer, always have.", "name",
+     "Alexander", "Sasha"),
+    ("Dropped keto, it was making me miserable. Since the celiac diagnosis the only thing I have "
+     "to watch is gluten, so which store-bought breads are actually good?", "diet", "keto",
+     "gluten-free"),
+    ("diagnosed with celiac last month so gluten is totally off the menu for me now 😭 which "
+     "pasta brands actually taste good?", "diet", "pescatarian", "gluten-free"),
+    ("Officially half a century old as of yesterday! Can you help me write a thank-you note to "
+     "everyone who came to my 50th?", "age", "49", "50"),
+    ("新东家是美团，通勤要一个小时，有啥路上能听的播客推荐？", "employer", "百度", "美团"),
+    ("之前说错了，我其实是42岁，不是47。这个年纪开始健身还来得及吗？", "age", "47", "42"),
+    ("我妈说我虚岁都43了，其实上个月才满42周岁😅 这个年纪开始健身晚不晚？", "age", "41", "42"),
+])
+def test_heldout28_to_30_changes_are_read(text: str, attribute: str, current: str,
+                                          expected: str) -> None:
+    assert change_of(text, attribute, current) == expected
+
+
+@pytest.mark.parametrize(("text", "attribute", "current"), [
+    # what the new readings must not take: someone else's place, a trip, a guess at an age
+    ("My sister's new place here in Seattle has a view of the Sound.", "city", "Austin"),
+    ("I'm staying at a friend's place in Denver for the weekend.", "city", "Austin"),
+    ("My brother moved up to Seattle last month.", "city", "Austin"),
+    ("Since joining Airbus my dad never stops talking about planes.", "employer", "Accenture"),
+    ("My wife is diagnosed with celiac, so no gluten in the house.", "diet", "vegetarian"),
+    ("我妈说她今年都60岁了。", "age", "35"),
+])
+def test_heldout28_to_30_guards(text: str, attribute: str, current: str) -> None:
+    assert change_of(text, attribute, current) is None
+
+
+@pytest.mark.parametrize(("text", "slot"), [
+    ("Now that I've joined Bosch I get a company car. How does the benefit-in-kind tax work?",
+     ("employer", "Bosch")),
+    ("皈依伊斯兰教之后我不再吃素了，肉也吃，但必须是清真的。附近有清真餐厅吗？", ("diet", "halal")),
+])
+def test_heldout29_30_statements_read_alone(text: str, slot: tuple[str, str]) -> None:
+    assert _slots(text) == [slot]
+
+
+@pytest.mark.parametrize("text", [
+    "People keep assuming I'm 40 because of the grey hair, ugh. Any hair dyes that don't look "
+    "fake?",
+    "Everyone thinks I'm 25 when they meet me.",
+])
+def test_an_age_others_take_the_user_for_is_not_read(text: str) -> None:
+    assert _slots(text) == []
+
+
+@pytest.mark.parametrize("text", [
+    "Stop with the bullet points please, I'd rather you write in normal paragraphs for all your "
+    "answers.",
+    "new rule: no more bullet points, write everything as plain paragraphs in all your answers",
+    "之后的回复可以多加点emoji，感觉更活泼😆",
+])
+def test_a_standing_instruction_for_all_answers_is_read(text: str) -> None:
+    from memstrata.policies.extraction import extract
+
+    found = extract(text)
+    assert [e.rule for e in found] == ["from_now_on"] and found[0].correction

@@ -162,7 +162,10 @@ _AGE_WORD = (rf"(?:(?:{'|'.join(_TENS)})(?:[- ](?:{'|'.join(_UNITS[:9])}))?"
 #: an age to come, not the current one: "by the time I'm 50", "when I'm 60"
 _AGE_TO_COME = re.compile(r"\b(?:by the time|when|until|till|once|before|after|if|"
                           # "I feel like I'm 60 today": a feeling, not an age
-                          r"(?:feel|feels|felt|look|looks)\s+like)\s+"
+                          r"(?:feel|feels|felt|look|looks)\s+like|"
+                          # what others take the user for: "People keep assuming I'm 40"
+                          r"(?:assum\w*|think|thinks|thought|guess\w*|mistak\w*|bet)"
+                          r"(?:\s+(?:that|me))?)\s+"
                           r"i(?:'m| am)\s+\S+$", re.IGNORECASE)
 _AGE = re.compile(rf"\bi(?:'m| am)\s+(?:now\s+|officially\s+|finally\s+|actually\s+)?"
                   rf"(?P<v>\d{{1,3}}|{_AGE_WORD})"
@@ -281,7 +284,8 @@ _NEW_JOB = re.compile(
     r"(?:job|position|role)\s+(?:at|with)\s+(?P<v>.+)"
     r"|(?:started\s+(?:working\s+|work\s+)?(?:at|for|with)|joined|been hired by|got hired (?:by|at)"
     r"|was hired by|(?:got|been|was)\s+(?:poached|headhunted|snapped\s+up)\s+by)\s+"
-    r"(?P<v2>(?-i:[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*)*)))",
+    # (not the "I" of the next clause: "Now that I've joined Bosch I get a company car")
+    r"(?P<v2>(?-i:[A-Z][\w&.'-]*(?:\s+(?!I\b)[A-Z][\w&.'-]*)*)))",
     re.IGNORECASE,
 )
 #: a job taken long ago or for a while is not the current employer ("hired me as an intern
@@ -394,8 +398,9 @@ _HABIT = re.compile(r"\bi\s+(?P<adv>always|usually|normally|never|typically)\s+(
 _HENCEFORTH = (r"(?:from\s+(?:now|today|tonight|this\s+point|this\s+moment|here|this\s+day)"
                r"(?:\s+(?:on(?:wards?)?|forward|out))+|going forward|henceforth|hereafter"
                r"|starting\s+(?:now|today|tomorrow|from\s+today)|as of (?:now|today)"
-               r"|(?:for|in)\s+all\s+(?:our\s+|future\s+|of\s+our\s+)?(?:chats|conversations|"
-               r"replies|answers)(?:\s+after\s+this\s+one)?)")
+               r"|(?:for|in)\s+all\s+(?:our\s+|your\s+|future\s+|of\s+our\s+|of\s+your\s+)?"
+               r"(?:future\s+)?(?:chats|conversations|replies|answers|responses)"
+               r"(?:\s+after\s+this\s+one)?)")
 _STANDING = re.compile(
     rf"^(?:please\s+)?(?:{_HENCEFORTH}|in (?:the )?future|moving forward(?=[,:])|"
     r"next time(?: and after)?)[,:]?\s+(?P<rest>.+)$"

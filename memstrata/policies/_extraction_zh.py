@@ -120,6 +120,10 @@ def as_written(text: str, simplified: str, value: str) -> str:
 _CJK_ANY = re.compile(r"[\u3400-\u9fff]")
 
 
+#: only halal food from now on: 必须是清真的, 只吃清真
+_ZH_HALAL_ONLY = re.compile(r"(?:必须|只能|只|得|要)(?:是|吃)?清真")
+
+
 def zh_unguarded(text: str, guard: re.Pattern[str]) -> str:
     """The sentences of ``text`` that ``guard`` (a question, a condition, a trip) does not
     hit, joined - "" when a quotation mark is anywhere or none is left. A change told
@@ -150,13 +154,14 @@ def zh_unguarded(text: str, guard: re.Pattern[str]) -> str:
 
 #: a question of its own (吗, 呢, a question word or mark) and a change already made
 _ZH_ASKS = re.compile(r"[?？]|吗|呢|啥|什么|怎么|哪|几")
-_ZH_DONE = re.compile(r"了|已经|已|刚(?!要|想|准备|打算)")
+#: (新东家是美团: the new one named is had already)
+_ZH_DONE = re.compile(r"了|已经|已|刚(?!要|想|准备|打算)|新(?:东家|公司|单位|工作|家)(?:是|就是)")
 
 
 #: a request or a question after a comma starts a sentence of its own
 #: (终于搬到重庆了，热到怀疑人生，有什么消暑的推荐吗)
-_ZH_ASK_AFTER_COMMA = re.compile(r"[，,\s]+(?=有什么|有没有|帮我|帮忙|请问|想问|求推荐|求助|怎么|"
-                                 r"哪里|哪儿|哪家|能不能|可不可以|可以推荐|推荐一?下|可以帮|能帮|"
+_ZH_ASK_AFTER_COMMA = re.compile(r"[，,\s]+(?=有什么|有没有|有啥|帮我|帮忙|请问|想问|求推荐|求助|"
+                                 r"怎么|哪里|哪儿|哪家|能不能|可不可以|可以推荐|推荐一?下|可以帮|能帮|"
                                  r"你能|你可以)")
 
 
@@ -322,7 +327,7 @@ _ZH_DURABLE_ATTRS = re.compile(
 _ZH_STANDING = re.compile(
     r"^(?:请)?(?:你)?(?:以后|今后|从现在(?:开始|起)|从今天(?:开始|起)|从明天(?:开始|起)|从今(?:以后|往后)|"
     r"往后|下次起|接下来(?=你|的?(?:回复|回答|对话|聊天))|"
-    r"之后(?=请?你?(?:都|一律|全部|统一)|的(?:回复|回答)请?(?:你)?(?:都|一律))|"
+    r"之后(?=请?你?(?:都|一律|全部|统一)|的(?:回复|回答)请?(?:你)?(?:都|一律|可以|要|多|少))|"
     # 由今日开始 (Cantonese for 从今天开始)
     r"(?:由|从)今日(?:开始|起)|由今天(?:开始|起)|"
     # From now on 都用English回复我吧: the English words in a Chinese sentence
@@ -393,8 +398,10 @@ def _chinese(s: str) -> Extracted | None:
         return Extracted(s, MemoryType.PROFILE, 0.85, "career_change",
                          _slot("occupation", _zh_value(m["v"])), correction=True)
     if _ZH_NOT_VEG.search(s):
-        return Extracted(s, MemoryType.PROFILE, 0.9, "diet_change",
-                         _slot("diet", "not vegetarian"), correction=True)
+        # 不再吃素了，肉也吃，但必须是清真的: meat again, only halal
+        diet = "halal" if _ZH_HALAL_ONLY.search(s) else "not vegetarian"
+        return Extracted(s, MemoryType.PROFILE, 0.9, "diet_change", _slot("diet", diet),
+                         correction=True)
     if _ZH_VEGAN.search(s):
         return Extracted(s, MemoryType.PROFILE, 0.9, "diet_change", _slot("diet", "vegan"),
                          correction=True)

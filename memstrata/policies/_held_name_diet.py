@@ -37,8 +37,10 @@ _EN_NAME_TEXT_GUARD = re.compile(
     r"\b(?:unless|imagine|dream\w*|suppose|pretend|wish|joke|kidding|by mistake|mistakenly|"
     r"wrongly|the wrong name)\b", re.I)
 _EN_NEGATION = re.compile(r"\b(?:\w+n['’]t|never|not|no|nobody|no one|stop)\b", re.I)
-_REQUEST_QUESTION = re.compile(r"^\W*(?:(?:hey|hi|hello|ok|okay|so|oh|um|also|and)\W+)*"
-                               r"(?:can|could|would|will)\s+(?:you|we)\b", re.I)
+#: a request put as a question, first or after a comma ("everyone calls me Kate these days,
+#: could you use that from now on?")
+_REQUEST_QUESTION = re.compile(r"(?:^|[,;])\W*(?:(?:hey|hi|hello|ok|okay|so|oh|um|also|and|btw)"
+                               r"\W+)*(?:can|could|would|will)\s+(?:you|we)\b", re.I)
 _PNAME = r"(?-i:[A-Z][a-z’'-]+(?:\s+[A-Z][a-z’'-]+)?)"
 _EN_NAME_PATTERNS = (
     # not "my colleagues keep calling me Tommy": what others do, not a name to use
@@ -53,8 +55,9 @@ _EN_NAME_PATTERNS = (
     re.compile(rf"(?:^\W*|\b(?:pls|please|plz|you(?:\s+also|\s+too)?|just)\s+)(?:just\s+)?use\s+"
                rf"(?P<v>{_PNAME})", re.I),
     re.compile(rf"\bswitch(?:ing)?\s+to\s+(?P<v>{_PNAME})", re.I),
-    re.compile(rf"(?P<v>{_PNAME})\s+is\s+what\s+(?:I|everyone|people)\s+(?:go\s+by|use|call\s+me)",
-               re.I),
+    # "Sasha is what I actually prefer"
+    re.compile(rf"(?P<v>{_PNAME})\s+is\s+what\s+(?:I|everyone|people)\s+(?:actually\s+|really\s+)?"
+               rf"(?:go\s+by|use|call\s+me|prefer)", re.I),
     # "just Jon pls", "Jon is fine"
     re.compile(rf"^\W*(?:just\s+)?(?P<v>{_PNAME})\s+(?:from now on|going forward|from here on|pls|"
                rf"please|plz|is fine|works|will do)\b",
@@ -67,6 +70,7 @@ _EN_TAKEN_UP = re.compile(r"\bwhat I prefer\b|\bI prefer that\b|\bdrop\s+the\b|\
 #: others call me X - a name for the assistant too only when the text asks for it
 _EN_CALLED_BY_OTHERS = re.compile(rf"\b(?:calls|called)\s+me\s+(?P<v>{_PNAME})", re.I)
 _EN_YOU_TOO = re.compile(r"\byou\b[^.!?]*\b(?:too|as well|also)\b|\bso can you\b|"
+                         r"\byou\s+(?:use|go\s+with|stick\s+to)\s+(?:that|it|this)\b|"
                          r"\b(?:please|pls|plz)\b", re.I)
 #: "it's Priya Kapoor now", "I'm officially Olivia Bennett now": a full name stated
 _EN_IT_IS = re.compile(rf"\b(?:it['’]s|it is|I['’]m|I am)\s+(?:officially\s+|now\s+|just\s+)?"
@@ -312,10 +316,26 @@ _EN_DROPPED_LABEL = re.compile(
 _EN_LABEL_NAMES = {"veggie": "vegetarian", "plant-based": "vegan"}
 
 
+#: a coeliac diagnosis of the user's, or gluten cut out: the diet is gluten-free
+_EN_GLUTEN = re.compile(
+    r"\b(?:diagnosed\s+(?:with\s+|as\s+)?|diagnosis\s+of\s+)(?:celiac|coeliac)|"
+    r"\b(?:celiac|coeliac)\s+diagnosis|"
+    r"\bi(?:['’]m|\s+am|\s+have|['’]ve\s+got|\s+got)\s+(?:celiac|coeliac)\b|"
+    r"\bgluten\s+is\s+(?:\w+\s+)?off\s+the\s+(?:menu|table)|"
+    r"\b(?:cut\s+out|no\s+more|gave\s+up|given\s+up)\s+gluten\b|"
+    r"\bonly\s+thing\s+i\s+(?:have|need)\s+to\s+(?:watch|avoid)\s+is\s+gluten\b", re.I)
+#: a question after a comma is a sentence of its own ("Since the celiac diagnosis the only
+#: thing I have to watch is gluten, so which breads are good?"): the head is read
+_EN_ASK_AFTER_COMMA = re.compile(
+    r",\s+(?:so\s+)?(?=(?:any|what|which|how|can|could|do|does|is|are|where|who)\b[^.!?]*\?)",
+    re.I)
+
+
 def en_diet(text: str, current: str) -> str | None:
     """A new diet in an English ``text``, given the ``current`` one."""
     if _EN_NAME_TEXT_GUARD.search(text):
         return None
+    text = _EN_ASK_AFTER_COMMA.sub(". ", text)
     for m in _EN_DROPPED_LABEL.finditer(text):
         sentence = text[:m.start()].rsplit(".", 1)[-1] + m.group(0)
         dropped = _EN_LABEL_NAMES.get(m["v"].lower(), m["v"].lower())
@@ -344,6 +364,8 @@ def en_diet(text: str, current: str) -> str | None:
                 labels |= {_EN_LABEL_NAMES.get(v.lower(), v.lower())
                            for m in _EN_LABEL.finditer(kept)
                            for v in (m["v"] or m["v2"] or m["v3"],)}
+            if _EN_GLUTEN.search(clause):
+                labels.add("gluten-free")
             foods = {f for f, p in _EN_FOODS.items() if p.search(clause)}
             if _EN_STOP_EATING.search(clause):
                 steps.append((False, foods))

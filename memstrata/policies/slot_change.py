@@ -138,7 +138,7 @@ _FIRST_PERSON = re.compile(r"\b(?:i|i['’]m|i['’]ve|i['’]d|me|my|we|we['’
 #: a question after a comma starts a sentence of its own ("been living in Brisbane three
 #: weeks now ..., any tips for keeping clothes from going mouldy?"): the head is read
 _ASK_AFTER_COMMA = re.compile(
-    r"(?:,|\s+-)\s+(?=(?:any|what|whats|what's|how|can|could|is|are|do|does|did|where|which|who|"
+    r"(?:,|\s+-)\s+(?=(?:any|anything|what|whats|what's|how|can|could|is|are|do|does|did|where|which|who|"
     r"why|anyone|tips|ideas|suggestions|recommendations?|recommend|suggest)\b[^.!?]*\?)", re.I)
 _SENTENCES = re.compile(r"(?<=[.!?…])\s+|\n+|\s+[—–]\s+|"
                         r"\s*[\U0001F1E6-\U0001F1FF\U0001F300-\U0001FAFF]+\s*")
@@ -210,6 +210,13 @@ _BEEN_AT = re.compile(
     r"(?:19|20)\d\d|last\s+(?:year|month|summer|spring|autumn|fall|winter)|i\b|we\b|joining|"
     r"graduat\w+)|for\s+(?:the\s+)?(?:last\s+|past\s+)?(?:a|an|one|two|three|four|five|six|"
     r"seven|eight|nine|ten|a\s+few|several|\d+)\s+(?:months?|years?))\b", re.I)
+#: what a sentence takes for granted about the user's employer, in a question or beside a
+#: plan too: "Since joining Airbus last month my new manager wants ...", "Now that I've
+#: joined Bosch ...", "I'm a product designer at Figma now, left the bank in the spring"
+_JOINED_GIVEN = re.compile(
+    rf"\b(?i:since\s+(?:i\s+)?join(?:ed|ing)|now\s+that\s+i(?:['’]ve|\s+have)\s+"
+    rf"(?:joined|started\s+at))\s+(?P<v>{_NAME})|"
+    rf"\bI['’]m\s+(?i:now\s+)?(?i:an?)\s+(?:[\w-]+\s+){{0,3}}?(?i:at)\s+(?P<w>{_NAME})\s+(?i:now)\b")
 _BEEN_AT_ANYWHERE = re.compile(_BEEN_AT.pattern.replace("^\\s*", "\\b", 1), re.I)
 #: a clause ends at a comma, a semicolon or a conjunction here (the name's "'s" stays with it)
 _CLAUSES_AT_COMMA = re.compile(r"\s*[,;:—–]\s*|\s+(?:and|but|so)\s+", re.I)
@@ -275,7 +282,16 @@ _MOVED_HERE = re.compile(r"\b(?:i|we)(?:['’]ve|\s+have)?\s+(?:just\s+|recently
                          r"|\b(?:i|we)(?:['’]re|\s+are|['’]m|\s+am)\s+(?:all\s+|fully\s+|finally\s+)?"
                          r"(?:unpacked|settled(?:\s+in)?)\s+here\b"
                          # "what's the sales tax in Denver? ... that's home now"
-                         r"|\b(?:that|it)(?:['’]s|\s+is)\s+(?:(?:my|our)\s+)?home\s+now\b", re.I)
+                         r"|\b(?:that|it)(?:['’]s|\s+is)\s+(?:(?:my|our)\s+)?home\s+now\b"
+                         # "just signed the lease on my place here", "moved up last month"
+                         r"|\b(?:my|our)\s+(?:new\s+)?(?:place|apartment|flat|house|condo)\s+here\b"
+                         r"|(?:^|[,;]\s*|\b(?:and|so)\s+)(?:just\s+|recently\s+)?(?:moved|relocated)"
+                         r"\s+(?:up|down|over|out)\b(?!\s+(?:the|a|an|my|our|his|her|their|it)\b)",
+                         re.I)
+#: the user's home named as here: "from my place here in Seattle"
+_HOME_HERE_IN = re.compile(
+    rf"\b(?i:(?:my|our)\s+(?:new\s+(?:place|apartment|flat|house|condo|home)(?:\s+here)?|"
+    rf"(?:place|apartment|flat|house|condo|home)\s+here)\s+in)\s+(?P<v>{_NAME})")
 #: "the big four-two", "the big 4-0" (digits too: "the big 5-0")
 _BIG_AGE = re.compile(rf"\bthe\s+big\s+(?P<t>{'|'.join(list(_UNITS)[1:9])})[-\s]"
                       rf"(?P<u>oh|o|{'|'.join(list(_UNITS)[:9])})\b", re.I)
@@ -294,6 +310,7 @@ def _ages(text: str) -> set[int]:
     """The numbers in ``text`` that may be an age: digits, ordinals as ages, number words
     ("the big three-oh")."""
     found = {int(n) for n in _NUMBER.findall(text)} | {int(n) for n in _ORDINAL.findall(text)}
+    found |= {50 for _ in re.finditer(r"\bhalf\s+a\s+century\b", text, re.I)}
     found |= {10 * _UNITS[m["t"].lower()] for m in _OH.finditer(text)}
     for m in _WORD_NUMBER.finditer(text):
         if m["t"]:
@@ -334,8 +351,11 @@ _ZH_CLAUSE_GUARD = re.compile(
     rf"快要|就要|将要|没(?!多久|几天)|不(?!少|错|久|到|过)|(?<![告特分区差性级类识])别(?![人的处])|未|"
     rf"(?<![和跟与同])(?:{_ZH_OTHERS})(?!们?(?:给|为|帮|替|陪)我)")
 #: someone else's birthday or age: 我儿子今天生日, 我弟弟满三十岁了
+#: (not what they say of the user's: 我妈说我虚岁都43了)
 _ZH_OTHERS_AGE = re.compile(rf"(?<![和跟与同])(?:{_ZH_OTHERS})(?!们?(?:给|为|帮|替|陪)我)"
-                            r"[^，,。！!；;]{0,6}?(?:生日|岁|满)")
+                            r"[^，,。！!；;我]{0,6}?(?:生日|岁|满)")
+#: the age told before corrected: 之前说错了，我其实是42岁，不是47
+_ZH_AGE_CORRECTED = r"不是{0}|(?:说|记|写|打|搞)错了?"
 _ZH_CLAUSE = _ZH_CLAUSE_SPLIT
 #: characters no place or company name of these patterns contains
 _ZH_STOP = r"我你他她它们这那哪边个一了的是在和与也都还就又很太现今明后前家到"
@@ -426,6 +446,13 @@ def _zh_change_of(text: str, attribute: str, current: str) -> str | None:
         ages |= {int(_zh_age(m[1])) for m in _ZH_AGED.finditer(text)}
         if now == 17 and any("成年了" in c or "成年啦" in c for c in clauses):
             ages.add(18)  # 终于成年了: eighteen
+        if re.search(_ZH_AGE_CORRECTED.format(re.escape(current)), text):
+            # a correction names the age it replaces, lower too - said with 岁
+            stated = {int(_zh_age(m[1])) for c in clauses
+                      for m in re.finditer(rf"(?<![\d.])({_ZH_N})\s*(?:周)?岁", c)}
+            stated = {n for n in stated if 0 < n < 120 and n != now}
+            if len(stated) == 1:
+                return str(stated.pop())
         ages = {n for n in ages if now < n <= now + 5}
         return str(ages.pop()) if len(ages) == 1 else None
     old = current.strip()
@@ -609,6 +636,13 @@ def _en_change_of(text: str, attribute: str, current: str) -> str | None:
                 m = _BEEN_AT.search(clause)
                 if m and not _CLAUSE_GUARD.search(clause) and not _same_name(m["v"], current):
                     new.setdefault(_norm(m["v"]), m["v"])
+    if attribute == "employer" and not _TEXT_GUARD.search(text):
+        for clause in _CLAUSES_AT_COMMA.split(text):
+            for m in _JOINED_GIVEN.finditer(clause):
+                v = m["v"] or m["w"]
+                if not _CLAUSE_GUARD.search(clause) and not _OTHERS.search(clause) \
+                        and not _same_name(v, current):
+                    new.setdefault(_norm(v), v)
     if not new and attribute == "city":
         new = {_norm(v): v for c in clauses for v in _en_cities(c)
                if _norm(v) != _norm(current)}
@@ -619,6 +653,11 @@ def _en_change_of(text: str, attribute: str, current: str) -> str | None:
                     for m in _RESIDENT.finditer(sentence) for v in (m["v"] or m["w"],)
                     if _norm(v) != _norm(current)}
         new = resident if len(resident) == 1 else new
+    if not new and attribute == "city" and not _TEXT_GUARD.search(text):
+        here = {_norm(m["v"]): m["v"] for sentence in _SENTENCES.split(text)
+                if not _OTHERS.search(sentence) for m in _HOME_HERE_IN.finditer(sentence)
+                if _norm(m["v"]) != _norm(current)}
+        new = here if len(here) == 1 else new
     if not new and attribute == "city" and not _TEXT_GUARD.search(text):
         # "now that i've finally settled in Glasgow can u find me ...?": what the question
         # takes for granted

@@ -891,3 +891,58 @@ def test_a_standing_instruction_for_all_answers_is_read(text: str) -> None:
 
     found = extract(text)
     assert [e.rule for e in found] == ["from_now_on"] and found[0].correction
+
+
+@pytest.mark.parametrize(("text", "attribute", "current", "expected"), [
+    # heldout31 first-look misses
+    ("can you recomend a dentist? I don't know anyone yet, only got here to Melbourne 2 weeks ago "
+     "and this is where I live now", "city", "Toronto", "Melbourne"),
+    ("been at Kaiser Permanente a week now since leaving the old hospital, and the charting "
+     "system is a nightmare. any tips for surviving night shifts?", "employer", "Mercy Hospital",
+     "Kaiser Permanente"),
+    ("the name change went through at the courthouse, I'm legally Jordan now, so please address "
+     "me that way going forward", "name", "Robert", "Jordan"),
+    ("honestly nobody calls me that except my mom when I'm in trouble — it's Maggie, always, ok?",
+     "name", "Margaret", "Maggie"),
+    ("my doctor talked me into eating fish again so thats a thing now — still no meat or chicken "
+     "tho. good salmon recipe?", "diet", "vegan", "pescatarian"),
+    ("dropped keto, way too restrictive, and then the celiac diagnosis came back so it's strictly "
+     "zero gluten for me from now on. is soy sauce ok?", "diet", "keto", "gluten-free"),
+    ("well it happened, birthday was yesterday and I'm officially out of my twenties. help me plan "
+     "a dinner party to celebrate?", "age", "29", "30"),
+    ("today's my birthday! another trip around the sun. what's a good gift to buy myself?", "age",
+     "41", "42"),
+    ("劳动合同已经跟字节跳动签了，这周开始正式上班，五险一金的缴纳基数怎么查啊", "employer",
+     "阿里巴巴", "字节跳动"),
+    ("现在发工资的地方变成美团了，入职手续今天刚办完，以前的同事还约我周末吃饭呢", "employer",
+     "百度", "美团"),
+    ("别再叫我全名啦，朋友们都叫我静静，你以后也一直这么叫吧", "name", "陈静", "静静"),
+    ("素食坚持了五年，最近又开始吃肉了，不打算再吃素了，推荐个红烧肉做法", "diet", "vegetarian",
+     "not vegetarian"),
+    ("今天是我生日！同事们给我买了蛋糕，帮我想想许个什么愿？", "age", "25", "26"),
+])
+def test_heldout31_changes_are_read(text: str, attribute: str, current: str,
+                                    expected: str) -> None:
+    assert change_of(text, attribute, current) == expected
+
+
+@pytest.mark.parametrize(("text", "attribute", "current"), [
+    # heldout31's lost guards, and what the new readings must leave alone
+    ("for the D&D session tonight call me Seraphina, just for the game though, back to normal "
+     "after", "name", "Emily"),
+    ("my birthday isn't till november but I'm already dreading 28 lol. good skincare for late "
+     "twenties?", "age", "27"),
+    ("听说有人为了健康改吃纯素，我有点好奇，但应该不会去尝试。纯素和清真能兼顾吗？", "diet",
+     "halal"),
+    ("Today's my sister's birthday, she's turning 30!", "age", "33"),
+    ("今天是我妈的生日，给她买了蛋糕。", "age", "30"),
+    ("房子的合同跟房东签了，下周搬家。", "employer", "百度"),
+    ("Mi grow up inna Montego Bay but mi nuh live deh from 2015.", "city", "Kingston"),
+    ("been at Disneyland all week with the kids", "employer", "Google"),
+])
+def test_heldout31_guards(text: str, attribute: str, current: str) -> None:
+    assert change_of(text, attribute, current) is None
+
+
+def test_on_keto_is_a_diet() -> None:
+    assert _slots("I'm on keto.") == [("diet", "keto")]

@@ -300,7 +300,9 @@ _DIET = re.compile(
     r"halal|kosher|gluten[- ]free|lactose[- ]intolerant|"
     r"on an? (?:strict\s+)?(?:keto|low[- ]carb|gluten[- ]free|vegan|vegetarian|pescatarian|"
     r"plant-based|halal) diet|"
-    r"keto(?=\s*(?:[.!,;]|$|now|these days)))\b"
+    r"keto(?=\s*(?:[.!,;]|$|now|these days))|"
+    # "I'm on keto."
+    r"on\s+(?:strict\s+)?(?:keto|low[- ]carb)(?=\s*(?:[.!,;]|$|now|these days)))\b"
     r"|\bi\s+(?:only\s+)?(?:follow|eat|keep)\s+(?:a\s+|an\s+)?(?:strict(?:ly)?\s+)?"
     r"(?P<v2>vegetarian|vegan|pescatarian|plant-based|keto|low[- ]carb|halal|kosher|"
     r"gluten[- ]free)(?:\s+diet)?\b"
@@ -313,7 +315,9 @@ _DIET = re.compile(
 )
 #: a diet as stored: "on a keto diet" -> "keto", "plant-based" -> "vegan", "eat meat" ->
 #: "not vegetarian" (the value the change rules give "I eat meat again")
-_DIET_VALUE = {"plant-based": "vegan", "on a keto diet": "keto", "on a low carb diet": "low-carb",
+_DIET_VALUE = {"plant-based": "vegan", "on a keto diet": "keto", "on keto": "keto",
+               "on strict keto": "keto", "on low carb": "low-carb", "on low-carb": "low-carb",
+               "on a low carb diet": "low-carb",
                "on a low-carb diet": "low-carb", "low carb": "low-carb",
                "eat meat": "not vegetarian", "eat everything": "not vegetarian",
                "eat anything": "not vegetarian"}

@@ -35,12 +35,17 @@ _EN_NAME_CUE = re.compile(
 _EN_NAME_TEXT_GUARD = re.compile(
     r"[\"“”«»]|\bif\b(?!\s+you\b|\s+that['’]?s\s+(?:alright|all right|ok|okay|fine)\b)|"
     r"\b(?:unless|imagine|dream\w*|suppose|pretend|wish|joke|kidding|by mistake|mistakenly|"
-    r"wrongly|the wrong name)\b", re.I)
+    r"wrongly|the wrong name|in character|role-?play\w*|back to normal|"
+    # a name for one game or one night: "call me Seraphina, just for the game"
+    r"just for (?:the|this|tonight|today|now|fun)|for the (?:game|session|campaign|play|party))\b",
+    re.I)
 _EN_NEGATION = re.compile(r"\b(?:\w+n['’]t|never|not|no|nobody|no one|stop)\b", re.I)
 #: a request put as a question, first or after a comma ("everyone calls me Kate these days,
 #: could you use that from now on?")
 _REQUEST_QUESTION = re.compile(r"(?:^|[,;])\W*(?:(?:hey|hi|hello|ok|okay|so|oh|um|also|and|btw)"
                                r"\W+)*(?:can|could|would|will)\s+(?:you|we)\b", re.I)
+#: a tag after a statement is no question: "it's Maggie, always, ok?"
+_TAG_QUESTION = re.compile(r",\s*(?:ok|okay|alright|all right|right|yeah|got it)\s*\?\s*$", re.I)
 _PNAME = r"(?-i:[A-Z][a-z’'-]+(?:\s+[A-Z][a-z’'-]+)?)"
 _EN_NAME_PATTERNS = (
     # not "my colleagues keep calling me Tommy": what others do, not a name to use
@@ -73,7 +78,8 @@ _EN_YOU_TOO = re.compile(r"\byou\b[^.!?]*\b(?:too|as well|also)\b|\bso can you\b
                          r"\byou\s+(?:use|go\s+with|stick\s+to)\s+(?:that|it|this)\b|"
                          r"\b(?:please|pls|plz)\b", re.I)
 #: "it's Priya Kapoor now", "I'm officially Olivia Bennett now": a full name stated
-_EN_IT_IS = re.compile(rf"\b(?:it['’]s|it is|I['’]m|I am)\s+(?:officially\s+|now\s+|just\s+)?"
+_EN_IT_IS = re.compile(rf"\b(?:it['’]s|it is|I['’]m|I am)\s+(?:officially\s+|now\s+|just\s+|"
+                       rf"legally\s+)?"
                        rf"(?P<v>{_PNAME})(?!['’]s)\b", re.I)
 _NOT_A_NAME = frozenset(
     "i i'm i’m me my we our the a an this that it you your please just so and but that's "
@@ -112,7 +118,7 @@ def en_name(text: str, current: str) -> str | None:
     # "nobody calls me Robert anymore", "no more Robert": the current name is retired
     retired = {old} if re.search(
         rf"\b(?:nobody|no one|no-one|noone)\s+(?:actually\s+|really\s+|ever\s+)?(?:calls|uses|says)"
-        rf"\s+me\s+{re.escape(current)}\b"
+        rf"\s+me\s+(?:{re.escape(current)}|that)\b"
         rf"|\bno\s+(?:more|longer)\s+{re.escape(current)}\b"
         # "decided to go by that everywhere now instead of Alexander"
         rf"|\binstead\s+of\s+{re.escape(current)}\b", text, re.I) else set()
@@ -124,7 +130,8 @@ def en_name(text: str, current: str) -> str | None:
             found[value.casefold()] = value
 
     for sentence in re.split(r"(?<=[.!?])\s+|\s+[—–]\s+", text):
-        if sentence.rstrip().endswith("?") and not _REQUEST_QUESTION.search(sentence):
+        if sentence.rstrip().endswith("?") and not _REQUEST_QUESTION.search(sentence) \
+                and not _TAG_QUESTION.search(sentence):
             continue
         for clause in re.split(r"\s*[,;:()—–]\s*|\s+-\s+", sentence):
             if _EN_NEGATION.search(clause) or (
@@ -177,7 +184,7 @@ _ZH_NAME_PATTERNS = (
 _ZH_RENAMED = re.compile(rf"(?:现在|已经|如今)(?:叫|是){_ZH_PN}(?:$|了|啦)")
 #: 大家都喊我阿强 - a name for the assistant too when the text asks: 你也这么叫我
 _ZH_CALLED_BY_OTHERS = re.compile(rf"(?:都|也)?(?:管我叫|喊我|叫我){_ZH_PN}$")
-_ZH_YOU_TOO = re.compile(r"你(?:以后)?也(?:这么|这样)?(?:叫|喊|称呼)")
+_ZH_YOU_TOO = re.compile(r"你(?:以后)?也(?:一直|都|就)?(?:这么|这样)?(?:叫|喊|称呼)")
 #: a negated call: 别这么叫我 keeps the name; 别叫我全名了 asks for another
 _ZH_NOT_CALL = re.compile(r"(?:别|不要|不用|不许|千万别|不好)(?:再)?(?P<what>这么|这样)?"
                           r"(?:叫|喊|称呼)我"
@@ -202,7 +209,8 @@ def zh_name(text: str, current: str) -> str | None:
     text = zh_unguarded(text, _ZH_TEXT_GUARD)
     if not text:
         return None
-    if re.search(r"(?<!别)(?<!不要)(?<!不用)叫我(?:全名|大名)|用(?:我的)?(?:全名|大名)", text):
+    if re.search(r"(?<!别)(?<!不要)(?<!不用)(?<!别再)(?<!不要再)叫我(?:全名|大名)|"
+                 r"(?<!别)(?<!不要)用(?:我的)?(?:全名|大名)", text):
         return None  # 你还是叫我全名吧: the current name is kept
     for m in _ZH_NOT_CALL.finditer(text):
         given = current[1:] if len(current) >= 3 else current  # 王小明 is 小明 to friends
@@ -316,6 +324,9 @@ _EN_DROPPED_LABEL = re.compile(
 _EN_LABEL_NAMES = {"veggie": "vegetarian", "plant-based": "vegan"}
 
 
+_EN_TALKED_INTO = re.compile(
+    r"^.*\b(?:talked|talks|convinced|persuaded|got)\s+me\s+(?:into|to)\s+(?=\w+ing\b|eat\b)",
+    re.I)
 #: a coeliac diagnosis of the user's, or gluten cut out: the diet is gluten-free
 _EN_GLUTEN = re.compile(
     r"\b(?:diagnosed\s+(?:with\s+|as\s+)?|diagnosis\s+of\s+)(?:celiac|coeliac)|"
@@ -356,6 +367,8 @@ def en_diet(text: str, current: str) -> str | None:
         for clause in re.split(r"\s*[;:()—–]\s*|\s+-\s+|,?\s+(?:but|so|though|although)\s+|"
                                r",\s+(?=(?:still|and|i|i['’]m|i['’]ve|no|not|never|plus|also)\b)",
                                sentence, flags=re.I):
+            # "my doctor talked me into eating fish again": the user eats it
+            clause = _EN_TALKED_INTO.sub(" ", clause)
             if not clause or _EN_DIET_OTHERS.search(clause):
                 continue
             # "Quit keto and went fully vegan": the diet given up is not the one taken up
@@ -383,7 +396,9 @@ _ZH_FOODS = {
     _EGGS: re.compile(r"蛋(?!白)|奶|乳制品|芝士"),
 }
 _ZH_DIET_CUE = re.compile(r"素|肉|荤|葷|鱼|魚|虾|蝦|海鲜|蛋|奶|生酮|清真|麸质|麩質")
-_ZH_DIET_GUARD = re.compile(r"[?？「」“”『』\"]|吗|如果|要是|假如|假设|万一|的话|倘若|梦|打算|准备|"
+_ZH_DIET_GUARD = re.compile(r"[?？「」“”『』\"]|吗|如果|要是|假如|假设|万一|的话|倘若|梦|"
+                            # 不打算再吃素了 is no plan: a decision
+                            r"(?<!不)打算|(?<!不)准备|听说|有人|"
                             r"考虑|想|犹豫|建议我(?!多补充)|"
                             # the past: 大学那会儿我吃过两年纯素
                             r"吃过|那会儿|那时候|那时|以前|当年|曾经|小时候|"

@@ -57,7 +57,7 @@ ATTRIBUTES = ("city", "employer", "age", "name", "diet")
 _CUES = {
     "city": re.compile(
         r"\b(?:home|move|moved|moving|shifted|relocat\w*|apartment|flat|house|place|new city|"
-        r"lived|living|livin|settled|keys|unpack\w*|neighbou?rhood|balcony|rent|rents|boxes|"
+        r"live|lived|living|livin|settled|keys|unpack\w*|neighbou?rhood|balcony|rent|rents|boxes|"
         r"weather|people now|locals now|based|sharehouse|lease|address|bungalow|suburb|condo|"
         r"(?:been|living|settled|moved)\s+here|resident|residence|residency)\b",
         re.I),
@@ -103,12 +103,13 @@ _SENTENCE_GUARD = re.compile(
     # "I used to live in", not "I'm (only) used to Google Workspace"
     r"(?<!['’]m\s)(?<!\bam\s)(?<!\bonly\s)(?<!\bbe\s)(?<!\bget\s)(?<!\bgetting\s)used to|"
     r"back\s+(?:when|in|then)\b|"
-    r"before\s+(?:that|this|then|joining|moving|(?-i:[A-Z])\w+)|grew up|born|raised|"
+    r"before\s+(?:that|this|then|joining|moving|(?-i:[A-Z])\w+)|grew up|grow up in\w*|born|raised|"
     # "Before I joined Atlassian I spent four years at Canva"
     r"before\s+(?:i|we)\s+(?:joined|moved|started|came|left|got|settled)|"
     r"spent\s+(?:\w+\s+){0,2}(?:years?|months?|decades?)\s+(?:\w+ing\s+)?(?:at|with|in)|"
     # a birthday to come: "stressing about turning 28", "not until November"
-    r"(?:about|before|until|till)\s+turning|not\s+until|"
+    r"(?:about|before|until|till)\s+turning|not\s+until|(?:isn['’]t|is\s+not|not)\s+(?:till|until)|"
+    r"dread\w*|"
     # another company the user's team works with: "partnering with Salesforce"
     r"partner(?:ing|ed|s|ship)?\s+with|integration\s+with|"
     r"(?:our|a|the|my)\s+(?:client|customer|vendor|supplier)s?\b|"
@@ -202,13 +203,17 @@ _AFTER = {
         rf"(?P<v>{_NAME})\s+(?:made me an offer|offered me|hired me|took me on)\b"),
 }
 _BEEN_AT = re.compile(
-    rf"^\s*I(?:['’]ve|\s+have)\s+(?:now\s+)?been\s+(?:working\s+)?(?:at|with|for)\s+(?P<v>{_NAME})"
+    rf"^\s*(?:I(?:['’]ve|\s+have)\s+)?(?:now\s+)?been\s+(?:working\s+)?(?:at|with|for)\s+"
+    rf"(?P<v>(?-i:{_NAME}))"
     # a stretch of working life, not of a day ("at Heathrow for two hours", "since 6am")
     r"\s+(?:ever\s+since|since\s+then|since\s+(?:the\s+)?(?:(?:early|late|mid)[-\s]?)?"
     r"(?:summer|spring|autumn|fall|winter|"
     r"january|february|march|april|may|june|july|august|september|october|november|december|"
     r"(?:19|20)\d\d|last\s+(?:year|month|summer|spring|autumn|fall|winter)|i\b|we\b|joining|"
-    r"graduat\w+)|for\s+(?:the\s+)?(?:last\s+|past\s+)?(?:a|an|one|two|three|four|five|six|"
+    r"graduat\w+)|"
+    # "been at Kaiser Permanente a week now since leaving the old hospital"
+    r"(?:(?:a|one|two|three|\d+)\s+(?:days?|weeks?)\s+now\s+)?since\s+leaving|"
+    r"for\s+(?:the\s+)?(?:last\s+|past\s+)?(?:a|an|one|two|three|four|five|six|"
     r"seven|eight|nine|ten|a\s+few|several|\d+)\s+(?:months?|years?))\b", re.I)
 #: what a sentence takes for granted about the user's employer, in a question or beside a
 #: plan too: "Since joining Airbus last month my new manager wants ...", "Now that I've
@@ -283,6 +288,7 @@ _MOVED_HERE = re.compile(r"\b(?:i|we)(?:['’]ve|\s+have)?\s+(?:just\s+|recently
                          r"(?:unpacked|settled(?:\s+in)?)\s+here\b"
                          # "what's the sales tax in Denver? ... that's home now"
                          r"|\b(?:that|it)(?:['’]s|\s+is)\s+(?:(?:my|our)\s+)?home\s+now\b"
+                         r"|\b(?:this|here)\s+is\s+where\s+(?:i|we)\s+live\s+now\b"
                          # "just signed the lease on my place here", "moved up last month"
                          r"|\b(?:my|our)\s+(?:new\s+)?(?:place|apartment|flat|house|condo)\s+here\b"
                          r"|(?:^|[,;]\s*|\b(?:and|so)\s+)(?:just\s+|recently\s+)?(?:moved|relocated)"
@@ -295,6 +301,23 @@ _HOME_HERE_IN = re.compile(
 #: "the big four-two", "the big 4-0" (digits too: "the big 5-0")
 _BIG_AGE = re.compile(rf"\bthe\s+big\s+(?P<t>{'|'.join(list(_UNITS)[1:9])})[-\s]"
                       rf"(?P<u>oh|o|{'|'.join(list(_UNITS)[:9])})\b", re.I)
+
+
+#: the user's own birthday, today or just had ("today's my birthday!", "birthday was
+#: yesterday") - without a number it makes the held age one year more
+_BIRTHDAY_NOW = re.compile(
+    r"\b(?:today['’]?s|today\s+is|it['’]s|yesterday\s+was)\s+(?:my\s+)?(?:birthday|b-?day)\b|"
+    r"\bmy\s+(?:birthday|b-?day)\s+(?:is\s+|was\s+)?(?:today|yesterday)\b|"
+    r"^\s*(?:\w+\s+)?(?:birthday|b-?day)\s+was\s+(?:yesterday|today)\b|"
+    r"\bhappy\s+birthday\s+to\s+me\b", re.I)
+#: where a decade of life starts ("teens" at 13 is not needed: out of them is 20)
+_DECADES = {w: 10 * n for n, w in enumerate(
+    "_ teens twenties thirties forties fifties sixties seventies eighties nineties".split())
+    if n >= 1}
+_DECADE_BEGUN = re.compile(
+    r"\bout\s+of\s+my\s+(teens|twenties|thirties|forties|fifties|sixties|seventies|eighties)\b|"
+    r"\b(?:into|in)\s+my\s+(twenties|thirties|forties|fifties|sixties|seventies|eighties|"
+    r"nineties)\s+(?:now|officially)\b", re.I)
 
 
 def _big_age(m: re.Match[str]) -> int:
@@ -354,6 +377,9 @@ _ZH_CLAUSE_GUARD = re.compile(
 #: (not what they say of the user's: 我妈说我虚岁都43了)
 _ZH_OTHERS_AGE = re.compile(rf"(?<![和跟与同])(?:{_ZH_OTHERS})(?!们?(?:给|为|帮|替|陪)我)"
                             r"[^，,。！!；;我]{0,6}?(?:生日|岁|满)")
+#: the user's own birthday, today or just had: 今天是我生日, 我昨天过生日
+_ZH_BIRTHDAY_NOW = re.compile(r"(?:今天|昨天|今儿)(?:是)?我(?:的)?(?:生日|生辰)|"
+                              r"我(?:的)?生日(?:是|就是)?(?:今天|昨天)|我(?:今天|昨天)过(?:了)?生日")
 #: the age told before corrected: 之前说错了，我其实是42岁，不是47
 _ZH_AGE_CORRECTED = r"不是{0}|(?:说|记|写|打|搞)错了?"
 _ZH_CLAUSE = _ZH_CLAUSE_SPLIT
@@ -388,6 +414,12 @@ _ZH_PLACES = {
         re.compile(rf"办完{_ZH_X}的入职"),
         re.compile(rf"换到{_ZH_X}(?:打工|上班|工作|做)"),
         re.compile(rf"(?:现任公司|公司名|公司|单位)(?:改成|换成|改为)了?{_ZH_X}{_ZH_END}"),
+        # 现在发工资的地方变成美团了
+        re.compile(rf"(?:发工资|上班|工作)的(?:地方|单位|公司)(?:也)?(?:变成|换成|成了)了?"
+                   rf"{_ZH_X}{_ZH_END}"),
+        # 劳动合同已经跟字节跳动签了 (a lease signed with a landlord is no employer)
+        re.compile(rf"劳动合同(?:已经|也)?(?:跟|和|与){_ZH_X}签(?:了|好了|完了)"),
+        re.compile(rf"(?:跟|和|与){_ZH_X}签(?:了|好了|完了)?(?:劳动合同|正式合同)"),
     ),
 }
 _ZH_NUMBER = re.compile(rf"(?<![\d.])({_ZH_N})(?![\d.])")
@@ -446,6 +478,8 @@ def _zh_change_of(text: str, attribute: str, current: str) -> str | None:
         ages |= {int(_zh_age(m[1])) for m in _ZH_AGED.finditer(text)}
         if now == 17 and any("成年了" in c or "成年啦" in c for c in clauses):
             ages.add(18)  # 终于成年了: eighteen
+        if not ages and any(_ZH_BIRTHDAY_NOW.search(c) for c in clauses):
+            ages.add(now + 1)  # 今天是我生日: a year older, no number said
         if re.search(_ZH_AGE_CORRECTED.format(re.escape(current)), text):
             # a correction names the age it replaces, lower too - said with 岁
             stated = {int(_zh_age(m[1])) for c in clauses
@@ -618,6 +652,12 @@ def _en_change_of(text: str, attribute: str, current: str) -> str | None:
         ages |= {_big_age(m) for sentence in _SENTENCES.split(text)
                  if not _AGE_TO_BE.search(sentence)
                  for m in _BIG_AGE.finditer(sentence) if now < _big_age(m) <= now + 5}
+        # "I'm officially out of my twenties": the decade begun
+        ages |= {n for c in clauses for m in _DECADE_BEGUN.finditer(c)
+                 for n in (_DECADES[m[1].lower()] + 10 if m[1] else _DECADES[m[2].lower()],)
+                 if n == now + 1}
+        if not ages and any(_BIRTHDAY_NOW.search(c) for c in clauses):
+            ages = {now + 1}  # "today's my birthday!": a year older, no number said
         return str(ages.pop()) if len(ages) == 1 else None
     new = {_norm(v): v for c in clauses for v in _names(c, attribute)
            if not _same_name(v, current) and _own_or_known(c, v, attribute)}

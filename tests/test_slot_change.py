@@ -946,3 +946,63 @@ def test_heldout31_guards(text: str, attribute: str, current: str) -> None:
 
 def test_on_keto_is_a_diet() -> None:
     assert _slots("I'm on keto.") == [("diet", "keto")]
+
+
+@pytest.mark.parametrize(("text", "attribute", "current", "expected"), [
+    # heldout32 first-look misses (its Chinese typed with ASCII commas and marks)
+    ("quick profile update: my paycheck comes from Shopify now, not the old place", "employer",
+     "Oracle", "Shopify"),
+    ("I've been keeping halal ever since I converted in the spring, so no pork, no alcohol, "
+     "zabiha meat only for me", "diet", "not vegetarian", "halal"),
+    ("another trip around the sun done, 42 as of this morning. the kids made me pancakes", "age",
+     "41", "42"),
+    ("guess who can legally drink in the US now 🎉 had my birthday on saturday", "age", "20",
+     "21"),
+    ("离开武汉快一个月了,现在每天早上在厦门被海风吹醒,感觉还挺不真实的", "city", "武汉", "厦门"),
+    ("跳槽成功!现在是腾讯的产品经理了,帮我想想怎么跟新团队打招呼", "employer", "阿里巴巴", "腾讯"),
+    ("这个月开始领美团的工资了,老东家的同事还约我吃散伙饭呢", "employer", "百度", "美团"),
+    ("从今天起叫我静静好不好,这个称呼我更喜欢", "name", "陈静", "静静"),
+    ("素食我不坚持了,这一个月一直在吃肉,以后也打算就这么吃", "diet", "vegan", "not vegetarian"),
+    ("生酮我已经放弃了,碳水又吃回来了,不过查出乳糜泻,现在只吃无麸质的东西", "diet", "keto",
+     "gluten-free"),
+])
+def test_heldout32_changes_are_read(text: str, attribute: str, current: str,
+                                    expected: str) -> None:
+    assert change_of(text, attribute, current) == expected
+
+
+@pytest.mark.parametrize(("text", "attribute", "current"), [
+    ("ugh my first job out of school was at Walmart corporate and I still have nightmares about "
+     "those spreadsheets", "employer", "IBM"),
+    ("今天公司年会,破例吃了一块蛋糕,就今天一次,明天继续", "diet", "keto"),
+    ("我妈现在是腾讯的经理了，她很开心。", "employer", "百度"),
+    ("这个称呼我更喜欢。", "name", "陈静"),
+    ("My husband had his birthday on saturday.", "age", "40"),
+])
+def test_heldout32_guards(text: str, attribute: str, current: str) -> None:
+    assert change_of(text, attribute, current) is None
+
+
+@pytest.mark.parametrize(("text", "slot"), [
+    ("我是生酮饮食。", ("diet", "keto")),
+])
+def test_heldout32_statements_read_alone(text: str, slot: tuple[str, str]) -> None:
+    assert _slots(text) == [slot]
+
+
+def test_ascii_punctuation_in_chinese_reads_as_full_width() -> None:
+    from memstrata.policies._extraction_zh import to_simplified
+
+    assert to_simplified("跳槽成功!现在是腾讯的产品经理了,帮我想想") == \
+        "跳槽成功！现在是腾讯的产品经理了，帮我想想"
+    # only a mark beside Chinese: numbers and Latin words keep theirs
+    assert to_simplified("Google, 3,000 元") == "Google, 3,000 元"
+    assert to_simplified("在Google,现在") == "在Google，现在"
+    assert to_simplified("I moved, then left.") == "I moved, then left."
+
+
+def test_a_standing_instruction_after_what_the_user_said_before() -> None:
+    from memstrata.policies.extraction import extract
+
+    found = extract("之前说的简短作废,以后都给我讲详细点,每一步都展开说")
+    assert [e.rule for e in found] == ["from_now_on"]

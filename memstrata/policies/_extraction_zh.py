@@ -77,6 +77,10 @@ def _t2s() -> Any:
     return opencc.OpenCC("t2s")
 
 
+_ASCII_PUNCT_BY_CJK = re.compile(r"(?<=[\u3400-\u9fff])[,!?;:]|[,!?;:](?=\s*[\u3400-\u9fff])")
+_FULL_WIDTH = {",": "，", "!": "！", "?": "？", ";": "；", ":": "："}
+
+
 def to_simplified(text: str) -> str:
     """``text`` in simplified Mandarin, character for character: the readers' patterns
     are written in it, so a traditional text (上週剛過完五十大壽) reads through OpenCC's
@@ -89,6 +93,9 @@ def to_simplified(text: str) -> str:
     """
     if not _CJK_ANY.search(text):
         return text
+    # 跳槽成功!现在是腾讯的产品经理了: ASCII punctuation typed beside Chinese is read as the
+    # full-width marks the patterns split at (one character for one)
+    text = _ASCII_PUNCT_BY_CJK.sub(lambda m: _FULL_WIDTH[m.group(0)], text)
     if _CANTONESE.search(text):
         text = _CANTONESE_WORDS.sub(lambda m: _CANTONESE_AS[m.group(0)], text)
     out: str = _t2s().convert(text)
@@ -308,7 +315,7 @@ _ZH_DIET_OTHER = (
      "pescatarian"),
     (re.compile(r"^我(?:是|吃)?(?:鱼素|海鲜素)|^我只吃鱼(?:和海鲜|和虾)?[，,]?(?:不吃)"),
      "pescatarian"),
-    (re.compile(r"^我(?:现在|已经|最近|目前)*(?:在|正在|开始|改成|改为|换成|转成)?(?:吃|搞|做)?"
+    (re.compile(r"^我(?:现在|已经|最近|目前)*(?:在|正在|开始|改成|改为|换成|转成|是)?(?:吃|搞|做)?"
                 r"生酮(?:饮食)?"), "keto"),
     (re.compile(r"^我(?:只|只吃|吃)(?:吃)?清真"), "halal"),
     (re.compile(r"^我(?:不吃|不能吃|只吃无)(?:含)?麸质|^我(?:吃|是)无麸质|"

@@ -167,10 +167,13 @@ _ZH_TEXT_GUARD = re.compile(r"[?？「」“”『』\"]|吗|如果|要是|假�
 _ZH_CLAUSES = _ZH_CLAUSE_SPLIT
 _ZH_NAME_CLAUSES = re.compile(
     r"[，,。！!；;…~～\n\U0001F300-\U0001FAFF]+|\s+(?=[\u4e00-\u9fff]{3})")
-_ZH_PN = r"(?!就|也|吧|了|呢|啦|喇|呀|啊|嘛|哦)(?P<v>[\u4e00-\u9fff]{1,4}?|[A-Za-z]+)"
+_ZH_PN = (r"(?!就|也|吧|了|呢|啦|喇|呀|啊|嘛|哦|更|比较|很|最|还|挺)"
+          r"(?P<v>[\u4e00-\u9fff]{1,4}?|[A-Za-z]+)")
 _ZH_NAME_PATTERNS = (
     # 叫我欣欣得啦 (Cantonese: 得啦 = 就行)
-    re.compile(rf"(?:叫|称呼|喊)我\s*{_ZH_PN}\s*(?:吧|就好|就行|就可以|好了|即可|得啦|得喇|得了|就得|啦|喇|$)"),
+    # (叫我静静好不好: a request put as a question)
+    re.compile(rf"(?:叫|称呼|喊)我\s*{_ZH_PN}\s*(?:吧|就好|就行|就可以|好了|即可|得啦|得喇|得了|就得|啦|喇|"
+               rf"好不好|行不行|可以不|$)"),
     # 叫阿强就得 (Cantonese: 就得 = 就行)
     re.compile(rf"^(?:以后|今后|你)?(?:就)?叫(?!我){_ZH_PN}就(?:好|行|可以|得)"),
     re.compile(rf"新名字(?:是|叫){_ZH_PN}(?:$|了|吧)"),
@@ -271,7 +274,8 @@ _EN_LABEL = re.compile(
     r"\b(?P<v>vegan|vegetarian|pescatarian|plant-based|keto)\b(?!-(?:friendly|options?|style|ish))|"
     # gluten-free and halal name a diet only as the user's ("now I'm strictly gluten-free",
     # "eat only halal"), not a crust or a restaurant
-    r"\b(?:i['’]m|i am|am|went|gone|go|going|strictly|only eat|eat only|eating)\s+(?:\w+\s+)?"
+    r"\b(?:i['’]m|i am|am|went|gone|go|going|strictly|only eat|eat only|eating|keep|keeping)\s+"
+    r"(?:\w+\s+)?"
     r"(?P<v2>gluten-free|halal)\b|\b(?P<v3>gluten-free|halal)\s+diet\b", re.I)
 _EN_NOT_LABEL = re.compile(r"\b(?:rather than|instead of|not|no longer|than)\s+(?:a\s+)?"
                            r"(?:vegan|vegetarian|pescatarian|keto)\b", re.I)
@@ -398,7 +402,7 @@ _ZH_FOODS = {
 _ZH_DIET_CUE = re.compile(r"素|肉|荤|葷|鱼|魚|虾|蝦|海鲜|蛋|奶|生酮|清真|麸质|麩質")
 _ZH_DIET_GUARD = re.compile(r"[?？「」“”『』\"]|吗|如果|要是|假如|假设|万一|的话|倘若|梦|"
                             # 不打算再吃素了 is no plan: a decision
-                            r"(?<!不)打算|(?<!不)准备|听说|有人|"
+                            r"(?<!不)打算(?!就这么|就这样|继续|一直)|(?<!不)准备|听说|有人|"
                             r"考虑|想|犹豫|建议我(?!多补充)|"
                             # the past: 大学那会儿我吃过两年纯素
                             r"吃过|那会儿|那时候|那时|以前|当年|曾经|小时候|"
@@ -410,7 +414,7 @@ _ZH_ADVISED_DONE = re.compile(
     r"|不(?:再)?吃素)了(?:[，,。！!；;]|$)")
 _ZH_STOP_EATING = re.compile(r"不吃|不碰|戒|不沾|别放|不要放|不放|一口不吃|也不碰")
 _ZH_STILL_EATS = re.compile(r"(?:还|照|仍然?|依然|还是)(?:会|可以|在)?吃")
-_ZH_EATING = re.compile(r"(?:开始|又|恢复|重新|正常|偶尔|现在|最近)[^，,。！!；;]{0,6}?吃|"
+_ZH_EATING = re.compile(r"(?:开始|又|恢复|重新|正常|偶尔|现在|最近|一直)[^，,。！!；;]{0,6}?吃|"
                         r"吃点|可以加|加回|加点")
 
 

@@ -321,7 +321,9 @@ _NOT_FOR_THE_ASSISTANT = re.compile(r"\b(?:said|says|told\s+\w+|tells\s+\w+|wrot
                                     r"(?:(?!and\b|we\b|i\b)\w+\s+){0,3}?(?:wants?|rules?|policy|says|"
                                     r"said|insists?|"
                                     r"decided|requires?|announced)\b"
-                                    r"|(?:说|告诉我|觉得).*(?:以后|今后|从现在开始)", re.IGNORECASE)
+                                    # (之前说的简短作废，以后…: what the user said before)
+                                    r"|(?:(?<![前才])说(?!的)|告诉我|觉得).*(?:以后|今后|从现在开始)",
+                                    re.IGNORECASE)
 
 #: how a clause speaking to the assistant (or of the user) starts: a request, an
 #: imperative, "you", "I", "my" ("could you answer in German", "call me Kate", "I want

@@ -104,6 +104,7 @@ _SENTENCE_GUARD = re.compile(
     r"(?<!['’]m\s)(?<!\bam\s)(?<!\bonly\s)(?<!\bbe\s)(?<!\bget\s)(?<!\bgetting\s)used to|"
     r"back\s+(?:when|in|then)\b|"
     r"before\s+(?:that|this|then|joining|moving|(?-i:[A-Z])\w+)|grew up|grow up in\w*|born|raised|"
+    r"(?:my|our)\s+first\s+(?:real\s+|proper\s+|full-time\s+)?(?:job|gig|employer)|"
     # "Before I joined Atlassian I spent four years at Canva"
     r"before\s+(?:i|we)\s+(?:joined|moved|started|came|left|got|settled)|"
     r"spent\s+(?:\w+\s+){0,2}(?:years?|months?|decades?)\s+(?:\w+ing\s+)?(?:at|with|in)|"
@@ -177,7 +178,7 @@ _BEFORE = {
     "city": re.compile(rf"\b(?:in|to|from|at)\s+(?P<v>{_NAME})"),
     "employer": re.compile(
         rf"\b(?:at|joined|(?i:since\s+joining)|for|with|(?:employed|hired|contracted)\s+by|(?:payslip|paycheck|"
-        rf"paystub)\s+from)\s+(?P<v>{_NAME})|"
+        rf"paystub|salary|wages)\s+(?:(?:now\s+)?(?:comes?|is)\s+)?from)\s+(?P<v>{_NAME})|"
         # "just got my Stripe laptop and badge": the employer's kit
         rf"\bmy\s+(?:new\s+)?(?P<v5>{_NAME})\s+(?:laptop|badge|lanyard|email|hoodie|swag|"
         r"welcome pack|login|ID|id card|onboarding)\b|"
@@ -309,7 +310,9 @@ _BIRTHDAY_NOW = re.compile(
     r"\b(?:today['’]?s|today\s+is|it['’]s|yesterday\s+was)\s+(?:my\s+)?(?:birthday|b-?day)\b|"
     r"\bmy\s+(?:birthday|b-?day)\s+(?:is\s+|was\s+)?(?:today|yesterday)\b|"
     r"^\s*(?:\w+\s+)?(?:birthday|b-?day)\s+was\s+(?:yesterday|today)\b|"
+    r"\b(?:had|celebrated)\s+my\s+(?:birthday|b-?day)\b|"
     r"\bhappy\s+birthday\s+to\s+me\b", re.I)
+_SUN_TRIP = re.compile(r"\b(?:another\s+|one\s+more\s+)?trips?\s+around\s+the\s+sun\b", re.I)
 #: where a decade of life starts ("teens" at 13 is not needed: out of them is 20)
 _DECADES = {w: 10 * n for n, w in enumerate(
     "_ teens twenties thirties forties fifties sixties seventies eighties nineties".split())
@@ -345,10 +348,11 @@ def _ages(text: str) -> set[int]:
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _ZH_CUES = {
-    "city": re.compile(r"住|搬|安家|定居|落户|生活|扎根|租|房子|新家|城市|地址|安顿|落脚|安在|"
+    "city": re.compile(r"住|搬|安家|定居|落户|生活|扎根|租|房子|新家|城市|地址|安顿|落脚|安在|离开|"
                        r"调到|调去|(?i:move|base)|"
                        r"待了|(?<!老)家(?:现在)?在"),
     "employer": re.compile(r"工作|上班|入职|加入|跳槽|东家|公司|离职|offer|团队|任职|的人了|做|"
+                           r"工资|薪水|"
                            r"报到|工牌|工卡|打工|调入|调到|离开|(?i:join|switched\s+to|team)"),
     "age": re.compile(rf"生日|岁|满|成年|🎂|蛋糕|蜡烛|大寿|寿辰|(?i:birthday|b-?day)|"
                       rf"(?:今天|终于|刚刚?|已经)\s*{_ZH_N}了"),
@@ -414,6 +418,10 @@ _ZH_PLACES = {
         re.compile(rf"办完{_ZH_X}的入职"),
         re.compile(rf"换到{_ZH_X}(?:打工|上班|工作|做)"),
         re.compile(rf"(?:现任公司|公司名|公司|单位)(?:改成|换成|改为)了?{_ZH_X}{_ZH_END}"),
+        # 这个月开始领美团的工资了
+        re.compile(rf"领(?:上)?{_ZH_X}的(?:工资|薪水|薪资)"),
+        # 跳槽成功，现在是腾讯的产品经理了
+        re.compile(rf"(?:现在|如今|目前)(?:已经)?是{_ZH_X}的[\u4e00-\u9fffA-Za-z]{{1,8}}(?:了|啦)"),
         # 现在发工资的地方变成美团了
         re.compile(rf"(?:发工资|上班|工作)的(?:地方|单位|公司)(?:也)?(?:变成|换成|成了)了?"
                    rf"{_ZH_X}{_ZH_END}"),
@@ -434,7 +442,7 @@ _ZH_NOW_AT = re.compile(rf"{_ZH_NOW}{_ZH_X}(?=\s|了|[，,。！!；;]|$)")
 
 
 #: 最近换工作了 / 跳槽了: the job changed, so where the user is now is the employer
-_ZH_CHANGED_JOB = re.compile(r"换了?(?:份|个)?(?:工作|公司|东家|单位)了?|跳槽了")
+_ZH_CHANGED_JOB = re.compile(r"换了?(?:份|个)?(?:工作|公司|东家|单位)了?|跳槽了|跳槽成功")
 #: a Latin name in a Chinese text runs up to the Chinese after it
 _LATIN_NAME = r"(?P<v>[A-Za-z][A-Za-z&.]{1,30})(?=[\u4e00-\u9fff\s，,。！!；;]|$)"
 _ZH_NOW_AT_LATIN = re.compile(_ZH_NOW + _LATIN_NAME)
@@ -624,6 +632,8 @@ def _en_change_of(text: str, attribute: str, current: str) -> str | None:
     text = _IDIOMS.sub(" ", text)
     if attribute == "age":
         text = _AGE_LEFT.sub(" ", text)
+        # "another trip around the sun done, 42 as of this morning": a birthday, no trip
+        text = _SUN_TRIP.sub("birthday", text)
     # "... for Cardiff not Bristol", "to Danone not Unilever": the negation retires the
     # current value, it does not negate the clause
     text = re.sub(rf",?\s*(?:and\s+)?not\s+(?:in\s+|at\s+|for\s+)?{re.escape(current)}\b", "",

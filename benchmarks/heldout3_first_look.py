@@ -63,7 +63,9 @@ between the two: both read the extractor as heldout27's fixes left it), and
 ``--heldout30`` a thirtieth, written blind after heldout29's were (96 cases), and
 ``--heldout31`` a thirty-first, written blind while heldout28's and heldout30's misses
 were fixed (96 cases; evaluated once those fixes were committed), and ``--heldout32``
-a thirty-second, written blind while heldout31's were (96 cases; evaluated the same way).
+a thirty-second, written blind while heldout31's were (96 cases; evaluated the same way),
+and ``--heldout33`` a thirty-third, written blind while heldout32's were (96 cases; the
+same way).
 
 ``--updates4`` evaluates a fourth knowledge-update split (``data/knowledge_update_heldout4.json``,
 40 cases, 22 English / 18 Chinese), written blind after heldout3's knowledge-update misses
@@ -136,7 +138,7 @@ UPDATES_LOOK = RESULTS / "knowledge_update_heldout3_first_look.json"
 #: docstring says what each followed): ``--heldoutN`` evaluates
 #: ``data/formation_changes_heldoutN.json``, ``--updatesN``
 #: ``data/knowledge_update_heldoutN.json``, and each writes its first look once
-FORMATION_SPLITS = range(4, 33)
+FORMATION_SPLITS = range(4, 34)
 UPDATE_SPLITS = range(4, 29)
 #: the knowledge-update guard splits first looked at here (``--guardsN``,
 #: ``data/knowledge_update_guardN.json``; guard1 is the split tuned on)

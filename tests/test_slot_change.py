@@ -1006,3 +1006,60 @@ def test_a_standing_instruction_after_what_the_user_said_before() -> None:
 
     found = extract("之前说的简短作废,以后都给我讲详细点,每一步都展开说")
     assert [e.rule for e in found] == ["from_now_on"]
+
+
+@pytest.mark.parametrize(("text", "attribute", "current", "expected"), [
+    # heldout33 first-look misses
+    ("fyi home is Seattle these days, we sold the austin house back in march. what's the sales "
+     "tax situation here?", "city", "Austin", "Seattle"),
+    ("Finally did it — signed the lease, got the keys, and Montreal is home now. Need to figure "
+     "out how to get a Quebec health card, any idea where to start?", "city", "Toronto",
+     "Montreal"),
+    ("My employer these days is Nvidia - the offer went through and I've been there since the "
+     "3rd. How should I think about the RSU vesting schedule?", "employer", "Intel", "Nvidia"),
+    ("ok nobody calls me elizabeth except my grandma, go with Liz from here on out", "name",
+     "Elizabeth", "Liz"),
+    ("I've been going by my middle name Theo at work and honestly it fits me way better, can you "
+     "switch to that for good?", "name", "Michael", "Theo"),
+    ("quit keto, my cholesterol went nuts. no meat at all for me from this week on, veggie meal "
+     "ideas?", "diet", "keto", "vegetarian"),
+    ("华为那边离职手续办完了,这周一开始去腾讯上班,新工牌都拿到了", "employer", "华为", "腾讯"),
+    ("跳槽成功!!现在是字节跳动的员工啦,入职第三天,有点懵", "employer", "阿里巴巴", "字节跳动"),
+    ("现在东家是美团,老板人还不错,就是加班有点多,咋调整作息", "employer", "百度", "美团"),
+    ("我英文名是Grace,以后跟我聊天就叫Grace,不用叫中文名", "name", "陈静", "Grace"),
+])
+def test_heldout33_changes_are_read(text: str, attribute: str, current: str,
+                                    expected: str) -> None:
+    assert change_of(text, attribute, current) == expected
+
+
+@pytest.mark.parametrize(("text", "attribute", "current"), [
+    ("Can you switch my weather updates to Halifax? Lease signed last month.", "city", "Toronto"),
+    ("my sister says home is Seattle these days", "city", "Austin"),
+    ("在考虑要不要改成吃鱼的那种素,还没想好,你觉得营养上差别大吗", "diet", "vegan"),
+])
+def test_heldout33_guards(text: str, attribute: str, current: str) -> None:
+    assert change_of(text, attribute, current) is None
+
+
+@pytest.mark.parametrize("text", [
+    "hey can we switch to French for all your replies from now on? trying to practice",
+    "new rule: everything in imperial pls, feet pounds fahrenheit",
+    "还是换回简体吧,以后都用简体,繁体看着累",
+])
+def test_heldout33_standing_instructions(text: str) -> None:
+    from memstrata.policies.extraction import extract
+
+    assert [e.rule for e in extract(text)][:1] == ["from_now_on"]
+
+
+def test_an_accented_city_is_read_as_people_type_it() -> None:
+    from memstrata.policies.gazetteer import cities_en
+
+    names = cities_en()
+    assert {"Montreal", "Montréal", "Zurich", "Sao Paulo"} <= names
+    assert "Can" not in names  # Çan folds into a word: only large cities are folded
+
+
+def test_a_vegan_prior_in_chinese_is_read() -> None:
+    assert _slots("我是纯素。") == [("diet", "vegan")]

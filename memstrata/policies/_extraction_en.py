@@ -407,7 +407,7 @@ _HENCEFORTH = (r"(?:from\s+(?:now|today|tonight|this\s+point|this\s+moment|here|
                r"(?:\s+after\s+this\s+one)?)")
 _STANDING = re.compile(
     rf"^(?:please\s+)?(?:{_HENCEFORTH}|in (?:the )?future|moving forward(?=[,:])|"
-    r"next time(?: and after)?)[,:]?\s+(?P<rest>.+)$"
+    r"next time(?: and after)?|new\s+rule(?=\s*:))[,:]?\s+(?P<rest>.+)$"
     rf"|^(?P<rest2>.+?),?\s+(?:{_HENCEFORTH}|in (?:the )?future)$",
     re.IGNORECASE,
 )
@@ -423,7 +423,7 @@ _STANDING_ANY = re.compile(
 )
 #: a polite request or a tag is not a question ("could you ... from now on?", "..., alright?")
 _REQUEST = re.compile(rf"(?:^(?:(?:actually|so|ok|okay|hey|hi|also|and|btw)[,\s]+)*|,\s*"
-                      rf"|\b{_HENCEFORTH},?\s+)(?:please\s+)?(?:could|can|would)\s+you\b|"
+                      rf"|\b{_HENCEFORTH},?\s+)(?:please\s+)?(?:could|can|would)\s+(?:you|we)\b|"
                       r",?\s*(?:alright|all right|ok|okay|right|please)\s*\?$", re.IGNORECASE)
 _STANDING_HINT = re.compile(r"\b(?:anymore|again|ever|any more)\b", re.IGNORECASE)
 _NOT_BUT = re.compile(

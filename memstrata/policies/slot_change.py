@@ -227,7 +227,8 @@ _BEEN_AT_ANYWHERE = re.compile(_BEEN_AT.pattern.replace("^\\s*", "\\b", 1), re.I
 #: a clause ends at a comma, a semicolon or a conjunction here (the name's "'s" stays with it)
 _CLAUSES_AT_COMMA = re.compile(r"\s*[,;:—–]\s*|\s+(?:and|but|so)\s+", re.I)
 _NEW_EMPLOYER = re.compile(
-    rf"\b(?i:my\s+new\s+(?:employer|company|firm|workplace))\s*(?:,|\s+is\s+|\s*[—–:]\s*|\s)\s*"
+    rf"\b(?i:my\s+(?:new\s+)?(?:employer|company|firm|workplace)(?:\s+these\s+days|\s+now)?)"
+    rf"\s*(?:,|\s+is\s+|\s*[—–:]\s*|\s)\s*"
     rf"(?P<v>{_NAME})|\b(?i:on\s+the\s+payroll\s+(?:at|of))\s+(?P<w>{_NAME})")
 #: capitalised words that are not names where a name would stand
 _NOT_NAMES = frozenset(
@@ -295,6 +296,11 @@ _MOVED_HERE = re.compile(r"\b(?:i|we)(?:['’]ve|\s+have)?\s+(?:just\s+|recently
                          r"|(?:^|[,;]\s*|\b(?:and|so)\s+)(?:just\s+|recently\s+)?(?:moved|relocated)"
                          r"\s+(?:up|down|over|out)\b(?!\s+(?:the|a|an|my|our|his|her|their|it)\b)",
                          re.I)
+#: home named now, in a clause of its own: "home is Seattle these days, we sold the austin
+#: house back in march" (the past is the old home's)
+_HOME_NOW = re.compile(
+    rf"\b(?i:home)\s+(?:is|being)\s+(?i:now\s+)?(?P<v>{_NAME})\s+(?i:now|these\s+days)\b|"
+    rf"(?P<w>{_NAME})\s+(?i:is)\s+(?i:(?:my|our)\s+)?(?i:new\s+)?(?i:home)\s+(?i:now|these\s+days)\b")
 #: the user's home named as here: "from my place here in Seattle"
 _HOME_HERE_IN = re.compile(
     rf"\b(?i:(?:my|our)\s+(?:new\s+(?:place|apartment|flat|house|condo|home)(?:\s+here)?|"
@@ -388,7 +394,7 @@ _ZH_BIRTHDAY_NOW = re.compile(r"(?:今天|昨天|今儿)(?:是)?我(?:的)?(?:�
 _ZH_AGE_CORRECTED = r"不是{0}|(?:说|记|写|打|搞)错了?"
 _ZH_CLAUSE = _ZH_CLAUSE_SPLIT
 #: characters no place or company name of these patterns contains
-_ZH_STOP = r"我你他她它们这那哪边个一了的是在和与也都还就又很太现今明后前家到"
+_ZH_STOP = r"我你他她它们这那哪边个一了的是在和与也都还就又很太现今明后前家到第"
 _ZH_X = (rf"(?P<v>[A-Za-z][A-Za-z&.'-]{{6,24}}(?=[^A-Za-z&.'-]|$)|"
          rf"(?:(?![{_ZH_STOP}])[\u4e00-\u9fffA-Za-z]){{2,6}}?)")
 _ZH_END = (r"(?=[，,。！!；;、\s了啦的]|$|[来去](?=[了啦，,。！!；;\s]|$)|"
@@ -412,7 +418,10 @@ _ZH_PLACES = {
         re.compile(rf"(?:入职|加入|跳槽到|跳槽去|跳到|转到|进了|调入|调到了?|(?i:join)了?|"
                    rf"(?:跳槽|转|跳)了(?:去|到)|跳槽去了|跳去了)\s*了?{_ZH_X}{_ZH_END}"),
         re.compile(rf"是{_ZH_X}的人了"),
-        re.compile(rf"(?:新东家|新公司|现在的公司|新单位)(?:是|就是){_ZH_X}{_ZH_END}"),
+        re.compile(rf"(?:新东家|新公司|现在的公司|新单位|现在(?:的)?东家|目前(?:的)?东家)(?:是|就是)"
+                   rf"{_ZH_X}{_ZH_END}"),
+        # 离职手续办完了，这周一开始去腾讯上班
+        re.compile(rf"(?:开始|已经)去{_ZH_X}(?:上班|工作|报到)"),
         re.compile(rf"{_ZH_X}(?:这边|这里)(?:入职|上班|报到)"),
         re.compile(rf"去{_ZH_X}报到"),
         re.compile(rf"办完{_ZH_X}的入职"),
@@ -703,6 +712,12 @@ def _en_change_of(text: str, attribute: str, current: str) -> str | None:
                     for m in _RESIDENT.finditer(sentence) for v in (m["v"] or m["w"],)
                     if _norm(v) != _norm(current)}
         new = resident if len(resident) == 1 else new
+    if not new and attribute == "city" and not _TEXT_GUARD.search(text):
+        home = {_norm(v): v for clause in _CLAUSES_AT_COMMA.split(text)
+                if not _CLAUSE_GUARD.search(clause) and not _OTHERS.search(clause)
+                for m in _HOME_NOW.finditer(clause) for v in (m["v"] or m["w"],)
+                if _norm(v) != _norm(current)}
+        new = home if len(home) == 1 else new
     if not new and attribute == "city" and not _TEXT_GUARD.search(text):
         here = {_norm(m["v"]): m["v"] for sentence in _SENTENCES.split(text)
                 if not _OTHERS.search(sentence) for m in _HOME_HERE_IN.finditer(sentence)

@@ -178,6 +178,42 @@ def test_a_newer_change_of_the_users_own_state_still_ranks_first(
      "question"),
     ("王医生这周休年假，先让代班的李医生看了看。", "", "one-off"),
     ("移动的宽带现在什么价位？就是问问，了解一下行情。", "", "question"),
+    # guard7's distractors (its first look was 0.525, English 0.35): a lead-in before the
+    # someone else, a question opened by "And", research, a plan said in other words, a
+    # childhood "from when I was a kid", a car in the shop, a pay that stays the same, a
+    # later sentence's plan, a change said of a thing and not of the user
+    ("Well, my sister finally did it. She packed up everything and moved to Denver this "
+     "weekend. I helped her load the truck.", "", "someone else"),
+    ("Crazy news: my coworker Dana's landlord just bumped her rent to $2,300.", "",
+     "someone else"),
+    ("Is Google Fiber available in most cities these days? And how does its pricing usually "
+     "stack up against cable plans?", "", "question"),
+    ("What's the deal with Ally Bank for high-yield savings? Just doing some research.", "",
+     "question"),
+    ("I keep toying with the idea of going fully vegan in the new year.", "", "plan"),
+    ("Found a stack of appointment cards from when I was a kid: Dr. Feldman, the dentist with "
+     "the fish tank.", "", "past"),
+    ("Ha, my mom sent me a photo of me at age eight in a White Sox cap.", "", "someone else"),
+    ("I dug out a photo of me at age eight in a White Sox cap.", "", "past"),
+    ("Mine's at the dealership all week, so they handed me a Kia Sportage to get around in.",
+     "", "one-off"),
+    ("Annual bonus just hit my account: $6,500! Base pay stays the same, sadly.", "",
+     "unchanged"),
+    ("We toured Westbrook Academy on Saturday. Gorgeous campus. Still just weighing options for "
+     "next fall.", "", "plan"),
+    ("Found my old guitar in the back of the closet. The strings are completely rusted now.", "",
+     "past"),
+    ("突然好想大学门口那家黄焖鸡米饭，那几年几乎天天去。现在估计早就关门了吧。", "", "plan"),
+    ("大学门口那家黄焖鸡米饭，那几年几乎天天去。现在估计早就关门了吧。", "", "past"),
+    ("昨天阿里的HR给了个口头offer，涨幅有30%。不过我还挺舍不得现在的团队，想了一晚上还是婉拒了。", "",
+     "plan"),
+    ("为了听周杰伦的新歌，领了张QQ音乐七天绿钻体验卡，听了好几遍。", "", "one-off"),
+    ("听说公司可能要搬到望京，真搬的话我估计得改开车了。不过目前还只是传言。", "", "plan"),
+    # ... and what must stay the user's own: a subject dropped before a past act, a tool
+    # sold "to make room ... in the garage"
+    ("Dropped Spanish for now — got a job offer in Osaka so it's all Japanese all the time.", "",
+     None),
+    ("Sold most of my shop tools to make room for the pottery wheel in the garage.", "", None),
 ])
 def test_whose_state_a_statement_reports(text: str, question: str, why: str | None) -> None:
     assert why_not_own_state(text, question) == why

@@ -40,12 +40,15 @@ _EN_ASK_INSIDE = re.compile(
     r"\s+(?=(?:what|whats|what's|how|any|anyone|tips|ideas|should\s+i|can\s+you|could\s+you|"
     r"do\s+you|is\s+(?:it|that|this|there))\b[^.!]*\?+\s*$)", re.I)
 #: a sentence that opens as a question is one
-_EN_ASKS = re.compile(r"^\W*(?:is|are|am|do|does|did|can|could|would|will|should|has|have|what|"
-                      r"whats|what's|how|which|who|where|why|when|any|anyone)\b", re.I)
+_EN_ASKS = re.compile(r"^\W*(?:(?:and|so|but|also|oh|ok|okay|plus)\W+)?(?:is|are|am|do|does|did|"
+                      r"can|could|would|will|should|has|have|what|whats|what's|how|which|who|"
+                      r"where|why|when|any|anyone)\b", re.I)
 #: a request states nothing ("Can you help me ...", 帮我做个计划)
 _EN_REQUEST = re.compile(r"^\W*(?:can|could|would)\s+you\b|^\W*(?:please|help\s+me)\b|"
                          r"\b(?:got|just|am|i['’]m)\s+curious\b|\bjust\s+wondering\b|"
-                         r"^\W*(?:just\s+)?(?:curious|wondering|asking)\b", re.I)
+                         r"^\W*(?:just\s+)?(?:curious|wondering|asking)\b|"
+                         r"\bjust\s+(?:doing\s+(?:some\s+|a\s+bit\s+of\s+)?research|researching|"
+                         r"browsing|comparing|looking\s+around)\b", re.I)
 _ZH_REQUEST = re.compile(r"随便问|隨便問|好奇|(?:就是|只是)问问|(?:就是|只是)問問|了解一下行情|"
                          r"^(?:你)?(?:帮|幫|麻烦|麻煩|请|請|能不能|可以帮|可不可以|推荐|推薦)")
 _ZH_CLAUSE = re.compile(r"[，,、：:]")
@@ -79,6 +82,11 @@ def _zh_kin(text: str) -> str:
     return text
 
 _EN_I = re.compile(r"\b(?:i|i['’](?:m|ve|d|ll)|we|we['’](?:re|ve|d)|us)\b", re.I)
+#: the user in a clause, as its subject or as an owner ("my new Subaru")
+_EN_MINE = re.compile(r"\b(?:i|i['’](?:m|ve|d|ll)|im|ive|we|we['’](?:re|ve|d)|us|my|our|me|mine)\b|"
+                      # the user's "I" dropped before a verb of a past act: "Dropped Spanish"
+                      r"^\W*(?:(?:just|finally|officially|recently)\s+)?(?:\w+ed|got|sold|bought|"
+                      r"took|left|made|became|began|quit|switched|started|joined|set)\b", re.I)
 #: a plan, a wish, a consideration, an offer not taken
 _EN_PLAN = re.compile(
     r"\b(?:eyeing|eying|daydream\w*|thinking\s+(?:about|of)|considering|tempted|might|maybe|"
@@ -92,7 +100,8 @@ _EN_PLAN = re.compile(
     r"next\s+(?:year|month|summer|spring|fall|winter)|going\s+(?:camping|hiking|skiing)|"
     r"heard|rumou?r|holding\s+off|hold\s+off|not\s+until|"
     r"i['’]d\s+(?:probably|maybe|likely|definitely|happily)|ever\s+(?:drops|goes|gets|comes)|"
-    r"(?:i['’]ll|i['’]d|i\s+will|i\s+would)\s+think\s+about\s+it)\b",
+    r"(?:i['’]ll|i['’]d|i\s+will|i\s+would)\s+think\s+about\s+it|toying\s+with|the\s+idea\s+of|"
+    r"weighing|toured|touring|open\s+house|not\s+sure\s+i\s+could)\b",
     re.I)
 #: the past, not the present: a memory, an old document, childhood
 _EN_PAST = re.compile(
@@ -105,7 +114,10 @@ _EN_PAST = re.compile(
     r"sixteen|seventeen|eighteen|nineteen)\b|"
     r"random\s+memory|remember\s+when|nostalgi\w*|in\s+(?:19\d\d|20[01]\d)|back\s+at|"
     r"at\s+my\s+(?:old|previous|former)\s+\w+|(?:going|went|looking|looked)\s+through\s+"
-    r"(?:some\s+|my\s+|the\s+)?old|when\s+(?:she|he|they)\s+(?:was|were))\b", re.I)
+    r"(?:some\s+|my\s+|the\s+)?old|when\s+(?:she|he|they)\s+(?:was|were)|"
+    # (a "when" is a clause break: "from when I was a kid" leaves "I was a kid")
+    r"i\s+was\s+(?:a\s+)?(?:kid|child|teen\w*|little|baby)|at\s+(?:age|the\s+age\s+of)\s+\w+|"
+    r"(?:photo|picture|pic)\s+of\s+(?:me|us)\b)\b", re.I)
 #: once, or for a while, standing in for the usual
 _EN_ONE_OFF = re.compile(
     r"\b(?:day\s+pass|guest\s+pass|trial\s+(?:class|pass|session)|drop-?in|for\s+the\s+"
@@ -122,8 +134,15 @@ _EN_ONE_OFF = re.compile(
     r"since\s+(?:mine|my\s+usual|my\s+regular)\s+(?:was|is)\s+closed|"
     r"(?:is|are|was|were)\s+(?:out\s+)?on\s+(?:vacation|leave|holiday)|fill-?in|"
     r"should\s+be\s+(?:fine|back|better|fixed|sorted)(?:\s+to\s+normal)?\s+by|(?:in|to)\s+\w+\s+for\s+(?:work|business|a\s+"
-    r"conference)|(?:\d+|two|three|four|one)-(?:day|week)\s+"
+    r"conference)|(?:is|was|['’]s)\s+(?:at|in)\s+the\s+(?:shop|dealership|dealer|garage|mechanic)|"
+    r"courtesy\s+(?:car|vehicle)|being\s+(?:repaired|fixed|serviced)|to\s+get\s+around\s+in|"
+    r"(?:\d+|two|three|four|one)-(?:day|week)\s+"
     r"(?:camp|course|trial|program)|summer\s+camp|this\s+summer)\b", re.I)
+
+#: the asked thing said to stay as it is ("Base pay stays the same, sadly")
+_EN_SAME = re.compile(r"\b(?:stays?|stayed|remains?|remained|is\s+still)\s+the\s+same\b|"
+                      r"\bunchanged\b", re.I)
+_ZH_SAME = re.compile(r"(?:还是|依然|仍然|照旧)(?:老样子|一样|没变)|没(?:有)?变(?!成|了)|不变")
 
 _ZH_OTHER = re.compile(rf"^(?:我(?:的|家)?)?(?:大学|高中|以前的|前)?(?:{_ZH_OTHER_PEOPLE})|"
                        # a colleague by name: 同组的小周, 隔壁部门的老王
@@ -134,15 +153,18 @@ _ZH_PLAN = re.compile(
     r"(?<![不理会會联聯])想(?!问|請教|请教|了解|知道|着|著|象|到|起|法|想|必)|打算|考虑|考慮|心动|心動|"
     r"犹豫|猶豫|要不要|(?<!在)准备|(?<!在)準備|计划|計劃|可能|也许|也許|如果|要是|希望|纠结|糾結|种草|種草|"
     r"看上了|看中了|惦记|有意|还没(?:决定|想好|回复|答应)|還沒(?:決定|想好|回覆|答應)|猎头|獵頭|"
-    r"邀请我|挖我|明年|下个?月(?!开始|開始|起)|下個?月(?!开始|開始|起)|听说|聽說|据说|據說")
+    r"邀请我|挖我|明年|下个?月(?!开始|開始|起)|下個?月(?!开始|開始|起)|听说|聽說|据说|據說|"
+    # an offer declined, a condition
+    r"婉拒|拒绝了|回绝|推掉了|没(?:有)?接受|的话|估计得")
 _ZH_PAST = re.compile(
     r"那时候?|那時候?|那会儿|小时候|小時候|(?<![比没沒])以前|從前|从前|当年|當年|翻到|翻出|回忆|回憶|"
     r"想起|上学时|读书时|大学时|大學時|曾经|曾經|老照片|毕业照|畢業照|十年前|几年前|幾年前|"
-    r"小学时|中学时")
+    r"小学时|中学时|那几年|那些年|那阵子|那段时间")
 _ZH_ONE_OFF = re.compile(
     r"临时|臨時|暂时|暫時|借(?:了|的|来)|租了?一?(?:辆|輛|天|周)|体验课|體驗課|"
     r"一日卡|次卡|代课|代課|代班|顶班|頂班|替班|休假|休年假|请假|請假|出差|旅游|旅遊|旅行|支援|凑合|湊合|将就|將就|"
-    r"奢侈一回|奢侈一次|破例|难得一次|難得一次|"
+    r"奢侈一回|奢侈一次|破例|难得一次|難得一次|体验卡|體驗卡|体验会员|試用|试用|"
+    r"[一二三四五六七八九十\d]+天(?:会员|體驗|体验|试用)|"
     r"今天(?=[^，,。！!]*?(?:下雨|暴雨|堵|晚了|来不及|來不及|关门|關門|休息|没开|沒開|排队|排隊|故障|"
     r"坏了|壞了|停运|停運))|只好|只能先")
 #: a change of the user's own state the general reader (``reads_as_change``) does not
@@ -161,7 +183,11 @@ _OWN_CHANGE = re.compile(
 #: ("Left my charger at my parents' place")
 _NOT_A_CHANGE = re.compile(r"\b(?:for|right)\s+now\b|\bleft\s+my\s+\w+\s+(?:at|in|on)\b|"
                            r"\bnow\s+i\s+(?:can\s+)?(?:barely|hardly|can['’]t\s+even)\b|"
-                           r"(?:不如|比|毕竟|畢竟)(?:现在|現在)|(?:现在|現在)(?:连|連).*", re.I)
+                           r"(?:不如|比|毕竟|畢竟)(?:现在|現在)|(?:现在|現在)(?:连|連).*|"
+                           # the team as it is (舍不得现在的团队), a guess or a rumour now
+                           # (现在估计早就关门了吧, 目前还只是传言), 受不了了
+                           r"(?:现在|現在)的|(?:现在|現在|目前)(?:估计|估計|应该|應該|可能|还只是|"
+                           r"還只是)|受不了了", re.I)
 
 
 def _statement_part(text: str) -> list[str]:
@@ -183,7 +209,8 @@ def _statement_part(text: str) -> list[str]:
             if _EN_ASKS.search(sentence):
                 continue
             head = _EN_ASK_INSIDE.split(sentence, maxsplit=1)
-            if len(head) < 2 or not head[0].strip():
+            # ("And how does it compare?": a conjunction alone states nothing)
+            if len(head) < 2 or len(re.findall(r"\w+", head[0])) < 2:
                 continue
             sentence = head[0]
         if _EN_REQUEST.search(sentence):
@@ -210,24 +237,36 @@ def why_not_own_state(text: str, question: str = "") -> str | None:
                 and clauses[0][other.end():other.end() + 2] not in question \
                 and not _own_part(clauses, _ZH_I_SUBJECT, rest=clauses[0][other.end():]):
             return "someone else"
-        cues = (("plan", _ZH_PLAN), ("past", _ZH_PAST), ("one-off", _ZH_ONE_OFF))
+        cues = (("plan", _ZH_PLAN), ("past", _ZH_PAST), ("one-off", _ZH_ONE_OFF),
+                ("unchanged", _ZH_SAME))
     else:
-        other = _EN_OTHER.search(clauses[0])
-        if other is not None and not _named_in(other.group(0), clauses[0][other.end():],
-                                               question) \
-                and not _own_part(clauses, _EN_I, rest=clauses[0][other.end():]):
+        # a lead-in is not the subject ("Well, my sister finally did it", "Crazy news: my
+        # coworker's landlord ..."): the first clause of three words or more, or naming someone
+        lead = next((c for c in clauses if _EN_OTHER.search(c) or len(c.split()) >= 3),
+                    clauses[0])
+        other = _EN_OTHER.search(lead)
+        if other is not None and not _named_in(other.group(0), lead[other.end():], question) \
+                and not _own_part(clauses, _EN_I, rest=lead[other.end():]):
             return "someone else"
-        cues = (("plan", _EN_PLAN), ("past", _EN_PAST), ("one-off", _EN_ONE_OFF))
+        cues = (("plan", _EN_PLAN), ("past", _EN_PAST), ("one-off", _EN_ONE_OFF),
+                ("unchanged", _EN_SAME))
     found = next((name for name, cue in cues if cue.search(stated)), None)
     if found is None:
         return None
-    # a cue after the first clause qualifies what that clause states (我在学日语，准备
-    # 今年十二月考N2)
-    if len(clauses) > 1 and not any(cue.search(clauses[0]) for _, cue in cues) \
-            and (_ZH_I if zh else _EN_I).search(clauses[0]):
+    # a cue after the first clause of the same sentence qualifies what that clause states
+    # (我在学日语，准备今年十二月考N2); one in a later sentence does not ("We toured
+    # Westbrook Academy on Saturday. ... Still just weighing options")
+    # (Chinese runs clauses on past a full stop as often: there, every later clause)
+    first = clauses if zh else _statement_part(
+        next(s for s in _SENTENCE.split(text) if _statement_part(s)))
+    later = clauses[len(first):]
+    if len(first) > 1 and not any(cue.search(first[0]) for _, cue in cues) \
+            and (_ZH_I if zh else _EN_I).search(first[0]) \
+            and not any(cue.search(c) for _, cue in cues for c in later):
         return None
-    # a clause free of cues that reads as a change states one
-    if any(not any(cue.search(c) for _, cue in cues)
+    # a clause of the user's, free of cues, that reads as a change states one ("The strings
+    # are completely rusted now" is no change of the user's; Chinese drops its 我)
+    if any(not any(cue.search(c) for _, cue in cues) and (zh or _EN_MINE.search(c))
            and (reads_as_change(_NOT_A_CHANGE.sub(" ", c)) or _OWN_CHANGE.search(c))
            for c in clauses):
         return None

@@ -205,8 +205,8 @@ def test_a_newer_change_of_the_users_own_state_still_ranks_first(
      "past"),
     ("突然好想大学门口那家黄焖鸡米饭，那几年几乎天天去。现在估计早就关门了吧。", "", "plan"),
     ("大学门口那家黄焖鸡米饭，那几年几乎天天去。现在估计早就关门了吧。", "", "past"),
-    ("昨天阿里的HR给了个口头offer，涨幅有30%。不过我还挺舍不得现在的团队，想了一晚上还是婉拒了。", "",
-     "plan"),
+    ("昨天阿里的HR给了个口头offer，涨幅有30%。不过我还挺舍不得现在的团队，想了一晚上还是婉拒了。",
+     "", "plan"),
     ("为了听周杰伦的新歌，领了张QQ音乐七天绿钻体验卡，听了好几遍。", "", "one-off"),
     ("听说公司可能要搬到望京，真搬的话我估计得改开车了。不过目前还只是传言。", "", "plan"),
     # ... and what must stay the user's own: a subject dropped before a past act, a tool

@@ -209,6 +209,20 @@ def test_a_newer_change_of_the_users_own_state_still_ranks_first(
      "", "plan"),
     ("为了听周杰伦的新歌，领了张QQ音乐七天绿钻体验卡，听了好几遍。", "", "one-off"),
     ("听说公司可能要搬到望京，真搬的话我估计得改开车了。不过目前还只是传言。", "", "plan"),
+    # guard8's (first look 0.65): someone named after a lead-in or further in, a one-time
+    # urgent care visit, a plan put off (再说, 不划算), a drink sold out
+    ("Big news at lunch today, Marcus, my buddy from work, accepted an offer at Stripe.", "",
+     "someone else"),
+    ("Haha so after like 30 years my dad finally ditched his old barber and now goes to Clip "
+     "Joint.", "", "someone else"),
+    ("Couldn't get in with my usual office so I did a one-time urgent care visit this morning.",
+     "", "one-off"),
+    ("跟你说个事，我表弟上周辞职去深圳了，说那边机会多。", "", "someone else"),
+    ("试驾完有点心动，不过算了算账现在换车不划算，等这辆开满十年再说。", "", "plan"),
+    ("今天早上瑞幸的椰浆卖完了，店员推荐我换了杯燕麦拿铁，味道还行吧。", "", "one-off"),
+    # (a relative the question asks about is no one else)
+    ("Now that my wife is teaching in the nursing program, she's home by 4.",
+     "What does my wife do for work these days?", None),
     # ... and what must stay the user's own: a subject dropped before a past act, a tool
     # sold "to make room ... in the garage"
     ("Dropped Spanish for now — got a job offer in Osaka so it's all Japanese all the time.", "",

@@ -68,7 +68,18 @@ _EN_OTHER = re.compile(
     rf"^.{{0,40}}?\bhelp(?:ed|ing)\s+(?:my|our)\s+(?:\w+\s+)?(?:{_EN_OTHER_PEOPLE})\b|"
     rf"^\W*(?:half\s+(?:of\s+)?(?:my|our|the)\s+\w+|everyone|everybody|people|"
     rf"all\s+my\s+(?:friends|coworkers|colleagues|kids|family))\b", re.I)
+#: a lead-in before the news: "Big news at lunch today", "Fun fact", "Guess what"
+_EN_LEAD_IN = re.compile(r"^\W*(?:(?:so|ok|okay|well|haha|lol|oh)\W+)*(?:big|crazy|fun|sad|good|"
+                         r"bad|wild|funny|random|quick|small|little)\s+(?:news|update|fact|"
+                         r"story|thing)\b|^\W*guess\s+what\b", re.I)
+#: someone else as the subject further in: "my dad finally ditched", "my sister just got"
+_EN_OTHER_INSIDE = re.compile(
+    rf"\b(?P<who>(?:my|our)\s+(?:{_EN_OTHER_PEOPLE}|buddy|bestie|best friend|neighbou?r))\s+"
+    r"(?:(?:\w+\s+)?(?:finally|just|also|recently|officially)\s+)?(?:\w+ed|got|went|took|"
+    r"bought|left|made|became|quit|is|has)\b", re.I)
 _ZH_I = re.compile(r"我")
+_ZH_LEAD_IN = re.compile(r"(?:跟你|和你)?说(?:个|件)事(?:儿)?|告诉你(?:个|件)?(?:事|好消息|消息)?|"
+                         r"话说|对了|哈哈+|唉|诶|欸|天哪|我跟你说|好消息|坏消息|八卦一下")
 #: the user as the subject, not as an object (让我教他, 跟我们一起住)
 _ZH_I_SUBJECT = re.compile(r"(?<![让讓叫给給帮幫教陪跟和与與同替为為])我(?!的)")
 #: kinship words that name the same people
@@ -130,7 +141,9 @@ _EN_ONE_OFF = re.compile(
     r"(?:in|to\s+work|to\s+the\s+office)\s+(?:today|this\s+morning)|"
     r"for\s+the\s+next\s+(?:few|couple\s+of|\d+|two|three|four)\s+(?:days|weeks)|"
     r"until\s+i\s+get\s+(?:it|mine|\w+\s+\w+)\s+back|"
-    r"borrowing|just\s+(?:this|for)\s+(?:once|today|tonight)|this\s+once|one-?off|"
+    r"borrowing|just\s+(?:this|for)\s+(?:once|today|tonight)|this\s+once|one-?off|one[- ]time|"
+    r"urgent\s+care|walk-?in\s+clinic|(?:instead\s+of|couldn['’]t\s+get\s+(?:in|into)\s+(?:with|at)|"
+    r"couldn['’]t\s+get\s+an?\s+appointment\s+(?:with|at))\s+(?:my|the)\s+usual|"
     r"since\s+(?:mine|my\s+usual|my\s+regular)\s+(?:was|is)\s+closed|"
     r"(?:is|are|was|were)\s+(?:out\s+)?on\s+(?:vacation|leave|holiday)|fill-?in|"
     r"should\s+be\s+(?:fine|back|better|fixed|sorted)(?:\s+to\s+normal)?\s+by|(?:in|to)\s+\w+\s+for\s+(?:work|business|a\s+"
@@ -155,7 +168,7 @@ _ZH_PLAN = re.compile(
     r"看上了|看中了|惦记|有意|还没(?:决定|想好|回复|答应)|還沒(?:決定|想好|回覆|答應)|猎头|獵頭|"
     r"邀请我|挖我|明年|下个?月(?!开始|開始|起)|下個?月(?!开始|開始|起)|听说|聽說|据说|據說|"
     # an offer declined, a condition
-    r"婉拒|拒绝了|回绝|推掉了|没(?:有)?接受|的话|估计得")
+    r"婉拒|拒绝了|回绝|推掉了|没(?:有)?接受|的话|估计得|再说|不划算|不值得")
 _ZH_PAST = re.compile(
     r"那时候?|那時候?|那会儿|小时候|小時候|(?<![比没沒])以前|從前|从前|当年|當年|翻到|翻出|回忆|回憶|"
     r"想起|上学时|读书时|大学时|大學時|曾经|曾經|老照片|毕业照|畢業照|十年前|几年前|幾年前|"
@@ -164,7 +177,7 @@ _ZH_ONE_OFF = re.compile(
     r"临时|臨時|暂时|暫時|借(?:了|的|来)|租了?一?(?:辆|輛|天|周)|体验课|體驗課|"
     r"一日卡|次卡|代课|代課|代班|顶班|頂班|替班|休假|休年假|请假|請假|出差|旅游|旅遊|旅行|支援|凑合|湊合|将就|將就|"
     r"奢侈一回|奢侈一次|破例|难得一次|難得一次|体验卡|體驗卡|体验会员|試用|试用|"
-    r"[一二三四五六七八九十\d]+天(?:会员|體驗|体验|试用)|"
+    r"[一二三四五六七八九十\d]+天(?:会员|體驗|体验|试用)|卖完|賣完|售罄|没货|沒貨|缺货|缺貨|断货|斷貨|"
     r"今天(?=[^，,。！!]*?(?:下雨|暴雨|堵|晚了|来不及|來不及|关门|關門|休息|没开|沒開|排队|排隊|故障|"
     r"坏了|壞了|停运|停運))|只好|只能先")
 #: a change of the user's own state the general reader (``reads_as_change``) does not
@@ -232,21 +245,30 @@ def why_not_own_state(text: str, question: str = "") -> str | None:
     stated = " ".join(clauses)
     zh = _CJK.search(stated) is not None
     if zh:
-        other = _ZH_OTHER.search(clauses[0])
+        # (跟你说个事，我表弟上周辞职去深圳了: the lead-in is not the subject)
+        lead = next((c for c in clauses if not _ZH_LEAD_IN.fullmatch(c)), clauses[0])
+        other = _ZH_OTHER.search(lead)
         if other is not None and _zh_kin(other.group(0).lstrip("我的家")) not in _zh_kin(question) \
-                and clauses[0][other.end():other.end() + 2] not in question \
-                and not _own_part(clauses, _ZH_I_SUBJECT, rest=clauses[0][other.end():]):
+                and lead[other.end():other.end() + 2] not in question \
+                and not _own_part(clauses[clauses.index(lead):], _ZH_I_SUBJECT,
+                                  rest=lead[other.end():]):
             return "someone else"
         cues = (("plan", _ZH_PLAN), ("past", _ZH_PAST), ("one-off", _ZH_ONE_OFF),
                 ("unchanged", _ZH_SAME))
     else:
         # a lead-in is not the subject ("Well, my sister finally did it", "Crazy news: my
         # coworker's landlord ..."): the first clause of three words or more, or naming someone
-        lead = next((c for c in clauses if _EN_OTHER.search(c) or len(c.split()) >= 3),
-                    clauses[0])
+        lead = next((c for c in clauses if _EN_OTHER.search(c) or (
+            len(c.split()) >= 3 and not _EN_LEAD_IN.match(c))), clauses[0])
         other = _EN_OTHER.search(lead)
-        if other is not None and not _named_in(other.group(0), lead[other.end():], question) \
-                and not _own_part(clauses, _EN_I, rest=lead[other.end():]):
+        who, end = (other.group(0), other.end()) if other is not None else ("", 0)
+        inside = _EN_OTHER_INSIDE.search(lead) if other is None else None
+        if inside is not None and not _EN_I.search(lead[:inside.start()]):
+            # "after like 30 years my dad finally ditched his old barber": a relative as the
+            # subject further in, with no "I" before
+            who, end = inside["who"], inside.end("who")
+        if who and not _named_in(who, lead[end:], question) \
+                and not _own_part(clauses[clauses.index(lead):], _EN_I, rest=lead[end:]):
             return "someone else"
         cues = (("plan", _EN_PLAN), ("past", _EN_PAST), ("one-off", _EN_ONE_OFF),
                 ("unchanged", _EN_SAME))
@@ -265,10 +287,14 @@ def why_not_own_state(text: str, question: str = "") -> str | None:
             and not any(cue.search(c) for _, cue in cues for c in later):
         return None
     # a clause of the user's, free of cues, that reads as a change states one ("The strings
-    # are completely rusted now" is no change of the user's; Chinese drops its 我)
-    if any(not any(cue.search(c) for _, cue in cues) and (zh or _EN_MINE.search(c))
-           and (reads_as_change(_NOT_A_CHANGE.sub(" ", c)) or _OWN_CHANGE.search(c))
-           for c in clauses):
+    # are completely rusted now" is no change of the user's; Chinese drops its 我) - not
+    # after a first clause that gives a one-off as its reason (今天早上瑞幸的椰浆卖完了，店员
+    # 推荐我换了杯燕麦拿铁)
+    one_off = _ZH_ONE_OFF if zh else _EN_ONE_OFF
+    if not one_off.search(clauses[0]) and any(
+            not any(cue.search(c) for _, cue in cues) and (zh or _EN_MINE.search(c))
+            and (reads_as_change(_NOT_A_CHANGE.sub(" ", c)) or _OWN_CHANGE.search(c))
+            for c in clauses):
         return None
     return found
 

@@ -109,7 +109,7 @@ reports, the user's own changes read as changes in the ranking); ``--updates27``
 that states no change, more plan, past and one-off cues); ``--updates28`` and ``--guards7``
 (40 cases each) after heldout27's and guard6's, and guard6's fixes. ``--guards8`` (40
 cases) was written blind while guard7's misses were fixed (evaluated once those fixes were
-committed).
+committed), ``--guards9`` (40 cases) while guard8's were (the same way).
 """
 
 from __future__ import annotations
@@ -144,7 +144,7 @@ FORMATION_SPLITS = range(4, 34)
 UPDATE_SPLITS = range(4, 29)
 #: the knowledge-update guard splits first looked at here (``--guardsN``,
 #: ``data/knowledge_update_guardN.json``; guard1 is the split tuned on)
-GUARD_SPLITS = range(2, 9)
+GUARD_SPLITS = range(2, 10)
 
 
 def _formation_split(n: int) -> tuple[Path, Path]:

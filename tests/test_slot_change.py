@@ -390,6 +390,130 @@ def test_blind_splits_standing_instructions_read_alone(text: str, keyword: str) 
     assert found.rule == "from_now_on" and found.correction and keyword in found.content
 
 
+#: the first-look misses and lost guards (None) of the blind formation splits heldout28-33,
+#: and what the readings built on them must leave alone
+_HELDOUT28_33 = [
+    # heldout28 / heldout30 first-look misses: home named as "here", the employer a
+    # sentence takes for granted, a correction of the age, a coeliac diagnosis
+    ("quick q - what's the cheapest way to get from my place here in Seattle to SeaTac for a "
+     "6am flight? moved up last month and still figuring out the transit", "city", "Austin",
+     "Seattle"),
+    ("Quick q — what's the recycling pickup schedule like in Denver? just signed the lease on "
+     "my place here last week and still figuring everything out lol", "city", "Austin",
+     "Denver"),
+    ("so I handed in my badge on Friday and start at Stripe on Monday, anything I should bring "
+     "on day one?", "employer", "Amazon", "Stripe"),
+    ("Can you help me rewrite my LinkedIn headline? I'm a product designer at Figma now, left "
+     "the bank back in the spring.", "employer", "Wells Fargo", "Figma"),
+    ("Since joining Airbus last month my new manager wants weekly status reports from me — can "
+     "you draft a simple template?", "employer", "Accenture", "Airbus"),
+    ("btw literally everyone calls me Kate these days, could you use that from now on?", "name",
+     "Katherine", "Kate"),
+    ("Can you stop calling me Alexander? Sasha is what I actually prefer, always have.", "name",
+     "Alexander", "Sasha"),
+    ("Dropped keto, it was making me miserable. Since the celiac diagnosis the only thing I have "
+     "to watch is gluten, so which store-bought breads are actually good?", "diet", "keto",
+     "gluten-free"),
+    ("diagnosed with celiac last month so gluten is totally off the menu for me now 😭 which "
+     "pasta brands actually taste good?", "diet", "pescatarian", "gluten-free"),
+    ("Officially half a century old as of yesterday! Can you help me write a thank-you note to "
+     "everyone who came to my 50th?", "age", "49", "50"),
+    ("新东家是美团，通勤要一个小时，有啥路上能听的播客推荐？", "employer", "百度", "美团"),
+    ("之前说错了，我其实是42岁，不是47。这个年纪开始健身还来得及吗？", "age", "47", "42"),
+    ("我妈说我虚岁都43了，其实上个月才满42周岁😅 这个年纪开始健身晚不晚？", "age", "41", "42"),
+    # heldout31 first-look misses
+    ("can you recomend a dentist? I don't know anyone yet, only got here to Melbourne 2 weeks ago "
+     "and this is where I live now", "city", "Toronto", "Melbourne"),
+    ("been at Kaiser Permanente a week now since leaving the old hospital, and the charting "
+     "system is a nightmare. any tips for surviving night shifts?", "employer", "Mercy Hospital",
+     "Kaiser Permanente"),
+    ("the name change went through at the courthouse, I'm legally Jordan now, so please address "
+     "me that way going forward", "name", "Robert", "Jordan"),
+    ("honestly nobody calls me that except my mom when I'm in trouble — it's Maggie, always, ok?",
+     "name", "Margaret", "Maggie"),
+    ("my doctor talked me into eating fish again so thats a thing now — still no meat or chicken "
+     "tho. good salmon recipe?", "diet", "vegan", "pescatarian"),
+    ("dropped keto, way too restrictive, and then the celiac diagnosis came back so it's strictly "
+     "zero gluten for me from now on. is soy sauce ok?", "diet", "keto", "gluten-free"),
+    ("well it happened, birthday was yesterday and I'm officially out of my twenties. help me plan "
+     "a dinner party to celebrate?", "age", "29", "30"),
+    ("today's my birthday! another trip around the sun. what's a good gift to buy myself?", "age",
+     "41", "42"),
+    ("劳动合同已经跟字节跳动签了，这周开始正式上班，五险一金的缴纳基数怎么查啊", "employer",
+     "阿里巴巴", "字节跳动"),
+    ("现在发工资的地方变成美团了，入职手续今天刚办完，以前的同事还约我周末吃饭呢", "employer",
+     "百度", "美团"),
+    ("别再叫我全名啦，朋友们都叫我静静，你以后也一直这么叫吧", "name", "陈静", "静静"),
+    ("素食坚持了五年，最近又开始吃肉了，不打算再吃素了，推荐个红烧肉做法", "diet", "vegetarian",
+     "not vegetarian"),
+    ("今天是我生日！同事们给我买了蛋糕，帮我想想许个什么愿？", "age", "25", "26"),
+    # heldout32 first-look misses (its Chinese typed with ASCII commas and marks)
+    ("quick profile update: my paycheck comes from Shopify now, not the old place", "employer",
+     "Oracle", "Shopify"),
+    ("I've been keeping halal ever since I converted in the spring, so no pork, no alcohol, "
+     "zabiha meat only for me", "diet", "not vegetarian", "halal"),
+    ("another trip around the sun done, 42 as of this morning. the kids made me pancakes", "age",
+     "41", "42"),
+    ("guess who can legally drink in the US now 🎉 had my birthday on saturday", "age", "20",
+     "21"),
+    ("离开武汉快一个月了,现在每天早上在厦门被海风吹醒,感觉还挺不真实的", "city", "武汉", "厦门"),
+    ("跳槽成功!现在是腾讯的产品经理了,帮我想想怎么跟新团队打招呼", "employer", "阿里巴巴", "腾讯"),
+    ("这个月开始领美团的工资了,老东家的同事还约我吃散伙饭呢", "employer", "百度", "美团"),
+    ("从今天起叫我静静好不好,这个称呼我更喜欢", "name", "陈静", "静静"),
+    ("素食我不坚持了,这一个月一直在吃肉,以后也打算就这么吃", "diet", "vegan", "not vegetarian"),
+    ("生酮我已经放弃了,碳水又吃回来了,不过查出乳糜泻,现在只吃无麸质的东西", "diet", "keto",
+     "gluten-free"),
+    # heldout33 first-look misses
+    ("fyi home is Seattle these days, we sold the austin house back in march. what's the sales "
+     "tax situation here?", "city", "Austin", "Seattle"),
+    ("Finally did it — signed the lease, got the keys, and Montreal is home now. Need to figure "
+     "out how to get a Quebec health card, any idea where to start?", "city", "Toronto",
+     "Montreal"),
+    ("My employer these days is Nvidia - the offer went through and I've been there since the "
+     "3rd. How should I think about the RSU vesting schedule?", "employer", "Intel", "Nvidia"),
+    ("ok nobody calls me elizabeth except my grandma, go with Liz from here on out", "name",
+     "Elizabeth", "Liz"),
+    ("I've been going by my middle name Theo at work and honestly it fits me way better, can you "
+     "switch to that for good?", "name", "Michael", "Theo"),
+    ("quit keto, my cholesterol went nuts. no meat at all for me from this week on, veggie meal "
+     "ideas?", "diet", "keto", "vegetarian"),
+    ("华为那边离职手续办完了,这周一开始去腾讯上班,新工牌都拿到了", "employer", "华为", "腾讯"),
+    ("跳槽成功!!现在是字节跳动的员工啦,入职第三天,有点懵", "employer", "阿里巴巴", "字节跳动"),
+    ("现在东家是美团,老板人还不错,就是加班有点多,咋调整作息", "employer", "百度", "美团"),
+    ("我英文名是Grace,以后跟我聊天就叫Grace,不用叫中文名", "name", "陈静", "Grace"),
+    # what the new readings must not take: someone else's place, a trip, a guess at an age
+    ("My sister's new place here in Seattle has a view of the Sound.", "city", "Austin", None),
+    ("I'm staying at a friend's place in Denver for the weekend.", "city", "Austin", None),
+    ("My brother moved up to Seattle last month.", "city", "Austin", None),
+    ("Since joining Airbus my dad never stops talking about planes.", "employer", "Accenture",
+     None),
+    ("My wife is diagnosed with celiac, so no gluten in the house.", "diet", "vegetarian", None),
+    ("我妈说她今年都60岁了。", "age", "35", None),
+    # heldout31's lost guards, and what the new readings must leave alone
+    ("for the D&D session tonight call me Seraphina, just for the game though, back to normal "
+     "after", "name", "Emily", None),
+    ("my birthday isn't till november but I'm already dreading 28 lol. good skincare for late "
+     "twenties?", "age", "27", None),
+    ("听说有人为了健康改吃纯素，我有点好奇，但应该不会去尝试。纯素和清真能兼顾吗？", "diet",
+     "halal", None),
+    ("Today's my sister's birthday, she's turning 30!", "age", "33", None),
+    ("今天是我妈的生日，给她买了蛋糕。", "age", "30", None),
+    ("房子的合同跟房东签了，下周搬家。", "employer", "百度", None),
+    ("Mi grow up inna Montego Bay but mi nuh live deh from 2015.", "city", "Kingston", None),
+    ("been at Disneyland all week with the kids", "employer", "Google", None),
+    ("ugh my first job out of school was at Walmart corporate and I still have nightmares about "
+     "those spreadsheets", "employer", "IBM", None),
+    ("今天公司年会,破例吃了一块蛋糕,就今天一次,明天继续", "diet", "keto", None),
+    ("我妈现在是腾讯的经理了，她很开心。", "employer", "百度", None),
+    ("这个称呼我更喜欢。", "name", "陈静", None),
+    ("My husband had his birthday on saturday.", "age", "40", None),
+    ("Can you switch my weather updates to Halifax? Lease signed last month.", "city", "Toronto",
+     None),
+    ("my sister says home is Seattle these days", "city", "Austin", None),
+    ("在考虑要不要改成吃鱼的那种素,还没想好,你觉得营养上差别大吗", "diet", "vegan", None),
+]
+
+
 #: for each blind split, what its first look missed or lost and is read right since
 _AFTER_MISSES: dict[str, list[tuple[str, str, str, str | None]]] = {
     "heldout10": [
@@ -802,6 +926,7 @@ _AFTER_MISSES: dict[str, list[tuple[str, str, str, str | None]]] = {
         ("My sister is a new Munich resident now.", "city", "Berlin", None),
         ("I'm thinking of getting my Munich residence permit next year.", "city", "Berlin", None),
     ],
+    "heldout28-33": _HELDOUT28_33,
 }
 
 
@@ -814,60 +939,17 @@ def test_blind_splits_misses_are_read_after_their_fixes(text: str, attribute: st
     assert change_of(text, attribute, current) == expected
 
 
-@pytest.mark.parametrize(("text", "attribute", "current", "expected"), [
-    # heldout28 / heldout30 first-look misses: home named as "here", the employer a
-    # sentence takes for granted, a correction of the age, a coeliac diagnosis
-    ("quick q - what's the cheapest way to get from my place here in Seattle to SeaTac for a "
-     "6am flight? moved up last month and still figuring out the transit", "city", "Austin",
-     "Seattle"),
-    ("Quick q — what's the recycling pickup schedule like in Denver? just signed the lease on "
-     "my place here last week and still figuring everything out lol", "city", "Austin",
-     "Denver"),
-    ("so I handed in my badge on Friday and start at Stripe on Monday, anything I should bring "
-     "on day one?", "employer", "Amazon", "Stripe"),
-    ("Can you help me rewrite my LinkedIn headline? I'm a product designer at Figma now, left "
-     "the bank back in the spring.", "employer", "Wells Fargo", "Figma"),
-    ("Since joining Airbus last month my new manager wants weekly status reports from me — can "
-     "you draft a simple template?", "employer", "Accenture", "Airbus"),
-    ("btw literally everyone calls me Kate these days, could you use that from now on?", "name",
-     "Katherine", "Kate"),
-    ("Can you stop calling me Alexander? Sasha is what I actually prefer, always have.", "name",
-     "Alexander", "Sasha"),
-    ("Dropped keto, it was making me miserable. Since the celiac diagnosis the only thing I have "
-     "to watch is gluten, so which store-bought breads are actually good?", "diet", "keto",
-     "gluten-free"),
-    ("diagnosed with celiac last month so gluten is totally off the menu for me now 😭 which "
-     "pasta brands actually taste good?", "diet", "pescatarian", "gluten-free"),
-    ("Officially half a century old as of yesterday! Can you help me write a thank-you note to "
-     "everyone who came to my 50th?", "age", "49", "50"),
-    ("新东家是美团，通勤要一个小时，有啥路上能听的播客推荐？", "employer", "百度", "美团"),
-    ("之前说错了，我其实是42岁，不是47。这个年纪开始健身还来得及吗？", "age", "47", "42"),
-    ("我妈说我虚岁都43了，其实上个月才满42周岁😅 这个年纪开始健身晚不晚？", "age", "41", "42"),
-])
-def test_heldout28_to_30_changes_are_read(text: str, attribute: str, current: str,
-                                          expected: str) -> None:
-    assert change_of(text, attribute, current) == expected
-
-
-@pytest.mark.parametrize(("text", "attribute", "current"), [
-    # what the new readings must not take: someone else's place, a trip, a guess at an age
-    ("My sister's new place here in Seattle has a view of the Sound.", "city", "Austin"),
-    ("I'm staying at a friend's place in Denver for the weekend.", "city", "Austin"),
-    ("My brother moved up to Seattle last month.", "city", "Austin"),
-    ("Since joining Airbus my dad never stops talking about planes.", "employer", "Accenture"),
-    ("My wife is diagnosed with celiac, so no gluten in the house.", "diet", "vegetarian"),
-    ("我妈说她今年都60岁了。", "age", "35"),
-])
-def test_heldout28_to_30_guards(text: str, attribute: str, current: str) -> None:
-    assert change_of(text, attribute, current) is None
-
-
-@pytest.mark.parametrize(("text", "slot"), [
+# statements of the blind formation splits heldout29-32 read alone
+_BLIND_READ_ALONE = [
     ("Now that I've joined Bosch I get a company car. How does the benefit-in-kind tax work?",
      ("employer", "Bosch")),
     ("皈依伊斯兰教之后我不再吃素了，肉也吃，但必须是清真的。附近有清真餐厅吗？", ("diet", "halal")),
-])
-def test_heldout29_30_statements_read_alone(text: str, slot: tuple[str, str]) -> None:
+    ("我是生酮饮食。", ("diet", "keto")),
+]
+
+
+@pytest.mark.parametrize(("text", "slot"), _BLIND_READ_ALONE)
+def test_blind_split_statements_read_alone(text: str, slot: tuple[str, str]) -> None:
     assert _slots(text) == [slot]
 
 
@@ -893,101 +975,8 @@ def test_a_standing_instruction_for_all_answers_is_read(text: str) -> None:
     assert [e.rule for e in found] == ["from_now_on"] and found[0].correction
 
 
-@pytest.mark.parametrize(("text", "attribute", "current", "expected"), [
-    # heldout31 first-look misses
-    ("can you recomend a dentist? I don't know anyone yet, only got here to Melbourne 2 weeks ago "
-     "and this is where I live now", "city", "Toronto", "Melbourne"),
-    ("been at Kaiser Permanente a week now since leaving the old hospital, and the charting "
-     "system is a nightmare. any tips for surviving night shifts?", "employer", "Mercy Hospital",
-     "Kaiser Permanente"),
-    ("the name change went through at the courthouse, I'm legally Jordan now, so please address "
-     "me that way going forward", "name", "Robert", "Jordan"),
-    ("honestly nobody calls me that except my mom when I'm in trouble — it's Maggie, always, ok?",
-     "name", "Margaret", "Maggie"),
-    ("my doctor talked me into eating fish again so thats a thing now — still no meat or chicken "
-     "tho. good salmon recipe?", "diet", "vegan", "pescatarian"),
-    ("dropped keto, way too restrictive, and then the celiac diagnosis came back so it's strictly "
-     "zero gluten for me from now on. is soy sauce ok?", "diet", "keto", "gluten-free"),
-    ("well it happened, birthday was yesterday and I'm officially out of my twenties. help me plan "
-     "a dinner party to celebrate?", "age", "29", "30"),
-    ("today's my birthday! another trip around the sun. what's a good gift to buy myself?", "age",
-     "41", "42"),
-    ("劳动合同已经跟字节跳动签了，这周开始正式上班，五险一金的缴纳基数怎么查啊", "employer",
-     "阿里巴巴", "字节跳动"),
-    ("现在发工资的地方变成美团了，入职手续今天刚办完，以前的同事还约我周末吃饭呢", "employer",
-     "百度", "美团"),
-    ("别再叫我全名啦，朋友们都叫我静静，你以后也一直这么叫吧", "name", "陈静", "静静"),
-    ("素食坚持了五年，最近又开始吃肉了，不打算再吃素了，推荐个红烧肉做法", "diet", "vegetarian",
-     "not vegetarian"),
-    ("今天是我生日！同事们给我买了蛋糕，帮我想想许个什么愿？", "age", "25", "26"),
-])
-def test_heldout31_changes_are_read(text: str, attribute: str, current: str,
-                                    expected: str) -> None:
-    assert change_of(text, attribute, current) == expected
-
-
-@pytest.mark.parametrize(("text", "attribute", "current"), [
-    # heldout31's lost guards, and what the new readings must leave alone
-    ("for the D&D session tonight call me Seraphina, just for the game though, back to normal "
-     "after", "name", "Emily"),
-    ("my birthday isn't till november but I'm already dreading 28 lol. good skincare for late "
-     "twenties?", "age", "27"),
-    ("听说有人为了健康改吃纯素，我有点好奇，但应该不会去尝试。纯素和清真能兼顾吗？", "diet",
-     "halal"),
-    ("Today's my sister's birthday, she's turning 30!", "age", "33"),
-    ("今天是我妈的生日，给她买了蛋糕。", "age", "30"),
-    ("房子的合同跟房东签了，下周搬家。", "employer", "百度"),
-    ("Mi grow up inna Montego Bay but mi nuh live deh from 2015.", "city", "Kingston"),
-    ("been at Disneyland all week with the kids", "employer", "Google"),
-])
-def test_heldout31_guards(text: str, attribute: str, current: str) -> None:
-    assert change_of(text, attribute, current) is None
-
-
 def test_on_keto_is_a_diet() -> None:
     assert _slots("I'm on keto.") == [("diet", "keto")]
-
-
-@pytest.mark.parametrize(("text", "attribute", "current", "expected"), [
-    # heldout32 first-look misses (its Chinese typed with ASCII commas and marks)
-    ("quick profile update: my paycheck comes from Shopify now, not the old place", "employer",
-     "Oracle", "Shopify"),
-    ("I've been keeping halal ever since I converted in the spring, so no pork, no alcohol, "
-     "zabiha meat only for me", "diet", "not vegetarian", "halal"),
-    ("another trip around the sun done, 42 as of this morning. the kids made me pancakes", "age",
-     "41", "42"),
-    ("guess who can legally drink in the US now 🎉 had my birthday on saturday", "age", "20",
-     "21"),
-    ("离开武汉快一个月了,现在每天早上在厦门被海风吹醒,感觉还挺不真实的", "city", "武汉", "厦门"),
-    ("跳槽成功!现在是腾讯的产品经理了,帮我想想怎么跟新团队打招呼", "employer", "阿里巴巴", "腾讯"),
-    ("这个月开始领美团的工资了,老东家的同事还约我吃散伙饭呢", "employer", "百度", "美团"),
-    ("从今天起叫我静静好不好,这个称呼我更喜欢", "name", "陈静", "静静"),
-    ("素食我不坚持了,这一个月一直在吃肉,以后也打算就这么吃", "diet", "vegan", "not vegetarian"),
-    ("生酮我已经放弃了,碳水又吃回来了,不过查出乳糜泻,现在只吃无麸质的东西", "diet", "keto",
-     "gluten-free"),
-])
-def test_heldout32_changes_are_read(text: str, attribute: str, current: str,
-                                    expected: str) -> None:
-    assert change_of(text, attribute, current) == expected
-
-
-@pytest.mark.parametrize(("text", "attribute", "current"), [
-    ("ugh my first job out of school was at Walmart corporate and I still have nightmares about "
-     "those spreadsheets", "employer", "IBM"),
-    ("今天公司年会,破例吃了一块蛋糕,就今天一次,明天继续", "diet", "keto"),
-    ("我妈现在是腾讯的经理了，她很开心。", "employer", "百度"),
-    ("这个称呼我更喜欢。", "name", "陈静"),
-    ("My husband had his birthday on saturday.", "age", "40"),
-])
-def test_heldout32_guards(text: str, attribute: str, current: str) -> None:
-    assert change_of(text, attribute, current) is None
-
-
-@pytest.mark.parametrize(("text", "slot"), [
-    ("我是生酮饮食。", ("diet", "keto")),
-])
-def test_heldout32_statements_read_alone(text: str, slot: tuple[str, str]) -> None:
-    assert _slots(text) == [slot]
 
 
 def test_ascii_punctuation_in_chinese_reads_as_full_width() -> None:
@@ -1006,40 +995,6 @@ def test_a_standing_instruction_after_what_the_user_said_before() -> None:
 
     found = extract("之前说的简短作废,以后都给我讲详细点,每一步都展开说")
     assert [e.rule for e in found] == ["from_now_on"]
-
-
-@pytest.mark.parametrize(("text", "attribute", "current", "expected"), [
-    # heldout33 first-look misses
-    ("fyi home is Seattle these days, we sold the austin house back in march. what's the sales "
-     "tax situation here?", "city", "Austin", "Seattle"),
-    ("Finally did it — signed the lease, got the keys, and Montreal is home now. Need to figure "
-     "out how to get a Quebec health card, any idea where to start?", "city", "Toronto",
-     "Montreal"),
-    ("My employer these days is Nvidia - the offer went through and I've been there since the "
-     "3rd. How should I think about the RSU vesting schedule?", "employer", "Intel", "Nvidia"),
-    ("ok nobody calls me elizabeth except my grandma, go with Liz from here on out", "name",
-     "Elizabeth", "Liz"),
-    ("I've been going by my middle name Theo at work and honestly it fits me way better, can you "
-     "switch to that for good?", "name", "Michael", "Theo"),
-    ("quit keto, my cholesterol went nuts. no meat at all for me from this week on, veggie meal "
-     "ideas?", "diet", "keto", "vegetarian"),
-    ("华为那边离职手续办完了,这周一开始去腾讯上班,新工牌都拿到了", "employer", "华为", "腾讯"),
-    ("跳槽成功!!现在是字节跳动的员工啦,入职第三天,有点懵", "employer", "阿里巴巴", "字节跳动"),
-    ("现在东家是美团,老板人还不错,就是加班有点多,咋调整作息", "employer", "百度", "美团"),
-    ("我英文名是Grace,以后跟我聊天就叫Grace,不用叫中文名", "name", "陈静", "Grace"),
-])
-def test_heldout33_changes_are_read(text: str, attribute: str, current: str,
-                                    expected: str) -> None:
-    assert change_of(text, attribute, current) == expected
-
-
-@pytest.mark.parametrize(("text", "attribute", "current"), [
-    ("Can you switch my weather updates to Halifax? Lease signed last month.", "city", "Toronto"),
-    ("my sister says home is Seattle these days", "city", "Austin"),
-    ("在考虑要不要改成吃鱼的那种素,还没想好,你觉得营养上差别大吗", "diet", "vegan"),
-])
-def test_heldout33_guards(text: str, attribute: str, current: str) -> None:
-    assert change_of(text, attribute, current) is None
 
 
 @pytest.mark.parametrize("text", [

@@ -251,7 +251,7 @@ BLIND = [Path(__file__).parent / "data" / f"knowledge_update_heldout{n}.json"
 #: does not change it (someone else's change, a plan, a related thing, a one-off, the
 #: past, a question); ``guard1`` is tuned on, the others are first looks
 GUARDS = [Path(__file__).parent / "data" / f"knowledge_update_guard{n}.json"
-          for n in range(1, 8)]
+          for n in range(1, 10)]
 
 
 def run_guards(mm: MemoryManager, clock: ManualClock, cases: list[dict[str, Any]],

@@ -6,15 +6,20 @@ tonight ..."). Statements close to the asked thing that do not report the user's
 own state now must not be read so: someone else's change ("My dad finally got an
 iPhone 15 Pro"), a plan or a wish ("Really eyeing the new MacBook Air", 有点心动),
 the past ("Found my old lease from 2014", 翻到小时候的照片), a one-off ("grabbed a
-day pass at a gym near the hotel", 今天下大暴雨干脆打车去的), and a question that
-adopts nothing ("Is Verizon's coverage better than T-Mobile's?").
+day pass at a gym near the hotel", 今天下大暴雨干脆打车去的), the asked thing said to stay
+as it is ("Base pay stays the same"), and a question that adopts nothing ("Is Verizon's
+coverage better than T-Mobile's?").
 
 :func:`reports_own_state` reads the statement part of a message - the question
 sentences (and a question after a comma) are not what it states - and returns
 ``False`` when nothing is stated or a cue above is found in what is. Pure
 patterns, no storage: what is read is predictable and cheap (recall reads a few
 candidates per question). A person named in the question ("Which school is 朵朵
-at now?") is not "someone else".
+at now?") is not "someone else". Patterns read the phrasings they were written for: on
+blind guard sets the reader keeps the old value first in 0.525-0.70 of cases at first
+look (``benchmarks/results/knowledge_update_guard*_first_look.json``); a related thing
+of the user's own ("switched our home internet to Verizon Fios" for the mobile
+carrier) is beyond it.
 """
 
 from __future__ import annotations
@@ -235,8 +240,8 @@ def _statement_part(text: str) -> list[str]:
 def why_not_own_state(text: str, question: str = "") -> str | None:
     """Why ``text`` does not report the user's own present state (``None`` when it
     does): ``"question"`` (nothing stated), ``"someone else"``, ``"plan"``,
-    ``"past"`` or ``"one-off"``. ``question`` is what the user asked: a person it
-    names is not someone else. A cue does not count against a clause free of cues
+    ``"past"``, ``"one-off"`` or ``"unchanged"``. ``question`` is what the user asked: a
+    person it names is not someone else. A cue does not count against a clause free of cues
     that reads as a change ("Got offered a secondment in Lisbon, so I've dropped
     Italian and started Portuguese")."""
     clauses = _statement_part(text)

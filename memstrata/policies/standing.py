@@ -208,11 +208,11 @@ _NOT_A_CHANGE = re.compile(r"\b(?:for|right)\s+now\b|\bleft\s+my\s+\w+\s+(?:at|i
                            r"還只是)|受不了了", re.I)
 
 
-def _statement_part(text: str) -> list[str]:
-    """What ``text`` states, as clauses: its sentences that are not questions or
-    requests (a question inside a sentence dropped from it; in Chinese, the
-    question clause of a sentence)."""
-    kept: list[str] = []
+def _statement_part(text: str) -> list[list[str]]:
+    """What ``text`` states, as the clauses of each sentence that states something: its
+    sentences that are not questions or requests (a question inside a sentence dropped
+    from it; in Chinese, the question clause of a sentence)."""
+    kept: list[list[str]] = []
     for sentence in _SENTENCE.split(text):
         sentence = sentence.strip()
         if not sentence:
@@ -221,7 +221,7 @@ def _statement_part(text: str) -> list[str]:
             clauses = [c.strip() for c in _ZH_CLAUSE.split(sentence) if c.strip()]
             if sentence.endswith(("?", "？")) or re.search(r"[吗嗎呢]\W*$", sentence):
                 clauses = [c for c in clauses[:-1] if not _ZH_COMPARED.match(c)]
-            kept.extend(c for c in clauses if not _ZH_REQUEST.search(c))
+            kept.append([c for c in clauses if not _ZH_REQUEST.search(c)])
             continue
         if sentence.endswith("?"):
             if _EN_ASKS.search(sentence):
@@ -233,8 +233,8 @@ def _statement_part(text: str) -> list[str]:
             sentence = head[0]
         if _EN_REQUEST.search(sentence):
             continue
-        kept.extend(c for c in _EN_CLAUSE.split(sentence) if c.strip())
-    return kept
+        kept.append([c for c in _EN_CLAUSE.split(sentence) if c.strip()])
+    return [clauses for clauses in kept if clauses]
 
 
 def why_not_own_state(text: str, question: str = "") -> str | None:
@@ -244,7 +244,8 @@ def why_not_own_state(text: str, question: str = "") -> str | None:
     person it names is not someone else. A cue does not count against a clause free of cues
     that reads as a change ("Got offered a secondment in Lisbon, so I've dropped
     Italian and started Portuguese")."""
-    clauses = _statement_part(text)
+    sentences = _statement_part(text)
+    clauses = [c for sentence in sentences for c in sentence]
     if not clauses:
         return "question"
     stated = " ".join(clauses)
@@ -284,8 +285,7 @@ def why_not_own_state(text: str, question: str = "") -> str | None:
     # (我在学日语，准备今年十二月考N2); one in a later sentence does not ("We toured
     # Westbrook Academy on Saturday. ... Still just weighing options")
     # (Chinese runs clauses on past a full stop as often: there, every later clause)
-    first = clauses if zh else _statement_part(
-        next(s for s in _SENTENCE.split(text) if _statement_part(s)))
+    first = clauses if zh else sentences[0]
     later = clauses[len(first):]
     if len(first) > 1 and not any(cue.search(first[0]) for _, cue in cues) \
             and (_ZH_I if zh else _EN_I).search(first[0]) \

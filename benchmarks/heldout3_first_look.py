@@ -109,7 +109,9 @@ reports, the user's own changes read as changes in the ranking); ``--updates27``
 that states no change, more plan, past and one-off cues); ``--updates28`` and ``--guards7``
 (40 cases each) after heldout27's and guard6's, and guard6's fixes. ``--guards8`` (40
 cases) was written blind while guard7's misses were fixed (evaluated once those fixes were
-committed), ``--guards9`` (40 cases) while guard8's were (the same way).
+committed), ``--guards9`` (40 cases) while guard8's were (the same way). ``--updates29``
+(40 cases, 22 English / 18 Chinese) was written blind after guard8's fixes, with no change
+to the ranking of updates since heldout28's first look.
 """
 
 from __future__ import annotations
@@ -141,7 +143,7 @@ UPDATES_LOOK = RESULTS / "knowledge_update_heldout3_first_look.json"
 #: ``data/formation_changes_heldoutN.json``, ``--updatesN``
 #: ``data/knowledge_update_heldoutN.json``, and each writes its first look once
 FORMATION_SPLITS = range(4, 34)
-UPDATE_SPLITS = range(4, 29)
+UPDATE_SPLITS = range(4, 30)
 #: the knowledge-update guard splits first looked at here (``--guardsN``,
 #: ``data/knowledge_update_guardN.json``; guard1 is the split tuned on)
 GUARD_SPLITS = range(2, 10)

@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
 #: the blind splits after the sixth whose first looks the README lists
 FORMATION_LATER = range(7, 34)
-KU_LATER = range(7, 29)
+KU_LATER = range(7, 30)
 #: the knowledge-update guard splits first looked at (guard1 is tuned on)
 KU_GUARDS = range(2, 10)
 CONTRADICTION_BLIND = range(1, 7)

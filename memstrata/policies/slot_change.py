@@ -689,19 +689,19 @@ def _en_change_of(text: str, attribute: str, current: str) -> str | None:
                 for v in (m["v"] or m["w"],) if not _same_name(v, current)}
     if attribute == "employer" and not _TEXT_GUARD.search(text):
         # "ignore the Tesco stuff in my old CV, I've been at Sainsbury's since the summer": a
-        # present perfect of the user's own says where they are, even beside a CV
+        # present perfect of the user's own says where they are, even beside a CV; and what
+        # a clause takes for granted ("Since joining Airbus ...") unless it is someone else's
         for sentence in _SENTENCES.split(_ASK_AFTER_COMMA.sub(". ", text)):
             for clause in _CLAUSES_AT_COMMA.split(sentence):
+                if _CLAUSE_GUARD.search(clause):
+                    continue
                 m = _BEEN_AT.search(clause)
-                if m and not _CLAUSE_GUARD.search(clause) and not _same_name(m["v"], current):
-                    new.setdefault(_norm(m["v"]), m["v"])
-    if attribute == "employer" and not _TEXT_GUARD.search(text):
-        for clause in _CLAUSES_AT_COMMA.split(text):
-            for m in _JOINED_GIVEN.finditer(clause):
-                v = m["v"] or m["w"]
-                if not _CLAUSE_GUARD.search(clause) and not _OTHERS.search(clause) \
-                        and not _same_name(v, current):
-                    new.setdefault(_norm(v), v)
+                found = [m["v"]] if m else []
+                if not _OTHERS.search(clause):
+                    found += [g["v"] or g["w"] for g in _JOINED_GIVEN.finditer(clause)]
+                for v in found:
+                    if not _same_name(v, current):
+                        new.setdefault(_norm(v), v)
     if not new and attribute == "city":
         new = {_norm(v): v for c in clauses for v in _en_cities(c)
                if _norm(v) != _norm(current)}

@@ -39,6 +39,25 @@ from memstrata.policies.retrieval import asked_attribute
     ("Remind me where I work at the moment - I'm updating my LinkedIn headline", "employer"),
     ("who am I working for right now?", "employer"),
     ("我现在在哪家公司上班来着？填个人征信资料要用", "employer"),
+    # reproductions: how the blind knowledge-update splits heldout5-29 asked in a request
+    # (none was read, and the statement in passing that answers was not looked for)
+    ("What are some good weekend hiking spots within an hour of where I live?", "city"),
+    ("Can you remind me which city I'm living in now? I'm filling out a form", "city"),
+    ("Find me a couple of pub quiz nights in my area.", "city"),
+    ("Help me write a short LinkedIn headline that mentions the company I work for.",
+     "employer"),
+    ("Can you draft a LinkedIn headline for me? Mention the company I work for.", "employer"),
+    ("can you write me a one-line LinkedIn headline with my current role and company?",
+     "employer"),
+    ("If someone at a networking event asks where I work, what company should I tell them?",
+     "employer"),
+    ("Can you suggest a dinner I could make tonight that fits the way I eat?", "diet"),
+    ("what diet am I following these days?", "diet"),
+    ("帮我推荐几条我住的地方附近周末能去的徒步路线。", "city"),
+    ("帮我查一下我所在城市明天的天气。", "city"),
+    ("周末想在家附近找个地方爬爬山，有什么推荐吗？", "city"),
+    ("我現在住在哪個城市？想查這週末附近有什麼市集。", "city"),
+    ("我想更新一下个人资料，帮我写一句现在的公司和职位介绍", "employer"),
 ])
 def test_a_question_for_a_profile_fact_is_read(query, attribute):
     assert asked_attribute(query) == attribute
@@ -55,6 +74,12 @@ def test_a_question_for_a_profile_fact_is_read(query, attribute):
     "我的医疗险是哪家公司的？公司报销一部分",
     "我的车险是哪家公司的",
     "Is there a good gym near where I work?",
+    "Where does my sister live?",
+    "Which city should we live in after we retire?",
+    "How do people in Japan eat rice?",
+    "帮我查一下我老家附近的天气",
+    # a reason, not an instruction, after the question
+    "Which gym do I go to? Remind me where I work too, it's on the form.",
 ])
 def test_other_questions_ask_for_none(query):
     assert asked_attribute(query) is None
@@ -161,4 +186,40 @@ def test_someone_elses_new_job_does_not_answer(manager: MemoryManager,
         (41, "I have an interview at Stripe next week, wish me luck."),
     ])
     hits = manager.recall("emp-guard", "Where do I currently work?", record_use=False)
+    assert hits and hits[0].id == ids[old]
+
+
+@pytest.mark.parametrize(("old", "new", "question"), [
+    # reproductions (blind knowledge-update splits heldout26-29): the request asks for the
+    # city or the employer in passing, the new value is said in passing - it was not returned
+    ("I just moved into a place in Somerville near Davis Square and I love it so far.",
+     "the humidity here in austin is unreal, the AC in my east side apartment is barely keeping "
+     "up. is it ok to run a dehumidifier and the AC at the same time?",
+     "What are some good weekend hiking spots within an hour of where I live?"),
+    ("I work as a data analyst at Spotify, mostly on podcast metrics.",
+     "first week at monzo done!! everyone's super friendly and the onboarding was way better "
+     "than i expected. any tricks for remembering names?",
+     "Help me write a short LinkedIn headline that mentions the company I work for."),
+    ("我刚搬到杭州滨江这边，离公司挺近的。",
+     "来成都快一个月了，天天吃火锅胃有点受不了😂 有没有什么养胃的清淡菜谱推荐？",
+     "帮我推荐几条我住的地方附近周末能去的徒步路线。"),
+])
+def test_a_value_said_in_passing_answers_a_request_for_it(
+        manager: MemoryManager, clock: ManualClock, old: str, new: str, question: str) -> None:
+    ids = _said(manager, clock, "passing", [
+        (0, old), *((1, text) for text in _FILLER), (40, new)])
+    hits = manager.recall("passing", question, record_use=False)
+    assert hits and hits[0].id == ids[new]
+
+
+def test_a_relatives_move_said_in_passing_does_not_answer(manager: MemoryManager,
+                                                          clock: ManualClock) -> None:
+    old = "I just moved into a place in Somerville near Davis Square and I love it so far."
+    ids = _said(manager, clock, "passing-guard", [
+        (0, old), *((1, text) for text in _FILLER),
+        (40, "my sister has been in Austin for two months now and says the humidity is unreal"),
+        (41, "I'm in Chicago for a conference this week, the wind here in chicago is brutal"),
+    ])
+    hits = manager.recall("passing-guard", "Any hiking spots within an hour of where I live?",
+                          record_use=False)
     assert hits and hits[0].id == ids[old]

@@ -392,6 +392,69 @@ def test_blind_splits_standing_instructions_read_alone(text: str, keyword: str) 
 
 #: the first-look misses and lost guards (None) of the blind formation splits heldout28-33,
 #: and what the readings built on them must leave alone
+#: statements of the blind knowledge-update splits heldout5-29 that give the new value in
+#: passing, which recall reads when a question asks for the attribute (each was not read)
+_KU_IN_PASSING = [
+    ("the humidity here in austin is unreal, the AC in my east side apartment is barely "
+     "keeping up. is it ok to run a dehumidifier and the AC at the same time?", "city",
+     "Somerville", "Austin"),
+    ("still living out of boxes since the move to bristol last weekend lol. new flat in "
+     "bishopston is lovely though. whats the best way to meet people?", "city", "Leeds",
+     "Bristol"),
+    ("We've been in Tucson for three weeks and I still can't get used to 100 degrees in "
+     "October. How do people keep their cars cool?", "city", "Denver", "Tucson"),
+    ("first winter in Minneapolis and I am so not prepared, what kind of boots do I need for "
+     "-20°F?", "city", "Austin", "Minneapolis"),
+    ("we moved to Denver last month and I'm still not used to the altitude, any tips for "
+     "baking at 5,280 feet?", "city", "Portland", "Denver"),
+    ("Three weeks into life in Portland and the rain hasn't stopped once. Good waterproof "
+     "jacket brands that aren't crazy expensive?", "city", "Denver", "Portland"),
+    ("first week at chewy done!! onboarding was a blur of laptops and slack channels lol. whats "
+     "a good trick for remembering names?", "employer", "Petco", "Chewy"),
+    ("Sorry if I'm slow today, first week at Halvorsen Freight and the onboarding is a "
+     "firehose. How do I keep three systems straight?", "employer", "Brightline",
+     "Halvorsen Freight"),
+    ("First week at Meridian Health went really well, onboarding is so much more organized than "
+     "anything I saw in four years at Brightline. Could you help me write a short intro?",
+     "employer", "Acme", "Meridian Health"),
+    ("来成都快一个月了，天天吃火锅胃有点受不了😂 有没有什么养胃的清淡菜谱推荐？", "city", "杭州",
+     "成都"),
+    ("搬家累死了，成都这边的房子还没收拾完，不过楼下那家火锅店已经去了三次了哈哈。", "city", "杭州",
+     "成都"),
+    ("我们上个月搬到成都了，房子比在杭州的时候大了一倍。成都冬天家里需要买取暖器吗？", "city",
+     "杭州西湖区", "成都"),
+    ("上海徐汇的新家搬完快一周了，还在拆箱子。对了，宜家的床垫怎么选比较好？", "city", "杭州滨江区",
+     "上海"),
+    ("我搬到昆明了", "city", "杭州", "昆明"),
+    ("來美團快一個月了，食堂還挺好吃的哈哈。你知道周报怎么写比较不容易被挑毛病吗", "employer",
+     "字节跳动", "美團"),
+    ("到聯發科上班快一個月了，不用輪班真的太幸福。想問一下新竹有什麼好吃的早午餐？", "employer",
+     "台積電", "聯發科"),
+    ("ever since I went fully vegan in march my grocery bill has dropped a ton, weirdly. do you "
+     "know if nutritional yeast goes bad?", "diet", "keto", "vegan"),
+    ("Since going fully vegan in October I miss cheese more than anything - any cashew-based "
+     "recipes that come close?", "diet", "keto", "vegan"),
+    ("生酮停了，现在改成16:8轻断食，中午12点到晚上8点之间吃饭，感觉精力好多了。空腹的时候可以喝黑咖啡吗？",
+     "diet", "keto", "intermittent fasting"),
+    ("听医生的建议，这几周一直按地中海饮食来吃，多吃鱼和橄榄油，感觉肠胃舒服多了。三文鱼一周吃几次合适？",
+     "diet", "keto", "mediterranean"),
+    ("轻断食停了，最近跟着营养师在做低碳水饮食，每天碳水控制在100克以内，推荐几个早餐吧", "diet",
+     "intermittent fasting", "low-carb"),
+    # guards: no place, someone else, a trip, a condition, no employer's name
+    ("I've been in meetings for three weeks straight", "city", "Leeds", None),
+    ("my sister has been in Portland for two months now", "city", "Leeds", None),
+    ("I'm in Chicago for a conference, the humidity here in chicago is unreal", "city", "Leeds",
+     None),
+    ("我表哥来成都快一个月了", "city", "杭州", None),
+    ("下个月去成都出差，成都这边有什么好吃的", "city", "杭州", None),
+    ("first week at work was rough, any tips?", "employer", "Petco", None),
+    ("到公司上班快一个月了，还是很累", "employer", "腾讯", None),
+    ("My flatmate's just gone vegan and I'm cooking dinner for the two of us Saturday - what "
+     "can I make that works for her?", "diet", "vegetarian", None),
+    ("I would go vegan if my doctor agreed", "diet", "keto", None),
+]
+
+
 _HELDOUT28_33 = [
     # heldout28 / heldout30 first-look misses: home named as "here", the employer a
     # sentence takes for granted, a correction of the age, a coeliac diagnosis
@@ -927,6 +990,7 @@ _AFTER_MISSES: dict[str, list[tuple[str, str, str, str | None]]] = {
         ("I'm thinking of getting my Munich residence permit next year.", "city", "Berlin", None),
     ],
     "heldout28-33": _HELDOUT28_33,
+    "knowledge-update in passing": _KU_IN_PASSING,
 }
 
 

@@ -33,7 +33,9 @@ _EN_NAME_CUE = re.compile(
     r"instead of|address|addressed|addresses|deed poll|switching to|prefer|drop the full|"
     r"pls|please|use|knows me by)\b", re.I)
 _EN_NAME_TEXT_GUARD = re.compile(
-    r"[\"“”«»]|\bif\b(?!\s+you\b|\s+that['’]?s\s+(?:alright|all right|ok|okay|fine)\b)|"
+    # ("do you know if ..." asks whether: no condition)
+    r"[\"“”«»]|(?<!\bknow\s)(?<!\bsee\s)(?<!\bcheck\s)(?<!\bwondering\s)"
+    r"\bif\b(?!\s+you\b|\s+that['’]?s\s+(?:alright|all right|ok|okay|fine)\b)|"
     r"\b(?:unless|imagine|dream\w*|suppose|pretend|wish|joke|kidding|by mistake|mistakenly|"
     r"wrongly|the wrong name|in character|role-?play\w*|back to normal|"
     # a name for one game or one night: "call me Seraphina, just for the game"
@@ -275,9 +277,13 @@ _EN_FOODS = {
     _EGGS: re.compile(r"\b(?:eggs?|dairy|cheese|milk|butter|yogh?urt)\b", re.I),
 }
 _EN_DIET_CUE = re.compile(r"\b(?:vegan|vegetarian|veggie|pescatarian|plant-based|keto|meat|fish|"
-                          r"eggs?|dairy|cheese|gluten|halal|coeliac|celiac)\b", re.I)
+                          r"eggs?|dairy|cheese|gluten|halal|coeliac|celiac|paleo|low-carb|"
+                          r"mediterranean|intermittent fasting)\b", re.I)
 _EN_LABEL = re.compile(
-    r"\b(?P<v>vegan|vegetarian|pescatarian|plant-based|keto)\b(?!-(?:friendly|options?|style|ish))|"
+    r"\b(?P<v>vegan|vegetarian|pescatarian|plant-based|keto|paleo|intermittent fasting)\b"
+    r"(?!-(?:friendly|options?|style|ish))|"
+    # diets named with "diet" or their own word: "the mediterranean diet", "doing low-carb"
+    r"\b(?P<v4>mediterranean|low-carb|low carb)(?=\s+diet\b|\s+(?:now|these\s+days)\b)|"
     # gluten-free and halal name a diet only as the user's ("now I'm strictly gluten-free",
     # "eat only halal"), not a crust or a restaurant
     r"\b(?:i['’]m|i am|am|went|gone|go|going|strictly|only eat|eat only|eating|keep|keeping)\s+"
@@ -300,12 +306,14 @@ _EN_DIET_OTHERS = re.compile(
     r"flatmate|housemate|kids?|"
     r"in-laws|trainer|doctor|guests|manager|boss|colleague|coworker)\b"
     # "my husband's doing keto" is his diet ('s is "is"); "my doctor's advice" is not
-    r"(?:(?!['’]s)|(?=['’]s\s+(?:doing|been|gone|going|on|eating|started|trying|now)\b))|"
+    r"(?:(?!['’]s)|(?=['’]s\s+(?:just\s+|now\s+|also\s+)?(?:doing|been|gone|going|on|eating|started|"
+    r"trying|now)\b))|"
     r"\b(?:he|she|they|them|everyone|everybody)\b(?!['’]s)|"
     # guests counted off: "one's vegetarian and one's gluten-free", "the other is vegan"
     r"\b(?:one|the other)(?:['’]s|\s+is)\s|\bone\s+of\s+them\b", re.I)
 _EN_STOP_EATING = re.compile(
-    r"\b(?:no more|no|dropped|drop|cut out|cutting out|gave up|given up|quit|without|"
+    r"\b(?:no more|no|(?:dropped|drop)(?!\s+(?:a\s+(?:ton|lot|bit)|by|to|\d))|cut out|cutting out|"
+    r"gave up|given up|quit|without|"
     r"stopped (?:eating|having)|don['’]t eat|not eating|off)\b", re.I)
 _EN_EATING = re.compile(r"\b(?:eat|eating|eats|having|have|had|added|back on|back in|started|"
                         r"on the menu)\b",
@@ -331,7 +339,7 @@ _EN_DROPPED = re.compile(r"\b(?:gave|give|given|giving)\s+up\s+(?:on\s+)?|\b(?:q
 _EN_DROPPED_LABEL = re.compile(
     rf"(?:{_EN_DROPPED.pattern})(?:the\s+|being\s+(?:a\s+)?|my\s+)?(?P<v>vegan|vegetarian|"
     r"veggie|pescatarian|keto|plant-based)\b", re.I)
-_EN_LABEL_NAMES = {"veggie": "vegetarian", "plant-based": "vegan"}
+_EN_LABEL_NAMES = {"veggie": "vegetarian", "plant-based": "vegan", "low carb": "low-carb"}
 
 
 _EN_TALKED_INTO = re.compile(
@@ -370,7 +378,7 @@ def en_diet(text: str, current: str) -> str | None:
     steps: list[tuple[bool, set[str]]] = []
     # a dash or an emoji ends a sentence ("added fish back ... (still no meat tho) — whats a
     # simple salmon traybake?": the question is the next sentence)
-    for sentence in re.split(r"(?<=[.!?])\s+|\s+[—–]\s+|\s*[\U0001F300-\U0001FAFF]+\s*", text):
+    for sentence in re.split(r"(?<=[.!?])\s+|\s+[—–-]\s+|\s*[\U0001F300-\U0001FAFF]+\s*", text):
         if _EN_DIET_SENTENCE_GUARD.search(sentence):
             continue
         # a comma ends a clause only before a clause's first word: "fish, eggs and dairy
@@ -387,7 +395,7 @@ def en_diet(text: str, current: str) -> str | None:
             if not _EN_STOP_EATING.search(kept):
                 labels |= {_EN_LABEL_NAMES.get(v.lower(), v.lower())
                            for m in _EN_LABEL.finditer(kept)
-                           for v in (m["v"] or m["v2"] or m["v3"],)}
+                           for v in (m["v"] or m["v2"] or m["v3"] or m["v4"],)}
             if _EN_GLUTEN.search(clause):
                 labels.add("gluten-free")
             foods = {f for f, p in _EN_FOODS.items() if p.search(clause)}
@@ -414,7 +422,8 @@ _ZH_FOODS = {
     _FISH: re.compile(r"鱼|虾|海鲜"),
     _EGGS: re.compile(r"蛋(?!白)|奶|乳制品|芝士"),
 }
-_ZH_DIET_CUE = re.compile(r"素|肉|荤|葷|鱼|魚|虾|蝦|海鲜|蛋|奶|生酮|清真|麸质|麩質")
+_ZH_DIET_CUE = re.compile(r"素|肉|荤|葷|鱼|魚|虾|蝦|海鲜|蛋|奶|生酮|清真|麸质|麩質|"
+                          r"断食|斷食|地中海|低碳")
 _ZH_DIET_GUARD = re.compile(r"[?？「」“”『』\"]|吗|如果|要是|假如|假设|万一|的话|倘若|梦|"
                             # 不打算再吃素了 is no plan: a decision
                             r"(?<!不)打算(?!就这么|就这样|继续|一直)|(?<!不)准备|听说|有人|"
@@ -448,6 +457,9 @@ def zh_diet(text: str, current: str) -> str | None:
     for label, said in (("vegan", r"纯素|全素"), ("keto", r"生酮|(?i:keto)"),
                         ("vegetarian", r"蛋奶素"),
                         ("halal", r"吃清真|清真饮食"),
+                        ("intermittent fasting", r"轻断食|16[:：]8断食|168断食"),
+                        ("mediterranean", r"地中海饮食|地中海(?:式)?吃法"),
+                        ("low-carb", r"低碳水?饮食|低碳水化合物饮食"),
                         ("gluten-free", r"(?<!含)无麸质饮食|只(?:能)?吃无麸质"),
                         ("not vegetarian", r"(?:啥|什么)都吃|荤素都吃|开荤")):
         if label != current and any(re.search(said, c) and not re.search(r"不|停|没|戒", c)

@@ -92,6 +92,7 @@ from datetime import datetime, timedelta
 from types import MappingProxyType
 
 from memstrata._text import STOP_WORDS
+from memstrata.policies._extraction_zh import to_simplified
 from memstrata.policies.temporal import question_part
 from memstrata.types import MemoryType, ScoreParts, Status
 
@@ -523,14 +524,26 @@ _ASKED = (
     ("city", re.compile(
         r"\b(?:which|what)\s+(?:city|town)\s+(?:do|did|am)\s+i\b|\bwhere\s+do\s+i\s+live\b|"
         r"\bwhere\s+(?:is|'s)\s+my\s+(?:home|apartment|flat|place)\b|\bmy\s+(?:home\s+)?city\b|"
-        r"我(?:现在|目前|如今|最近)?住(?:在)?哪|哪个城市|我家(?:现在)?在哪|住在什么地方", re.I)),
+        # said in a request: "day hikes within an hour of where I live", "which city I'm
+        # living in now", "the city we live in", "pub quiz nights in my area"
+        r"\bwhere\s+(?:i|we)(?:['’]m|\s+am|['’]re|\s+are)?\s+(?:currently\s+|now\s+)?liv(?:e|ing)\b|"
+        r"\b(?:city|town)\s+(?:that\s+)?(?:i|we)(?:['’]m|\s+am|['’]re|\s+are)?\s+(?:currently\s+|now\s+)?"
+        r"liv(?:e|ing)\b|\b(?:in|around)\s+my\s+(?:area|neck\s+of\s+the\s+woods)\b|"
+        r"我(?:现在|目前|如今|最近)?住(?:在)?哪|哪个城市|我家(?:现在)?在哪|住在什么地方|"
+        r"我(?:现在|目前)?(?:住|在)的(?:城市|地方|那个城市)|我(?:现在)?所在的?城市|(?<!老)家附近|"
+        r"我住的?附近", re.I)),
     ("employer", re.compile(
         r"\b(?:where\s+(?:do|am)|(?:remind|tell)\s+me\s+where)\s+i\s+(?:currently\s+|still\s+|now\s+)?work(?:ing)?\b|"
         r"\bwho\s+(?:do|am)\s+i\s+(?:currently\s+|still\s+|now\s+)?work(?:ing)?\s+for\b|"
         r"\b(?:which|what)\s+company\s+(?:do|am)\s+i\b|"
         r"\bmy\s+(?:current\s+|present\s+)?(?:employer|company)\b|"
+        # "a LinkedIn headline that mentions the company I work for", "my current role
+        # and company", "if someone asks where I work"
+        r"\b(?:company|employer|firm)\s+(?:that\s+)?i\s+(?:currently\s+|now\s+)?work\s+(?:for|at)\b|"
+        r"\b(?:role|job|title|position)\s+and\s+(?:my\s+)?(?:company|employer)\b|"
+        r"(?<!near\s)(?<!to\s)(?<!from\s)(?<!around\s)(?<!of\s)\bwhere\s+i\s+(?:currently\s+|now\s+)?work\b|\bwho\s+i\s+(?:currently\s+|now\s+)?work\s+for\b|"
         r"在哪(?:家|个)公司|哪家公司(?:上班|工作|任职|的员工)|在哪(?:里|儿)?(?:工作|上班)|"
-        r"我的(?:公司|东家)", re.I)),
+        r"我的(?:公司|东家)|(?:我)?现在的(?:公司|东家|单位)", re.I)),
     ("occupation", re.compile(
         r"\bwhat\s+(?:is|'s)\s+my\s+(?:job|occupation|profession)\b|"
         r"\bwhat\s+do\s+i\s+do\s+for\s+(?:a\s+)?(?:living|work)\b|\bmy\s+(?:occupation|profession)\b|"
@@ -539,12 +552,21 @@ _ASKED = (
                        r"我的年龄", re.I)),
     ("diet", re.compile(
         r"\bmy\s+diet\b|\bdietary\b|\bam\s+i\s+(?:vegan|vegetarian|pescatarian)\b|"
-        r"\bwhat\s+(?:do|can|don't|can't)\s+i\s+eat\b|饮食|忌口|我吃素吗", re.I)),
+        r"\bwhat\s+(?:do|can|don't|can't)\s+i\s+eat\b|"
+        # "a dinner that fits the way I eat", "what diet am I following these days?"
+        r"\b(?:how|the\s+way)\s+(?:i|we)(?:['’]m|\s+am|['’]re|\s+are)?\s+(?:currently\s+|now\s+)?"
+        r"eat(?:ing)?\b|\bwhat\s+diet\b|饮食|忌口|我吃素吗", re.I)),
     ("name", re.compile(
         r"\bwhat(?:'s|\s+is)\s+my\s+name\b|\b(?:what|how)\s+should\s+you\s+(?:call|address)\s+me\b|"
         r"\bwhat\s+do\s+i\s+(?:like|want|prefer)\s+to\s+be\s+called\b|"
         r"怎么称呼我|叫我什么|我叫什么|我的名字", re.I)),
 )
+
+
+_SENTENCES = re.compile(r"(?<=[.!?。！？])\s*")
+#: a sentence that asks by instructing: "Mention the company I work for."
+_INSTRUCTION = re.compile(r"\s*(?:please\s+)?(?:mention|include|use|put|add|say|list|name|"
+                          r"make\s+sure|remember|keep)\b", re.I)
 
 
 def asked_attribute(query: str) -> str | None:
@@ -561,8 +583,11 @@ def asked_attribute(query: str) -> str | None:
     True
     """
     # the question itself, not a reason given after it ("which gym am I a member of
-    # now? my employer reimburses it" asks for the gym)
-    text = question_part(query)
+    # now? my employer reimburses it" asks for the gym) - but an instruction beside it
+    # asks too ("Can you draft a LinkedIn headline for me? Mention the company I work for.")
+    simple = to_simplified(query)
+    text = " ".join([question_part(simple), *(
+        s for s in _SENTENCES.split(simple) if _INSTRUCTION.match(s))])
     for attribute, pattern in _ASKED:
         if pattern.search(text):
             return attribute

@@ -59,7 +59,10 @@ _CUES = {
         r"\b(?:home|move|moved|moving|shifted|relocat\w*|apartment|flat|house|place|new city|"
         r"live|lived|living|livin|settled|keys|unpack\w*|neighbou?rhood|balcony|rent|rents|boxes|"
         r"weather|people now|locals now|based|sharehouse|lease|address|bungalow|suburb|condo|"
-        r"(?:been|living|settled|moved)\s+here|resident|residence|residency)\b",
+        r"(?:been|living|settled|moved)\s+here|resident|residence|residency|here\s+in|life\s+in|"
+        r"been\s+in(?=\s+\S+(?:\s+\S+){0,2}\s+(?:for\s+|about\s+|almost\s+|nearly\s+|over\s+)?"
+        r"(?:a|an|one|two|three|four|five|six|\d+|a\s+few|several)\s+(?:weeks?|months?|years?))|"
+        r"first\s+(?:winter|summer|spring|autumn|fall|month|year)\s+in)\b",
         re.I),
     "employer": re.compile(
         r"\b(?:job|joined|started|starting|working|work|offer|onboarding|first (?:day|week|"
@@ -83,7 +86,7 @@ _CUES = {
 #: anywhere in the text, nothing in it is read: quoted speech, a condition, a dream
 _TEXT_GUARD = re.compile(
     r"[\"“”«»「」]|"
-    r"\b(?:if|unless|imagine|imagined|dream|dreams|dreamt|dreamed|dreaming|pretend|suppose|"
+    r"\b(?:(?<!sorry\s)(?<!know\s)(?<!see\s)(?<!check\s)(?<!wondering\s)if|unless|imagine|imagined|dream|dreams|dreamt|dreamed|dreaming|pretend|suppose|"
     r"wish|someday|joke|joking|kidding|swear|swears|pros and cons|"
     # a decision to take: "Should I take the Stripe offer?"
     r"should\s+(?:i|we)\s+(?:move|take|accept|go|join|quit|leave|switch|relocate|stay)\b)\b", re.I)
@@ -94,14 +97,15 @@ _SENTENCE_GUARD = re.compile(
     r"plan to|plans to|plan on|planning|plan is|plan was|hope|hoping|gonna|going to|will|"
     r"next|soon|tomorrow|upcoming|later this|"
     r"visit|visiting|visited|trip|vacation|holiday|conference|business(?!\s+cards?)|flight|"
-    r"flying|weekend|stay|stayed|staying|hotel|back home|"
+    r"flying|(?<!last\s)weekend|stay|stayed|staying|hotel|back home|"
     r"look|looks|feel like(?!\s+home)|guess|the idea|floated|suggest\w*|propos\w*|asked|"
     r"wants?|wanted|"
     r"offering|relocation to|cover letter|application|apply|applying|interview\w*|resume|cv|"
     # the past: "when I lived in Minneapolis", "I used to live in"
     r"when\s+(?:i|we)\s+(?:lived|was living|were living|worked|was working|was|were)\b|"
     # "I used to live in", not "I'm (only) used to Google Workspace"
-    r"(?<!['’]m\s)(?<!\bam\s)(?<!\bonly\s)(?<!\bbe\s)(?<!\bget\s)(?<!\bgetting\s)used to|"
+    r"(?<!['’]m\s)(?<!\bam\s)(?<!\bonly\s)(?<!\bbe\s)(?<!\bget\s)(?<!\bgetting\s)(?<!\bnot\s)"
+    r"used to|"
     r"back\s+(?:when|in|then)\b|"
     r"before\s+(?:that|this|then|joining|moving|(?-i:[A-Z])\w+)|grew up|grow up in\w*|born|raised|"
     r"(?:my|our)\s+first\s+(?:real\s+|proper\s+|full-time\s+)?(?:job|gig|employer)|"
@@ -356,9 +360,9 @@ _CJK = re.compile(r"[\u4e00-\u9fff]")
 _ZH_CUES = {
     "city": re.compile(r"住|搬|安家|定居|落户|生活|扎根|租|房子|新家|城市|地址|安顿|落脚|安在|离开|"
                        r"调到|调去|(?i:move|base)|"
-                       r"待了|(?<!老)家(?:现在)?在"),
+                       r"待了|(?<!老)家(?:现在)?在|这边|(?<![回出])来"),
     "employer": re.compile(r"工作|上班|入职|加入|跳槽|东家|公司|离职|offer|团队|任职|的人了|做|"
-                           r"工资|薪水|"
+                           r"工资|薪水|周报|加班|食堂|工位|员工|"
                            r"报到|工牌|工卡|打工|调入|调到|离开|(?i:join|switched\s+to|team)"),
     "age": re.compile(rf"生日|岁|满|成年|🎂|蛋糕|蜡烛|大寿|寿辰|(?i:birthday|b-?day)|"
                       rf"(?:今天|终于|刚刚?|已经)\s*{_ZH_N}了"),
@@ -395,7 +399,11 @@ _ZH_AGE_CORRECTED = r"不是{0}|(?:说|记|写|打|搞)错了?"
 _ZH_CLAUSE = _ZH_CLAUSE_SPLIT
 #: characters no place or company name of these patterns contains
 _ZH_STOP = r"我你他她它们这那哪边个一了的是在和与也都还就又很太现今明后前家到第"
-_ZH_X = (rf"(?P<v>[A-Za-z][A-Za-z&.'-]{{6,24}}(?=[^A-Za-z&.'-]|$)|"
+#: cities of a million people or more (GeoNames) whose names hold one of those characters
+#: (成都 has 都, 昆明 明, 石家庄 家): read as the whole name
+_ZH_STOPPED_CITIES = ("呼和浩特|石家庄|加德满都|巴塞罗那|胡志明市|第比利斯|维也纳|明斯克|"
+                      "哈瓦那|伯明翰|都柏林|渥太华|张家港|成都|太原|昆明|京都|金边")
+_ZH_X = (rf"(?P<v>[A-Za-z][A-Za-z&.'-]{{6,24}}(?=[^A-Za-z&.'-]|$)|(?:{_ZH_STOPPED_CITIES})|"
          rf"(?:(?![{_ZH_STOP}])[\u4e00-\u9fffA-Za-z]){{2,6}}?)")
 _ZH_END = (r"(?=[，,。！!；;、\s了啦的]|$|[来去](?=[了啦，,。！!；;\s]|$)|"
            r"第(?=[一二两三四五六七八九十\d])|上班|工作|住(?=[下了啦喇，,。！!；;\s]|$)|"
@@ -440,6 +448,21 @@ _ZH_PLACES = {
     ),
 }
 _ZH_NUMBER = re.compile(rf"(?<![\d.])({_ZH_N})(?![\d.])")
+#: a stretch of time spent somewhere, or the how-manieth: 快一个月了, 三个礼拜了, 第二周了
+_ZH_STRETCH = (r"(?=(?:快|都|已经|差不多)?[一二两三四五六七八九十几半\d]+个?多?"
+               r"(?:天|周|星期|礼拜|月|年)|第[一二两三四五六七八九十\d]+(?:天|周|个?月|年))")
+#: where the user has been for a while, or speaks from - read as a city only when the
+#: gazetteer knows the place: 来成都快一个月了, 深圳这边夏天也太长了, 上海徐汇的新家搬完了
+_ZH_HERE = (re.compile(rf"(?<![回出])来{_ZH_X}{_ZH_STRETCH}"),
+            re.compile(rf"{_ZH_X}这边"),
+            re.compile(rf"{_ZH_X}的新家"))
+#: ... and as an employer when it is no city: 来美团快一个月了, 到联发科上班, 联发科的员工餐厅
+_ZH_JOINED = (re.compile(rf"(?<![回出])来{_ZH_X}{_ZH_STRETCH}"),
+              re.compile(rf"(?<![回想要])到{_ZH_X}(?:上班|工作)"),
+              re.compile(rf"{_ZH_X}的员工(?:餐厅|食堂|宿舍|福利)"))
+#: words that stand where an employer's name would and name none
+_ZH_NO_EMPLOYER = frozenset(
+    "公司 新公司 单位 新单位 工地 厂里 店里 办公室 这里 那里 学校 家里".split())
 #: a new team named where the user has just started: 发在小红书新团队的群里，我周一刚报到
 _ZH_NEW_TEAM = re.compile(rf"{_ZH_X}(?:的)?新(?:团队|公司|单位|部门)")
 _ZH_STARTED = re.compile(r"(?:我|刚|已经|正式|今天|昨天|这周|上周|本周|周[一二三四五六日天])"
@@ -533,9 +556,24 @@ def _zh_change_of(text: str, attribute: str, current: str) -> str | None:
         new |= {m["v"] for p in re.split(r"[，,。！!；;]", text) if not _ZH_CLAUSE_GUARD.search(p)
                 for pattern in (_ZH_SWITCHED_TO, _ZH_SWITCHED_TO_LATIN)
                 for m in pattern.finditer(p)}
+    if attribute in ("city", "employer"):
+        from memstrata.policies.gazetteer import find_cities_zh
+
+        # the clause up to the place is read: 成都这边的房子还没收拾完 negates the unpacking
+        for pattern in _ZH_HERE if attribute == "city" else _ZH_JOINED:
+            for c in _ZH_CLAUSE.split(text):
+                for m in pattern.finditer(c):
+                    if _ZH_CLAUSE_GUARD.search(c[:m.end()]):
+                        continue
+                    places = find_cities_zh(m["v"])
+                    if attribute == "city" and places and m["v"].startswith(places[0]):
+                        new.add(places[0])
+                    elif attribute == "employer" and not places \
+                            and m["v"] not in _ZH_NO_EMPLOYER:
+                        new.add(m["v"])
     # 调入招商银行总行: the bank, not its head office
     new = {re.sub(r"(?<=..)(?:总行|分行|总部|总公司|分公司|分部|办事处)$", "", v) for v in new}
-    new = {v for v in new if v not in olds
+    new = {v for v in new if v not in olds and not any(o.startswith(v) for o in olds)
            and (attribute != "employer" or v not in _ZH_PLACE_NAMES)}
     if attribute == "city" and len(new) > 1 and any(_CJK.search(v) for v in new):
         # relocate到新加坡了，…now住在Tiong Bahru附近: a Latin word in a Chinese text is a
@@ -552,7 +590,8 @@ def _zh_change_of(text: str, attribute: str, current: str) -> str | None:
 
         # a request names a place it asks about (帮我看看厦门哪个区适合老人住), not home
         new = {v for c in clauses if not _ZH_REQUEST.match(c) or _ZH_SET_TO.search(c)
-               for v in find_cities_zh(c) if v not in olds}
+               for v in find_cities_zh(c)
+               if v not in olds and not any(o.startswith(v) for o in olds)}
     return new.pop() if len(new) == 1 else None
 
 
@@ -567,6 +606,47 @@ _NAME_ENDS = re.compile(r"\s*(?:$|[.,!;:)—–-]|(?:now|since|these|for|as|and|
                         r"though)\b)", re.I)
 
 
+#: a name typed in lower case where only a name stands: "first week at chewy done!!",
+#: "the humidity here in austin", "since the move to bristol" (a city only as one the
+#: gazetteer knows, an employer not as a common word)
+_LOWER = {
+    "employer": re.compile(
+        r"\b(?i:first\s+(?:full\s+)?(?:day|week|month|shift)\s+(?:of\s+onboarding\s+)?(?:at|with))"
+        r"\s+(?P<v>[a-z][\w&'’.-]*[\w&])"),
+    "city": re.compile(
+        r"\b(?i:here\s+in|(?:the\s+)?move\s+to|moved\s+to|living\s+in|life\s+in|been\s+in|"
+        r"first\s+(?:winter|summer|spring|autumn|fall|month|year)\s+in)\s+"
+        r"(?P<v>[a-z][a-z'’-]+(?:\s+[a-z][a-z'’-]+){0,2})"),
+}
+_NOT_EMPLOYERS = frozenset("work the my a an this that it our their his her school uni college "
+                           "home lunch last least".split())
+
+
+def _lower_names(clause: str, attribute: str) -> list[str]:
+    """Names typed in lower case (:data:`_LOWER`), capitalised."""
+    found: list[str] = []
+    for m in _LOWER[attribute].finditer(clause):
+        words = m["v"].split()
+        if attribute == "employer":
+            if words[0].casefold() not in _NOT_EMPLOYERS | _NOT_NAMES:
+                found.append(words[0].capitalize())
+            continue
+        from memstrata.policies.gazetteer import cities_en
+
+        names = cities_en()
+        hit = next((name for n in range(len(words), 0, -1)
+                    for name in (" ".join(w.capitalize() for w in words[:n]),) if name in names),
+                   None)
+        if hit is not None and words[0] not in _NOT_NAMES:
+            found.append(hit)
+    return found
+
+
+#: years spent at an employer, said before its name: "than anything I saw in four years at
+#: Brightline" is the old one
+_TENURE_BEFORE = re.compile(r"\byears?\s+(?:at|with)\s+$", re.I)
+
+
 def _names(clause: str, attribute: str) -> list[str]:
     found: list[str] = []
     for pattern in (_BEFORE[attribute], _AFTER[attribute]):
@@ -575,8 +655,12 @@ def _names(clause: str, attribute: str) -> list[str]:
             raw = m[group].strip(" .,!;:")
             keep = attribute == "employer" and _NAME_ENDS.match(clause, m.end(group))
             value = raw if keep else re.sub(r"[’']s$", "", raw)
-            if value.split()[0].casefold() not in _NOT_NAMES:
-                found.append(value)
+            if value.split()[0].casefold() in _NOT_NAMES or (
+                    attribute == "employer" and _TENURE_BEFORE.search(clause, 0, m.start(group))):
+                continue
+            found.append(value)
+    if attribute in _LOWER and not found:
+        found = _lower_names(clause, attribute)
     return found
 
 

@@ -401,8 +401,10 @@ class RetrievalPolicy:
         ``lexical_change_similarity``) that is comparably relevant updates the older.
         Where the model does not read the language, a newer candidate the question
         admitted on its own words that reads as a change updates the older at any word
-        overlap: the question links the two, and the new value shares few words with
-        the old (家里宽带是电信的 / ...就直接换成移动了, 0.07).
+        overlap, and one that does not at a word overlap of ``current_similarity`` - as
+        a cosine does where the model reads it: the question links the two, and the new
+        value shares few words with the old (家里宽带是电信的 / ...就直接换成移动了, 0.07;
+        我开的是一辆2016年的卡罗拉 / 比亚迪海豹开了一个月, 0.06).
 
         ``own`` says whether each candidate reports the user's own present state
         (:func:`~memstrata.policies.standing.reports_own_state`; all do when not
@@ -447,7 +449,8 @@ class RetrievalPolicy:
                     overlap = similarity[i][j]
                     same = ((change or found) and overlap >= self.lexical_change_similarity) \
                         or (overlap >= self.lexical_similarity and comparable) \
-                        or (found and change and admitted[j])
+                        or (found and admitted[j]
+                            and (change or overlap >= self.current_similarity))
                 elif not same and similarity is not None:
                     sim = similarity[i][j]
                     same = (sim >= self.same_thing_similarity and comparable) \

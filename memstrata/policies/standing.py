@@ -55,8 +55,16 @@ _EN_REQUEST = re.compile(r"^\W*(?:can|could|would)\s+you\b|^\W*(?:please|help\s+
                          r"\bjust\s+(?:doing\s+(?:some\s+|a\s+bit\s+of\s+)?research|researching|"
                          r"browsing|comparing|looking\s+around)\b", re.I)
 _ZH_REQUEST = re.compile(r"随便问|隨便問|好奇|(?:就是|只是)问问|(?:就是|只是)問問|了解一下行情|"
-                         r"^(?:你)?(?:帮|幫|麻烦|麻煩|请|請|能不能|可以帮|可不可以|推荐|推薦)")
+                         r"^(?:你)?(?:帮|幫|麻烦|麻煩|请|請|能不能|可以帮|可不可以|推荐|推薦)|"
+                         # 给我讲个冷笑话吧: a request without 帮
+                         r"^(?:你)?(?:给|給|跟|和)我(?:讲|講|说|說|来|來|推荐|推薦|想|写|寫|列|找|"
+                         r"介绍|介紹|出)|"
+                         # small talk: 今天天气真好, 周末愉快！, 早上好
+                         r"^(?:今天|今儿|今兒|最近)?(?:的)?天气(?:真|好|不错|不錯)|^(?:天氣)(?:真|好)|"
+                         r"^(?:周末|週末|节日|節日|新年|春节|春節|中秋|国庆|國慶)?(?:快乐|快樂|愉快)|"
+                         r"^(?:早上好|早安|晚安|你好|哈喽|哈囉|嗨)")
 _ZH_CLAUSE = re.compile(r"[，,、：:]")
+_ZH_QUOTED = re.compile(r"「[^」]*」|“[^”]*”|『[^』]*』")
 #: the lead-in of a comparing question (跟Apple Watch比，哪个更准？)
 _ZH_COMPARED = re.compile(r"^(?:跟|和|与|與|同).{1,20}?(?:比|相比|比起来|比起來)$")
 _EN_CLAUSE = re.compile(r"\s*[,;:—–]\s*|\s+-\s+|\s+(?:but|and|so|because|since|after|when)\s+",
@@ -218,10 +226,15 @@ def _statement_part(text: str) -> list[list[str]]:
         if not sentence:
             continue
         if _CJK.search(sentence):
+            # a quotation states nothing of the user's (「三人行，必有我师焉」出自哪里？)
+            sentence = _ZH_QUOTED.sub("", sentence)
             clauses = [c.strip() for c in _ZH_CLAUSE.split(sentence) if c.strip()]
             if sentence.endswith(("?", "？")) or re.search(r"[吗嗎呢]\W*$", sentence):
                 clauses = [c for c in clauses[:-1] if not _ZH_COMPARED.match(c)]
-            kept.append([c for c in clauses if not _ZH_REQUEST.search(c)])
+            # a request goes on to the end of its sentence (帮我想一个桌游，适合四五个人玩)
+            asked = next((i for i, c in enumerate(clauses) if _ZH_REQUEST.search(c)), None)
+            kept.append(clauses if asked is None else [
+                c for c in clauses[:asked] if not _ZH_REQUEST.search(c)])
             continue
         if sentence.endswith("?"):
             if _EN_ASKS.search(sentence):

@@ -106,6 +106,8 @@ def test_a_newer_change_of_the_users_own_state_still_ranks_first(
     ("我工作用的是一台联想ThinkPad。", "", None),
     ("我女儿朵朵在阳光幼儿园上大班。", "朵朵在哪个学校上学？", None),
     ("续约合同签了，从下个月起每月5200，押一付三，这个涨幅算正常吗？", "", None),
+    ("walgreens just texted that my refill is ready but i cant get over there till thursday, "
+     "will they hold it that long?", "", None),
     # not the user's own state now
     ("Is Verizon's coverage better than T-Mobile's?", "", "question"),
     ("Can you compare the iPhone 15 Pro and the Galaxy S24 cameras?", "", "question"),

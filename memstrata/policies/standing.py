@@ -40,8 +40,8 @@ _SENTENCE = re.compile(r"(?<=[?？!！.。;；])\s*|\n+|\s*[\U0001F1E6-\U0001F1F
 #: tips?", "finally got an iPhone how do I move my chats??")
 _EN_ASK_INSIDE = re.compile(
     r"(?:,|;|:|\s[-—–])\s*(?=(?:so|and|but|anyway)?\s*(?:any|what|whats|what's|how|can|could|is|"
-    r"are|do|does|where|which|who|why|should|would|anyone|tips|ideas|suggestions|"
-    r"recommendations?)\b[^.!]*\?+\s*$)|"
+    r"are|do|does|did|where|which|who|why|should|would|will|won['’]?t|has|have|anyone|tips|"
+    r"ideas|suggestions|recommendations?)\b[^.!]*\?+\s*$)|"
     r"\s+(?=(?:what|whats|what's|how|any|anyone|tips|ideas|should\s+i|can\s+you|could\s+you|"
     r"do\s+you|is\s+(?:it|that|this|there))\b[^.!]*\?+\s*$)", re.I)
 #: a sentence that opens as a question is one

@@ -423,7 +423,8 @@ _AGGREGATE_Q = re.compile(
 #: to?", "book me a table that fits my diet", 我开什么车 - is about the user as they are
 _CURRENT_Q = re.compile(
     r"\b(?:now|nowadays|these days|currently|at the moment|at present|right now|lately"
-    r"|any ?more|still|current|presently|i|i'm|i\u2019m|my|me)\b"
+    # ("who's our internet provider?": the user's household)
+    r"|any ?more|still|current|presently|i|i'm|i\u2019m|my|me|we|we're|we\u2019re|our|us)\b"
     r"|现在|目前|如今|最近|这阵子|这段时间|眼下|当前"
     r"|^(?!.*(?:以前|之前|原来|当初|曾经|那时|上次|第一次|小时候|过去|去年|了吗|过吗|过什么)).*我",
     re.IGNORECASE,

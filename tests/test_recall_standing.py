@@ -125,6 +125,32 @@ def test_a_newer_change_of_the_users_own_state_still_ranks_first(
     ("收拾房间翻出了小学时学过的电子琴，好多年没碰了。", "", "past"),
     ("今天下大暴雨，干脆打车去的公司，花了快八十块。", "", "one-off"),
     ("上海徐汇的一室户现在一般多少钱一个月？帮朋友打听一下。", "", "question"),
+    # heldout30's and guard10's first-look misses: a question without its mark, a short
+    # rhetorical tail, "got used to", 想像 (imagine), hearsay, a memory kept to this day
+    ("all 3 squat racks at my Crunch were taken again at 6pm smh. whats a decent squat "
+     "substitute when theres no rack free", "", None),
+    ("finally got used to the trackpad gestures on my macbook air and now every other laptop "
+     "feels broken lol.", "", None),
+    ("我那支遠傳門號的5G在家附近訊號比想像中好，昨天在捷運上看直播都沒卡。", "", None),
+    ("mate since moving up to Sheffield for work I've bought a Sheffield United season ticket "
+     "and honestly I'm all in on the Blades now, Arsenal who?", "", None),
+    ("I'm vegetarian.", "", None),
+    ("real talk is the iphone 15 camera actually better than mine or is that just apple "
+     "marketing", "", "question"),
+    ("once winter hits maybe ill switch to the train?? idk. are monthly transit passes usually "
+     "worth it or nah", "", "question"),
+    ("a friend swears the viola is easier to learn than what i play. is that true at all?", "",
+     "question"),
+    ("is united polaris business class worth it compared to the airline i usually fly? seen "
+     "some crazy reviews", "", "question"),
+    ("lol remember in college i basically lived on caramel frappuccinos.", "", "past"),
+    ("man i miss my old thinkpad x220, that keyboard was unreal.", "", "past"),
+    ("my usual place was closed so i grabbed a cut at some supercuts by the airport lmaoo.", "",
+     "one-off"),
+    ("说真的 iphone15拍照比我这台强很多吗？还是纯营销", "", "question"),
+    ("陪室友搞三天生酮饮食，纯属陪她哈哈😂 第一天就头晕正常吗", "", "one-off"),
+    ("联通宽带是不是比我家现在这个便宜？听人说晚上更稳 真的假的", "", "plan"),
+    ("小时候外婆家只喝茉莉花茶，那个香味到现在都记得🥲", "", "past"),
     # small talk states nothing (guard splits 2-9: with Chinese read by word overlap, such a
     # filler message was read as the user's and outdated the value asked for)
     ("给我讲个冷笑话吧。", "", "question"),

@@ -48,12 +48,26 @@ _EN_ASK_INSIDE = re.compile(
 _EN_ASKS = re.compile(r"^\W*(?:(?:and|so|but|also|oh|ok|okay|plus)\W+)?(?:is|are|am|do|does|did|"
                       r"can|could|would|will|should|has|have|what|whats|what's|how|which|who|"
                       r"where|why|when|any|anyone)\b", re.I)
+#: ... also without its question mark, when it opens with a question word
+_EN_ASKS_UNMARKED = re.compile(
+    r"^\W*(?:(?:and|so|but|also|oh|ok|okay|btw|random\s+q\w*|real\s+talk|honestly|seriously|"
+    r"srsly|quick\s+q\w*)\W+)?"
+    r"(?:whats|what['’]s|what\s+(?!a\b|an\b)|how\s+(?:do|does|can|should|long|much|many|often)|"
+    r"which|where|who|why|any\s+(?:tips|ideas|recs?|suggestions|advice)|"
+    # "is the iphone 15 camera actually better than mine or is that just marketing"
+    r"(?:is|are|does|do|can|should)\b(?=.*\b(?:or|worth)\b))\b", re.I)
 #: a request states nothing ("Can you help me ...", 帮我做个计划)
 _EN_REQUEST = re.compile(r"^\W*(?:can|could|would)\s+you\b|^\W*(?:please|help\s+me)\b|"
                          r"\b(?:got|just|am|i['’]m)\s+curious\b|\bjust\s+wondering\b|"
                          r"^\W*(?:just\s+)?(?:curious|wondering|asking)\b|"
                          r"\bjust\s+(?:doing\s+(?:some\s+|a\s+bit\s+of\s+)?research|researching|"
-                         r"browsing|comparing|looking\s+around)\b", re.I)
+                         r"browsing|comparing|looking\s+around)\b|"
+                         # hearsay and reviews read: "a friend swears the viola is easier",
+                         # "seen some crazy reviews"
+                         r"^\W*(?:a|my|some)\s+(?:friend|coworker|colleague|buddy|guy)\s+(?:at\s+\w+\s+)?"
+                         r"(?:swears|says|said|told\s+me|thinks|reckons|keeps\s+saying)\b|"
+                         r"\b(?:seen|read|heard)\s+(?:some|a\s+lot\s+of|mixed|crazy|good|bad|great)\s+"
+                         r"(?:\w+\s+)?(?:reviews|things|stuff)\b", re.I)
 _ZH_REQUEST = re.compile(r"随便问|隨便問|好奇|(?:就是|只是)问问|(?:就是|只是)問問|了解一下行情|"
                          r"^(?:你)?(?:帮|幫|麻烦|麻煩|请|請|能不能|可以帮|可不可以|推荐|推薦)|"
                          # 给我讲个冷笑话吧: a request without 帮
@@ -130,13 +144,14 @@ _EN_PLAN = re.compile(
 #: the past, not the present: a memory, an old document, childhood
 _EN_PAST = re.compile(
     r"\b(?:back\s+(?:then|when|in\s+(?:\d{4}|the\s+day|college|school|high\s+school|uni))|"
-    r"(?<!\bnot\s)(?<!\bget\s)(?<!getting\s)(?<!\bbe\s)(?<!\bam\s)(?<!['’]m\s)(?<!still\s)"
+    r"(?<!\bnot\s)(?<!\bget\s)(?<!\bgot\s)(?<!getting\s)(?<!\bbe\s)(?<!\bam\s)(?<!['’]m\s)(?<!still\s)"
     r"(?<!than\s)(?<!where\si\s)(?<!what\si\s)(?<!who\si\s)used\s+to|"
     r"as\s+a\s+(?:kid|child|teen)|when\s+i\s+was|growing\s+up|childhood|(?:in|since|during|my)\s+high\s+school|"
     r"years\s+ago|how\s+long\s+ago|from\s+(?:19\d\d|20[01]\d)|my\s+very\s+first|(?:found|dug\s+up|came\s+across)\s+(?:my|an|some|the)\s+"
     r"(?:very\s+)?(?:old|first)|i\s+was\s+(?:\d{1,2}|ten|eleven|twelve|thirteen|fourteen|fifteen|"
     r"sixteen|seventeen|eighteen|nineteen)\b|"
-    r"random\s+memory|remember\s+when|nostalgi\w*|in\s+(?:19\d\d|20[01]\d)|back\s+at|"
+    r"random\s+memory|remember\s+(?:when|in|back|how)|nostalgi\w*|"
+    r"(?:in|during|at)\s+(?:college|uni|university|grad\s+school)|miss\s+my\s+old|in\s+(?:19\d\d|20[01]\d)|back\s+at|"
     r"at\s+my\s+(?:old|previous|former)\s+\w+|(?:going|went|looking|looked)\s+through\s+"
     r"(?:some\s+|my\s+|the\s+)?old|when\s+(?:she|he|they)\s+(?:was|were)|"
     # (a "when" is a clause break: "from when I was a kid" leaves "I was a kid")
@@ -158,6 +173,7 @@ _EN_ONE_OFF = re.compile(
     r"urgent\s+care|walk-?in\s+clinic|(?:instead\s+of|couldn['’]t\s+get\s+(?:in|into)\s+(?:with|at)|"
     r"couldn['’]t\s+get\s+an?\s+appointment\s+(?:with|at))\s+(?:my|the)\s+usual|"
     r"since\s+(?:mine|my\s+usual|my\s+regular)\s+(?:was|is)\s+closed|"
+    r"(?:mine|my\s+(?:usual|regular)(?:\s+\w+)?)\s+(?:was|is|were)\s+(?:closed|shut|booked|full)|"
     r"(?:is|are|was|were)\s+(?:out\s+)?on\s+(?:vacation|leave|holiday)|fill-?in|"
     r"should\s+be\s+(?:fine|back|better|fixed|sorted)(?:\s+to\s+normal)?\s+by|(?:in|to)\s+\w+\s+for\s+(?:work|business|a\s+"
     r"conference)|(?:is|was|['’]s)\s+(?:at|in)\s+the\s+(?:shop|dealership|dealer|garage|mechanic)|"
@@ -176,10 +192,11 @@ _ZH_OTHER = re.compile(rf"^(?:我(?:的|家)?)?(?:大学|高中|以前的|前)?(
                        r"同組|組裡|隔壁組|部門裡?|隔壁部門|公司裡|單位裡?)的[\u4e00-\u9fff]{1,3}?"
                        r"(?=刚|剛|已经|已經|也|被|跳槽|换|換|搬|买|買|去|调|調)")
 _ZH_PLAN = re.compile(
-    r"(?<![不理会會联聯])想(?!问|請教|请教|了解|知道|着|著|象|到|起|法|想|必)|打算|考虑|考慮|心动|心動|"
+    r"(?<![不理会會联聯])想(?!问|請教|请教|了解|知道|着|著|象|像|到|起|法|想|必)|打算|考虑|考慮|心动|心動|"
     r"犹豫|猶豫|要不要|(?<!在)准备|(?<!在)準備|计划|計劃|可能|也许|也許|如果|要是|希望|纠结|糾結|种草|種草|"
     r"看上了|看中了|惦记|有意|还没(?:决定|想好|回复|答应)|還沒(?:決定|想好|回覆|答應)|猎头|獵頭|"
-    r"邀请我|挖我|明年|下个?月(?!开始|開始|起)|下個?月(?!开始|開始|起)|听说|聽說|据说|據說|"
+    r"邀请我|挖我|明年|下个?月(?!开始|開始|起)|下個?月(?!开始|開始|起)|听说|聽說|听人说|聽人說|"
+    r"据说|據說|真的假的|"
     # an offer declined, a condition
     r"婉拒|拒绝了|回绝|推掉了|没(?:有)?接受|的话|估计得|再说|不划算|不值得")
 _ZH_PAST = re.compile(
@@ -189,7 +206,8 @@ _ZH_PAST = re.compile(
 _ZH_ONE_OFF = re.compile(
     r"临时|臨時|暂时|暫時|借(?:了|的|来)|租了?一?(?:辆|輛|天|周)|体验课|體驗課|"
     r"一日卡|次卡|代课|代課|代班|顶班|頂班|替班|休假|休年假|请假|請假|出差|旅游|旅遊|旅行|支援|凑合|湊合|将就|將就|"
-    r"奢侈一回|奢侈一次|破例|难得一次|難得一次|体验卡|體驗卡|体验会员|試用|试用|"
+    r"奢侈一回|奢侈一次|破例|难得一次|難得一次|体验卡|體驗卡|体验会员|試用|试用|纯属|純屬|"
+    r"陪(?:她|他|室友|朋友|同事|家人|老婆|老公|闺蜜|閨蜜)(?:一起)?(?:搞|试|試|吃|练|練|玩|喝)|"
     r"[一二三四五六七八九十\d]+天(?:会员|體驗|体验|试用)|卖完|賣完|售罄|没货|沒貨|缺货|缺貨|断货|斷貨|"
     r"今天(?=[^，,。！!]*?(?:下雨|暴雨|堵|晚了|来不及|來不及|关门|關門|休息|没开|沒開|排队|排隊|故障|"
     r"坏了|壞了|停运|停運))|只好|只能先")
@@ -212,6 +230,8 @@ _NOT_A_CHANGE = re.compile(r"\b(?:for|right)\s+now\b|\bleft\s+my\s+\w+\s+(?:at|i
                            r"(?:不如|比|毕竟|畢竟)(?:现在|現在)|(?:现在|現在)(?:连|連).*|"
                            # the team as it is (舍不得现在的团队), a guess or a rumour now
                            # (现在估计早就关门了吧, 目前还只是传言), 受不了了
+                           # a memory kept to this day (那个香味到现在都记得)
+                           r"到(?:现在|現在)|至今|"
                            r"(?:现在|現在)的|(?:现在|現在|目前)(?:估计|估計|应该|應該|可能|还只是|"
                            r"還只是)|受不了了", re.I)
 
@@ -231,15 +251,28 @@ def _statement_part(text: str) -> list[list[str]]:
             clauses = [c.strip() for c in _ZH_CLAUSE.split(sentence) if c.strip()]
             if sentence.endswith(("?", "？")) or re.search(r"[吗嗎呢]\W*$", sentence):
                 clauses = [c for c in clauses[:-1] if not _ZH_COMPARED.match(c)]
+            # the other half of an alternative question (…强很多吗？还是纯营销), a lead-in alone
+            clauses = [c for c in clauses if not re.match(r"还是|還是", c)
+                       and not _ZH_LEAD_IN.fullmatch(c) and c not in ("说真的", "說真的", "讲真",
+                                                                      "講真", "真的")]
             # a request goes on to the end of its sentence (帮我想一个桌游，适合四五个人玩)
             asked = next((i for i, c in enumerate(clauses) if _ZH_REQUEST.search(c)), None)
             kept.append(clauses if asked is None else [
                 c for c in clauses[:asked] if not _ZH_REQUEST.search(c)])
             continue
+        if not sentence.endswith("?") and _EN_ASKS_UNMARKED.search(sentence):
+            continue  # "whats a decent squat substitute when theres no rack free"
+        if len(re.findall(r"\w+", sentence)) < 2:
+            continue  # "idk.", "lol"
         if sentence.endswith("?"):
             if _EN_ASKS.search(sentence):
                 continue
             head = _EN_ASK_INSIDE.split(sentence, maxsplit=1)
+            if len(head) < 2:
+                # a short rhetorical tail ("... I'm all in on the Blades now, Arsenal who?")
+                tail = re.split(r",\s+(?=[^,]*\?+\s*$)", sentence)
+                if len(tail) == 2 and len(tail[1].split()) <= 3 and len(tail[0].split()) >= 4:
+                    head = tail
             # ("And how does it compare?": a conjunction alone states nothing)
             if len(head) < 2 or len(re.findall(r"\w+", head[0])) < 2:
                 continue

@@ -65,7 +65,9 @@ between the two: both read the extractor as heldout27's fixes left it), and
 were fixed (96 cases; evaluated once those fixes were committed), and ``--heldout32``
 a thirty-second, written blind while heldout31's were (96 cases; evaluated the same way),
 and ``--heldout33`` a thirty-third, written blind while heldout32's were (96 cases; the
-same way).
+same way), and ``--heldout34`` a thirty-fourth, written blind after the knowledge-update
+splits' values said in passing were read (slot_change's readers of a value in passing;
+no formation split's misses were fixed in between).
 
 ``--updates4`` evaluates a fourth knowledge-update split (``data/knowledge_update_heldout4.json``,
 40 cases, 22 English / 18 Chinese), written blind after heldout3's knowledge-update misses
@@ -115,6 +117,8 @@ to the ranking of updates since heldout28's first look. ``--updates30`` (40 case
 and ``--guards10`` (40 cases) were written blind while heldout3-29's misses were fixed (a
 value said in passing read when a request asks for its attribute, Chinese read by word
 overlap updated as a cosine does) and evaluated once those fixes were committed.
+``--updates31`` and ``--guards11`` (40 cases each) were written blind after heldout30's and
+guard10's first looks and the reader's fixes on their misses.
 """
 
 from __future__ import annotations
@@ -145,11 +149,11 @@ UPDATES_LOOK = RESULTS / "knowledge_update_heldout3_first_look.json"
 #: docstring says what each followed): ``--heldoutN`` evaluates
 #: ``data/formation_changes_heldoutN.json``, ``--updatesN``
 #: ``data/knowledge_update_heldoutN.json``, and each writes its first look once
-FORMATION_SPLITS = range(4, 34)
-UPDATE_SPLITS = range(4, 31)
+FORMATION_SPLITS = range(4, 35)
+UPDATE_SPLITS = range(4, 32)
 #: the knowledge-update guard splits first looked at here (``--guardsN``,
 #: ``data/knowledge_update_guardN.json``; guard1 is the split tuned on)
-GUARD_SPLITS = range(2, 11)
+GUARD_SPLITS = range(2, 12)
 
 
 def _formation_split(n: int) -> tuple[Path, Path]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memstrata import ManualClock, MemoryManager
+from memstrata.policies.extraction import extract
 from memstrata.policies.slot_change import change_of
 
 
@@ -452,6 +453,36 @@ _KU_IN_PASSING = [
     ("My flatmate's just gone vegan and I'm cooking dinner for the two of us Saturday - what "
      "can I make that works for her?", "diet", "vegetarian", None),
     ("I would go vegan if my doctor agreed", "diet", "keto", None),
+]
+
+
+#: heldout34's first-look misses: typed all in lower case, Chinese with spaces for commas
+_HELDOUT34 = [
+    ("btw can u stop calling me katherine, everyone calls me kate now and honestly i like it "
+     "better. also good book for a long flight?", "name", "Katherine", "Kate"),
+    ("marriage certificate came back so its officially jennifer alvarez now 💍 can u make me a "
+     "checklist of places i need to update my name", "name", "Jennifer Smith",
+     "Jennifer Alvarez"),
+    ("court approved it, im legally sam now 🏳️‍⚧️ pls use that going forward. also suggest some "
+     "chill playlists?", "name", "Alex", "Sam"),
+    ("my meta badge finally works lmao took them 4 days. anyway any good lunch spots near the "
+     "menlo park campus", "employer", "Google", "Meta"),
+    ("handed in my apron for the last time friday 😭 starting at target monday, early stocking "
+     "shift. tips for surviving a 5am start??", "employer", "Starbucks", "Target"),
+    ("3 weeks in manchester since the move n i still cant find a decent barber, what do i even "
+     "ask for for a skin fade", "city", "London", "Manchester"),
+    ("户口本上的名字已经改成张亦鸣了 之后请这么称呼我 银行卡要去改吗", "name", "张强", "张亦鸣"),
+    ("生酮第三周了 一口米饭都不碰 体重掉了4斤 但老是头晕正常吗", "diet", "not vegetarian", "keto"),
+    # guards, and names typed in lower case that are no names
+    ("Honestly, Liz is what I go by day to day — Elizabeth makes me feel like I’m in trouble.",
+     "name", "Elizabeth", "Liz"),
+    ("could you start calling me Leo? it's what I go by at work and I'd like it here too",
+     "name", "Li Wei", "Leo"),
+    ("my sister is legally kim now", "name", "Alex", None),
+    ("my old laptop died so work gave me a loaner", "employer", "Google", None),
+    ("starting at noon today because of the dentist", "employer", "Google", None),
+    ("my coworkers called me danny boy all day as a joke after karaoke night lmao", "name",
+     "Daniel", None),
 ]
 
 
@@ -991,6 +1022,7 @@ _AFTER_MISSES: dict[str, list[tuple[str, str, str, str | None]]] = {
     ],
     "heldout28-33": _HELDOUT28_33,
     "knowledge-update in passing": _KU_IN_PASSING,
+    "heldout34": _HELDOUT34,
 }
 
 
@@ -1001,6 +1033,13 @@ def test_blind_splits_misses_are_read_after_their_fixes(text: str, attribute: st
                                                          current: str,
                                                          expected: str | None) -> None:
     assert change_of(text, attribute, current) == expected
+
+
+def test_chinese_typed_with_spaces_for_commas_is_read_by_clause() -> None:
+    """Reproduction (heldout34): with no punctuation, the standing instruction and the
+    question after 对了 were one sentence, read as a question."""
+    found = extract("以后都用英文回复我吧 想练练英语 对了 今天天气怎么样")
+    assert [e.rule for e in found] == ["from_now_on"] and "英文" in found[0].content
 
 
 # statements of the blind formation splits heldout29-32 read alone

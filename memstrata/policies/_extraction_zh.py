@@ -78,7 +78,18 @@ def _t2s() -> Any:
 
 
 _ASCII_PUNCT_BY_CJK = re.compile(r"(?<=[\u3400-\u9fff])[,!?;:]|[,!?;:](?=\s*[\u3400-\u9fff])")
+_ZH_PUNCT = re.compile(r"[，。！？；：、]")
+_SPACE_AS_COMMA = re.compile(r"(?<=[\u4e00-\u9fff])\s(?=[\u4e00-\u9fff])")
 _FULL_WIDTH = {",": "，", "!": "！", "?": "？", ";": "；", ":": "："}
+
+
+def spaces_as_commas(text: str) -> str:
+    """``text`` typed with spaces for commas (以后都用英文回复我吧 想练练英语 对了 今天天气怎么样)
+    with a full-width comma for each space between two Chinese characters - only where
+    the text has no Chinese punctuation at all (one character for one)."""
+    if _ZH_PUNCT.search(text):
+        return text
+    return _SPACE_AS_COMMA.sub("，", text)
 
 
 def to_simplified(text: str) -> str:
@@ -96,6 +107,7 @@ def to_simplified(text: str) -> str:
     # 跳槽成功!现在是腾讯的产品经理了: ASCII punctuation typed beside Chinese is read as the
     # full-width marks the patterns split at (one character for one)
     text = _ASCII_PUNCT_BY_CJK.sub(lambda m: _FULL_WIDTH[m.group(0)], text)
+    text = spaces_as_commas(text)
     if _CANTONESE.search(text):
         text = _CANTONESE_WORDS.sub(lambda m: _CANTONESE_AS[m.group(0)], text)
     out: str = _t2s().convert(text)

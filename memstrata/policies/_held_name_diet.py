@@ -80,10 +80,14 @@ _EN_TAKEN_UP = re.compile(r"\bwhat I prefer\b|\bI prefer that\b|\bdrop\s+the\b|\
 #: others call me X - a name for the assistant too only when the text asks for it
 _EN_CALLED_BY_OTHERS = re.compile(rf"\b(?:calls|called)\s+me\s+(?P<v>{_PNAME})", re.I)
 _EN_YOU_TOO = re.compile(r"\byou\b[^.!?]*\b(?:too|as well|also)\b|\bso can you\b|"
+                         # "can u stop calling me katherine, everyone calls me kate now and
+                         # honestly i like it better"
+                         r"\b(?:stop|quit)\s+calling\s+me\b|"
+                         r"\bi\s+(?:like|prefer)\s+(?:it|that|this)\s+(?:better|more)\b|"
                          r"\byou\s+(?:use|go\s+with|stick\s+to)\s+(?:that|it|this)\b|"
                          r"\b(?:please|pls|plz)\b", re.I)
 #: "it's Priya Kapoor now", "I'm officially Olivia Bennett now": a full name stated
-_EN_IT_IS = re.compile(rf"\b(?:it['’]s|it is|I['’]m|I am)\s+(?:officially\s+|now\s+|just\s+|"
+_EN_IT_IS = re.compile(rf"\b(?:it['’]?s|it is|I['’]?m|I am)\s+(?:officially\s+|now\s+|just\s+|"
                        rf"legally\s+)?"
                        rf"(?P<v>{_PNAME})(?!['’]s)\b", re.I)
 _NOT_A_NAME = frozenset(
@@ -110,10 +114,39 @@ _EN_NAME_OTHERS = re.compile(
     r"dog|cat|puppy)(?:-in-law)?s?\b(?!['’]s)", re.I)
 
 
+#: where a name stands, typed in lower case ("everyone calls me kate now", "im legally sam
+#: now", "going by my middle name theo"): the name is capitalised so the patterns read it
+_EN_LOWER_NAME = re.compile(
+    r"\b(?i:calls?\s+me|calling\s+me|go(?:ing|es)?\s+by(?:\s+my\s+(?:middle|first)\s+name)?|"
+    r"legally|(?:middle|first)\s+name|officially|name\s+is|name['’]s|known\s+as)\s+"
+    r"(?P<a>[a-z][a-z'-]+)(?:\s+(?P<b>[a-z][a-z'-]+))?")
+#: a second lower-case word that is no part of the name
+_EN_NOT_SURNAME = frozenset(
+    "now from and pls please plz going lol so but btw since too instead officially here there "
+    "these then for from on at in to is was it i im i'm its and or the a an just only all "
+    "anymore again everywhere going forward thanks thx haha day work default phone email "
+    "text that what who".split())
+
+
+def _en_name_cased(text: str) -> str:
+    """``text`` with a lower-case name where a name stands capitalised (:data:`_EN_LOWER_NAME`)."""
+    def cap(m: re.Match[str]) -> str:
+        out = m.group(0)
+        for group in ("a", "b"):
+            word = m[group]
+            if word is None or word.casefold() in _NOT_A_NAME | _EN_NOT_SURNAME:
+                break
+            start, end = m.start(group) - m.start(), m.end(group) - m.start()
+            out = out[:start] + word.capitalize() + out[end:]
+        return out
+    return _EN_LOWER_NAME.sub(cap, text)
+
+
 def en_name(text: str, current: str) -> str | None:
     """A new preferred name in an English ``text``, given the ``current`` one."""
     if _EN_NAME_TEXT_GUARD.search(text) or _en_keeps(text, current):
         return None
+    text = _en_name_cased(text)
     # "you don't need to use Margaret", "not Alexander": the current name retired
     text = re.sub(rf"\b(?:you\s+)?(?:don['’]t|do not|no)\s+(?:need\s+to\s+)?(?:use|call\s+me)\s+"
                   rf"{re.escape(current)}\b|,?\s*not\s+{re.escape(current)}\b", " ", text,
@@ -160,7 +193,8 @@ def en_name(text: str, current: str) -> str | None:
                 # "The name change went through on my passport, I'm Priya Malhotra now"
                 if shares or re.search(r"\b(?:everyone|everybody|everything|name)\b", clause,
                                        re.I) or re.search(r"\b(?:name change|changed my name|"
-                                                          r"deed poll|married name)\b",
+                                                          r"deed poll|married name|legally|"
+                                                          r"court)\b",
                                                           sentence, re.I):
                     take(m["v"])
     return next(iter(found.values())) if len(found) == 1 else None

@@ -83,6 +83,7 @@ from memstrata.policies._extraction_zh import (
     _ZH_STANDING_MID,
     _chinese,
     as_written,
+    spaces_as_commas,
     to_simplified,
 )
 from memstrata.types import USER_SUBJECT, MemoryType, Slot
@@ -101,6 +102,8 @@ MAX_CANDIDATE_CHARS = 500
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?;])(?<!\bSt\.)(?<!\bMt\.)(?<!\bFt\.)(?<!\bDr\.)(?<!\bMr\.)"
                              r"(?<!\bMs\.)(?<!\bMrs\.)(?<!\bJr\.)(?<!\bSr\.)\s+"
                              r"|(?<=[。！？；])\s*|\n+"
+                             # 以后都用英文回复我吧，想练练英语，对了，今天天气怎么样: a new topic
+                             r"|[，,]\s*(?=(?:对了|另外|顺便|话说|對了|順便|話說)[，,\s]?)"
                              # an emoji ends a sentence in chat ("gluten-free 😩 which beers
                              # can I still drink?")
                              r"|(?<=\S)\s*[\U0001F300-\U0001FAFF]+\s*(?=\S)")
@@ -390,7 +393,7 @@ _QUOTED_CLAUSE = re.compile(r"(?<=\S)(?P<q>\s*[:：,，]?\s*(?:\"[^\"]*\s[^\"]*\
 
 def _normalise(text: str) -> str:
     """Apostrophes and bare contractions as the rules expect them."""
-    text = text.translate(_APOSTROPHES)
+    text = spaces_as_commas(text.translate(_APOSTROPHES))
     return _BARE_CONTRACTION.sub(lambda m: f"{m['i']}'{m['c']}", text)
 
 

@@ -610,22 +610,33 @@ _NAME_ENDS = re.compile(r"\s*(?:$|[.,!;:)—–-]|(?:now|since|these|for|as|and|
 #: "the humidity here in austin", "since the move to bristol" (a city only as one the
 #: gazetteer knows, an employer not as a common word)
 _LOWER = {
-    "employer": re.compile(
-        r"\b(?i:first\s+(?:full\s+)?(?:day|week|month|shift)\s+(?:of\s+onboarding\s+)?(?:at|with))"
-        r"\s+(?P<v>[a-z][\w&'’.-]*[\w&])"),
-    "city": re.compile(
-        r"\b(?i:here\s+in|(?:the\s+)?move\s+to|moved\s+to|living\s+in|life\s+in|been\s+in|"
-        r"first\s+(?:winter|summer|spring|autumn|fall|month|year)\s+in)\s+"
-        r"(?P<v>[a-z][a-z'’-]+(?:\s+[a-z][a-z'’-]+){0,2})"),
+    "employer": (
+        re.compile(
+            r"\b(?i:first\s+(?:full\s+)?(?:day|week|month|shift)\s+(?:of\s+onboarding\s+)?"
+            r"(?:at|with)|start(?:ing|ed)?\s+at)\s+(?P<v>[a-z][\w&'’.-]*[\w&])"),
+        # "my meta badge finally works"
+        re.compile(r"\b(?i:my)\s+(?:new\s+)?(?P<v>[a-z][\w&.-]*)\s+(?i:badge|lanyard|"
+                   r"work\s+laptop|work\s+email|hoodie|swag|welcome\s+pack|id\s+card)\b")),
+    "city": (
+        re.compile(
+            r"\b(?i:here\s+in|(?:the\s+)?move\s+to|moved\s+to|living\s+in|life\s+in|been\s+in|"
+            r"first\s+(?:winter|summer|spring|autumn|fall|month|year)\s+in|"
+            # "3 weeks in manchester since the move"
+            r"(?:\d+|a|one|two|three|four|five|six|a\s+few|several)\s+(?:weeks?|months?)\s+in)\s+"
+            r"(?P<v>[a-z][a-z'’-]+(?:\s+[a-z][a-z'’-]+){0,2})"),
+        # "now that im a seattle resident"
+        re.compile(r"\b(?i:a|an|new)\s+(?P<v>[a-z][a-z'’-]+(?:\s+[a-z][a-z'’-]+)?)\s+"
+                   r"(?i:resident|local)\b")),
 }
 _NOT_EMPLOYERS = frozenset("work the my a an this that it our their his her school uni college "
-                           "home lunch last least".split())
+                           "home lunch last least old own personal company office gym library "
+                           "noon midnight dawn scratch zero level".split())
 
 
 def _lower_names(clause: str, attribute: str) -> list[str]:
     """Names typed in lower case (:data:`_LOWER`), capitalised."""
     found: list[str] = []
-    for m in _LOWER[attribute].finditer(clause):
+    for m in (m for pattern in _LOWER[attribute] for m in pattern.finditer(clause)):
         words = m["v"].split()
         if attribute == "employer":
             if words[0].casefold() not in _NOT_EMPLOYERS | _NOT_NAMES:

@@ -483,6 +483,10 @@ _HELDOUT34 = [
     ("starting at noon today because of the dentist", "employer", "Google", None),
     ("my coworkers called me danny boy all day as a joke after karaoke night lmao", "name",
      "Daniel", None),
+    ("call me when you land", "name", "Katherine", None),
+    ("call me back tomorrow", "name", "Katherine", None),
+    ("my friends call me crazy", "name", "Katherine", None),
+    ("call me after lunch pls", "name", "Katherine", None),
 ]
 
 

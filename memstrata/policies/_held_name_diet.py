@@ -117,9 +117,11 @@ _EN_NAME_OTHERS = re.compile(
 #: where a name stands, typed in lower case ("everyone calls me kate now", "im legally sam
 #: now", "going by my middle name theo"): the name is capitalised so the patterns read it
 _EN_LOWER_NAME = re.compile(
-    r"\b(?i:calls?\s+me|calling\s+me|go(?:ing|es)?\s+by(?:\s+my\s+(?:middle|first)\s+name)?|"
+    r"\b(?i:go(?:ing|es)?\s+by(?:\s+my\s+(?:middle|first)\s+name)?|"
     r"legally|(?:middle|first)\s+name|officially|name\s+is|name['’]s|known\s+as)\s+"
-    r"(?P<a>[a-z][a-z'-]+)(?:\s+(?P<b>[a-z][a-z'-]+))?")
+    r"(?P<a>[a-z][a-z'-]+)(?:\s+(?P<b>[a-z][a-z'-]+))?|"
+    # "everyone calls me kate now" (not "call me when you land", "call me crazy")
+    r"\bcalls?\s+me\s+(?P<c>[a-z][a-z'-]+)(?=\s+now\b)")
 #: a second lower-case word that is no part of the name
 _EN_NOT_SURNAME = frozenset(
     "now from and pls please plz going lol so but btw since too instead officially here there "
@@ -129,10 +131,14 @@ _EN_NOT_SURNAME = frozenset(
 
 
 def _en_name_cased(text: str) -> str:
-    """``text`` with a lower-case name where a name stands capitalised (:data:`_EN_LOWER_NAME`)."""
+    """``text`` typed all in lower case with a name where a name stands capitalised
+    (:data:`_EN_LOWER_NAME`); a text with a capital letter is as written."""
+    if re.search(r"[A-Z]", text):
+        return text
+
     def cap(m: re.Match[str]) -> str:
         out = m.group(0)
-        for group in ("a", "b"):
+        for group in ("c", "a", "b") if m["c"] else ("a", "b"):
             word = m[group]
             if word is None or word.casefold() in _NOT_A_NAME | _EN_NOT_SURNAME:
                 break

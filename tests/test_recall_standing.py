@@ -283,3 +283,27 @@ def test_a_change_of_the_users_own_state_reads_as_a_change(text: str, change: bo
 def test_not_current_weight_is_checked() -> None:
     with pytest.raises(ValueError, match="not_current_weight"):
         RetrievalPolicy(not_current_weight=1.5)
+
+
+def test_someone_elses_news_is_weighed_at_a_fifth_for_a_question_about_now(
+        manager: MemoryManager, clock: ManualClock) -> None:
+    """guard10 and guard11 at first look: news read as someone else's still outranked the
+    user's own value at half weight when it shared more words with the question; the
+    default ``not_current_weight`` is 0.2 since."""
+    old = "I live in Denver now, been here about two years."
+    news = ("my sister finally did it, she packed up and moved to portland last weekend!! "
+            "any ideas for a housewarming gift i can ship long distance?")
+    for day, text in [(0, old), (0, FILLER[0]), (40, news), (40, FILLER[1])]:
+        assert manager.remember("g11", MemoryInput(content=text, at=DAY0 + timedelta(
+            days=day), session_id=f"s{day}")).record_id
+    clock.set(DAY0 + timedelta(days=100))
+    question = "which city should i be searching in for a local hiking meetup?"
+
+    def score(policy: RetrievalPolicy) -> float:
+        hits = manager.recall("g11", question, record_use=False, min_relevance=0.0,
+                              policy=policy)
+        return next(h.score for h in hits if h.record.content == news)
+
+    assert RetrievalPolicy().not_current_weight == 0.2
+    assert score(RetrievalPolicy()) == pytest.approx(
+        0.2 * score(RetrievalPolicy(not_current_weight=1.0)), rel=1e-6)

@@ -21,10 +21,10 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
 #: the blind splits after the sixth whose first looks the README lists
-FORMATION_LATER = range(7, 34)
-KU_LATER = range(7, 30)
+FORMATION_LATER = range(7, 35)
+KU_LATER = range(7, 32)
 #: the knowledge-update guard splits first looked at (guard1 is tuned on)
-KU_GUARDS = range(2, 10)
+KU_GUARDS = range(2, 12)
 CONTRADICTION_BLIND = range(1, 7)
 README = REPO / "README.md"
 START = "<!-- figures:start -->"

@@ -106,7 +106,8 @@ _EN_OTHER_INSIDE = re.compile(
     r"bought|left|made|became|quit|is|has)\b", re.I)
 _ZH_I = re.compile(r"我")
 _ZH_LEAD_IN = re.compile(r"(?:跟你|和你)?说(?:个|件)事(?:儿)?|告诉你(?:个|件)?(?:事|好消息|消息)?|"
-                         r"话说|对了|哈哈+|唉|诶|欸|天哪|我跟你说|好消息|坏消息|八卦一下")
+                         r"话说|对了|哈哈+|唉|诶|欸|天哪|我跟你说|好消息|坏消息|八卦一下|"
+                         r"说真的|說真的|讲真|講真|真的")
 #: the user as the subject, not as an object (让我教他, 跟我们一起住)
 _ZH_I_SUBJECT = re.compile(r"(?<![让讓叫给給帮幫教陪跟和与與同替为為])我(?!的)")
 #: kinship words that name the same people
@@ -253,8 +254,7 @@ def _statement_part(text: str) -> list[list[str]]:
                 clauses = [c for c in clauses[:-1] if not _ZH_COMPARED.match(c)]
             # the other half of an alternative question (…强很多吗？还是纯营销), a lead-in alone
             clauses = [c for c in clauses if not re.match(r"还是|還是", c)
-                       and not _ZH_LEAD_IN.fullmatch(c) and c not in ("说真的", "說真的", "讲真",
-                                                                      "講真", "真的")]
+                       and not _ZH_LEAD_IN.fullmatch(c)]
             # a request goes on to the end of its sentence (帮我想一个桌游，适合四五个人玩)
             asked = next((i for i, c in enumerate(clauses) if _ZH_REQUEST.search(c)), None)
             kept.append(clauses if asked is None else [

@@ -118,7 +118,9 @@ and ``--guards10`` (40 cases) were written blind while heldout3-29's misses were
 value said in passing read when a request asks for its attribute, Chinese read by word
 overlap updated as a cosine does) and evaluated once those fixes were committed.
 ``--updates31`` and ``--guards11`` (40 cases each) were written blind after heldout30's and
-guard10's first looks and the reader's fixes on their misses.
+guard10's first looks and the reader's fixes on their misses. ``--updates32`` and
+``--guards12`` (40 cases each) were written blind after heldout34's formation fixes and
+``not_current_weight`` 0.2, with no change after their first looks.
 """
 
 from __future__ import annotations
@@ -150,10 +152,10 @@ UPDATES_LOOK = RESULTS / "knowledge_update_heldout3_first_look.json"
 #: ``data/formation_changes_heldoutN.json``, ``--updatesN``
 #: ``data/knowledge_update_heldoutN.json``, and each writes its first look once
 FORMATION_SPLITS = range(4, 35)
-UPDATE_SPLITS = range(4, 32)
+UPDATE_SPLITS = range(4, 33)
 #: the knowledge-update guard splits first looked at here (``--guardsN``,
 #: ``data/knowledge_update_guardN.json``; guard1 is the split tuned on)
-GUARD_SPLITS = range(2, 12)
+GUARD_SPLITS = range(2, 13)
 
 
 def _formation_split(n: int) -> tuple[Path, Path]:

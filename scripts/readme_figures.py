@@ -22,9 +22,9 @@ REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
 #: the blind splits after the sixth whose first looks the README lists
 FORMATION_LATER = range(7, 35)
-KU_LATER = range(7, 32)
+KU_LATER = range(7, 33)
 #: the knowledge-update guard splits first looked at (guard1 is tuned on)
-KU_GUARDS = range(2, 12)
+KU_GUARDS = range(2, 13)
 CONTRADICTION_BLIND = range(1, 7)
 README = REPO / "README.md"
 START = "<!-- figures:start -->"

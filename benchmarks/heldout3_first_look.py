@@ -67,7 +67,8 @@ a thirty-second, written blind while heldout31's were (96 cases; evaluated the s
 and ``--heldout33`` a thirty-third, written blind while heldout32's were (96 cases; the
 same way), and ``--heldout34`` a thirty-fourth, written blind after the knowledge-update
 splits' values said in passing were read (slot_change's readers of a value in passing;
-no formation split's misses were fixed in between).
+no formation split's misses were fixed in between), and ``--heldout35`` a thirty-fifth,
+written blind after heldout34's were (96 cases; evaluated before any change after them).
 
 ``--updates4`` evaluates a fourth knowledge-update split (``data/knowledge_update_heldout4.json``,
 40 cases, 22 English / 18 Chinese), written blind after heldout3's knowledge-update misses
@@ -151,7 +152,7 @@ UPDATES_LOOK = RESULTS / "knowledge_update_heldout3_first_look.json"
 #: docstring says what each followed): ``--heldoutN`` evaluates
 #: ``data/formation_changes_heldoutN.json``, ``--updatesN``
 #: ``data/knowledge_update_heldoutN.json``, and each writes its first look once
-FORMATION_SPLITS = range(4, 35)
+FORMATION_SPLITS = range(4, 36)
 UPDATE_SPLITS = range(4, 33)
 #: the knowledge-update guard splits first looked at here (``--guardsN``,
 #: ``data/knowledge_update_guardN.json``; guard1 is the split tuned on)

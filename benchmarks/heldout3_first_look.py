@@ -121,7 +121,8 @@ overlap updated as a cosine does) and evaluated once those fixes were committed.
 ``--updates31`` and ``--guards11`` (40 cases each) were written blind after heldout30's and
 guard10's first looks and the reader's fixes on their misses. ``--updates32`` and
 ``--guards12`` (40 cases each) were written blind after heldout34's formation fixes and
-``not_current_weight`` 0.2, with no change after their first looks.
+``not_current_weight`` 0.2, with no change after their first looks. ``--guards13`` (40
+cases, 20 / 20) was written blind after those and evaluated on the same code (6b0ef38).
 """
 
 from __future__ import annotations
@@ -156,7 +157,7 @@ FORMATION_SPLITS = range(4, 36)
 UPDATE_SPLITS = range(4, 33)
 #: the knowledge-update guard splits first looked at here (``--guardsN``,
 #: ``data/knowledge_update_guardN.json``; guard1 is the split tuned on)
-GUARD_SPLITS = range(2, 13)
+GUARD_SPLITS = range(2, 14)
 
 
 def _formation_split(n: int) -> tuple[Path, Path]:

@@ -122,7 +122,8 @@ overlap updated as a cosine does) and evaluated once those fixes were committed.
 guard10's first looks and the reader's fixes on their misses. ``--updates32`` and
 ``--guards12`` (40 cases each) were written blind after heldout34's formation fixes and
 ``not_current_weight`` 0.2, with no change after their first looks. ``--guards13`` (40
-cases, 20 / 20) was written blind after those and evaluated on the same code (6b0ef38).
+cases, 20 / 20) and ``--updates33`` (40 cases, 22 / 18) were written blind after those
+and evaluated on the same code (6b0ef38).
 """
 
 from __future__ import annotations
@@ -154,7 +155,7 @@ UPDATES_LOOK = RESULTS / "knowledge_update_heldout3_first_look.json"
 #: ``data/formation_changes_heldoutN.json``, ``--updatesN``
 #: ``data/knowledge_update_heldoutN.json``, and each writes its first look once
 FORMATION_SPLITS = range(4, 36)
-UPDATE_SPLITS = range(4, 33)
+UPDATE_SPLITS = range(4, 34)
 #: the knowledge-update guard splits first looked at here (``--guardsN``,
 #: ``data/knowledge_update_guardN.json``; guard1 is the split tuned on)
 GUARD_SPLITS = range(2, 14)

@@ -1027,6 +1027,30 @@ _AFTER_MISSES: dict[str, list[tuple[str, str, str, str | None]]] = {
     "heldout28-33": _HELDOUT28_33,
     "knowledge-update in passing": _KU_IN_PASSING,
     "heldout34": _HELDOUT34,
+    # heldout35's first-look misses (changes, then guards that were read as changes)
+    "heldout35": [
+        ("ugh finaly done unpacking boxes at the new place in denver, the altitude is killing "
+         "me lol", "city", "Chicago", "Denver"),
+        ("new badge new desk new coworkers lol, rivian onboarding is no joke, 6 hrs of safety "
+         "videos today", "employer", "Target", "Rivian"),
+        ("been at zoho like 3 weeks now and i still get lost in teh office haha, how do ppl "
+         "remember all these names", "employer", "Infosys", "Zoho"),
+        ("got married in june so its priya desai now, still getting used to signing it 😅",
+         "name", "Priya Sharma", "Priya Desai"),
+        ("legal name change went thru today!!! im officially Sam now 🥹 can you help me list all "
+         "the places i need to tell", "name", "Alex", "Sam"),
+        ("started eating fish again bc my doctor said my b12 was trash, still no meat tho. "
+         "salmon recipe ideas?", "diet", "vegan", "pescatarian"),
+        ("别叫我娜娜了哈 以后叫我Nina 公司里大家都这么叫", "name", "李娜", "Nina"),
+        ("最近在搞生酮 主食基本不碰了 早饭吃啥好", "diet", "not vegetarian", "keto"),
+        ("Xero offered me a role but I turned it down, the pay cut wasn't worth it. Did I make a "
+         "mistake?", "employer", "Atlassian", None),
+        ("my best friend just turned 30 and is having a full crisis about it lol", "age", "27",
+         None),
+        ("我妈最近在减肥 搞什么生酮 天天吃肉", "diet", "vegetarian", None),
+        ("the employee onboarding was long", "employer", "Target", None),
+        ("its monday now, name a good song", "name", "Alex", None),
+    ],
 }
 
 
@@ -1052,7 +1076,35 @@ _BLIND_READ_ALONE = [
      ("employer", "Bosch")),
     ("皈依伊斯兰教之后我不再吃素了，肉也吃，但必须是清真的。附近有清真餐厅吗？", ("diet", "halal")),
     ("我是生酮饮食。", ("diet", "keto")),
+    # heldout35: a lower-case city runs on into the sentence; no diet was read from 不忌口
+    ("since we relocated to halifax my commute is like 10 min its wild, what do i even do with "
+     "all the extra time", ("city", "Halifax")),
+    ("我不忌口，荤素都吃。", ("diet", "not vegetarian")),
 ]
+
+
+def test_heldout35_instruction_after_a_lead_in_without_a_comma() -> None:
+    """Reproduction (heldout35): 另外 with no comma after it hid the standing instruction."""
+    found = extract("帮我看看这个合同有没有坑 另外以后回答简短点 太长了看不完")
+    assert [e.rule for e in found] == ["from_now_on"] and "简短" in found[0].content
+
+
+@pytest.mark.parametrize(("text", "slots"), [
+    ("I'm an engineer at Intel.", [("occupation", "engineer"), ("employer", "Intel")]),
+    ("I work as a data analyst at Deloitte.",
+     [("occupation", "data analyst"), ("employer", "Deloitte")]),
+    ("我是腾讯的工程师。", [("occupation", "工程师"), ("employer", "腾讯")]),
+    ("我现在是字节跳动的产品经理", [("occupation", "产品经理"), ("employer", "字节跳动")]),
+    # no employer named: a place, a generic workplace
+    ("I'm a nurse at the local hospital.", [("occupation", "nurse")]),
+    ("我是北京的老师", [("occupation", "老师")]),
+    ("我是一家公司的经理", [("occupation", "经理")]),
+])
+def test_the_employer_named_beside_a_role_is_read_too(text: str,
+                                                      slots: list[tuple[str, str]]) -> None:
+    """Reproduction: "I'm an engineer at Intel" held the occupation only; a later "where do
+    I work?" had no employer to answer with."""
+    assert _slots(text) == slots
 
 
 @pytest.mark.parametrize(("text", "slot"), _BLIND_READ_ALONE)

@@ -12,6 +12,7 @@ the order in :func:`_en_profile` and :func:`_en_preference` is the precedence.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from memstrata.policies._extraction_common import (
     _CHANGE_WORDS,
@@ -52,6 +53,18 @@ _VALUE_END = re.compile(
 _ROLE_END = re.compile(r"\s+(?:at|for|in|with)\s+.*$", re.IGNORECASE)
 
 _LEAD_ADVERB = re.compile(r"^(?:now|currently|still|actually|officially)\s+", re.IGNORECASE)
+
+
+def _known_place(value: str) -> str:
+    """The city a value typed in lower case starts with, capitalised ("halifax my commute
+    is like 10 min" -> "Halifax"); the value as it is when the gazetteer knows none."""
+    from memstrata.policies.gazetteer import cities_en
+
+    words = value.split()
+    names = cities_en()
+    return next((name for n in range(min(3, len(words)), 0, -1)
+                 for name in (" ".join(w.capitalize() for w in words[:n]),) if name in names),
+                value)
 
 
 def _value(raw: str) -> str:
@@ -434,6 +447,22 @@ _NOT_BUT = re.compile(
 )
 
 
+#: the employer named beside a role: "I'm an engineer at Intel", "I work as a data analyst
+#: at Deloitte" (a capitalised name; "a nurse at the local hospital" names none)
+_ROLE_AT = re.compile(r"\s(?:at|for|with)\s+(?P<v>(?-i:[A-Z][\w&.'’-]*(?:\s+[A-Z][\w&.'’-]*)*))",
+                      re.IGNORECASE)
+
+
+def employer_beside_role(found: Extracted) -> Extracted | None:
+    """The employer a sentence read as the user's occupation names beside the role."""
+    if found.rule != "occupation" or found.slot is None:
+        return None
+    m = _ROLE_AT.search(found.content)
+    if m is None or m["v"].split()[0].casefold() in _NOT_NAMES:
+        return None
+    return replace(found, rule="employer", slot=_slot("employer", _value(m["v"])))
+
+
 def _english(s: str) -> Extracted | None:
     for rule in (_en_profile, _en_preference):
         found = rule(s)
@@ -485,7 +514,9 @@ def _en_profile(s: str) -> Extracted | None:
     m = _MOVED.search(s)
     if m and not _NEGATED_CLAUSE.search(s[:m.start("v")]) and (
             _NAMED.search(_value(m["v"])) or (s.islower() and not _NOT_A_PLACE.match(m["v"]))):
-        return Extracted(s, MemoryType.PROFILE, 0.9, "moved", _slot("city", _value(m["v"])),
+        value = _value(m["v"])
+        return Extracted(s, MemoryType.PROFILE, 0.9, "moved",
+                         _slot("city", _known_place(value) if s.islower() else value),
                          correction=True, alternatives=("employer",))
     m = _NEW_HOME.search(s)
     if m and not _NEGATED_CLAUSE.search(s[:m.start()]):

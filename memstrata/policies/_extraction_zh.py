@@ -314,6 +314,26 @@ _ZH_IM_A = re.compile(
 _ZH_NOW_A = re.compile(
     rf"我{_ZH_WHEN}是(?:一名|一个|个|名)?(?P<v>[^，,。！!；;]{{0,8}}?(?:{_ZH_PROFESSIONS}))"
 )
+#: an occupation read as "<organisation>的<role>": 腾讯的工程师, 协和医院的护士
+_ZH_ORG_ROLE = re.compile(r"^(?P<org>[^，,。！!；;的\s]{2,12})的(?:一名|一个|个|名)?"
+                          r"(?P<role>[^的]+)$")
+#: words before 的 that name no employer: 北京的老师 names a place, 一家公司的经理 none
+_ZH_NO_ORG = re.compile(r"^(?:一|这|那|某|本|我们|他们|大|小)|公司$|单位$")
+
+
+def zh_employer_beside_role(found: Extracted) -> Extracted | None:
+    """The employer a Chinese sentence read as the user's occupation names before the
+    role (我是腾讯的工程师 -> 腾讯)."""
+    if found.rule != "occupation" or found.slot is None:
+        return None
+    m = _ZH_IM_A.search(found.content) or _ZH_NOW_A.search(found.content)
+    role = _ZH_ORG_ROLE.match(m["v"]) if m else None
+    if role is None or _ZH_NO_ORG.search(role["org"]) or role["org"] in _ZH_PLACE_NAMES:
+        return None
+    return Extracted(found.content, found.type, found.confidence, "employer",
+                     _slot("employer", _zh_value(role["org"])), correction=found.correction)
+
+
 _ZH_DIET = re.compile(rf"我{_ZH_WHEN}(?:开始|改|改成|成了|成为了?|变成了?|是)?(?:一名|一个)?"
                       r"(?:素食者|素食主义者|吃素|吃全素|不吃肉)")
 _ZH_CHANGE_ASPECT = re.compile(r"开始|改|成|变|现在|已经|如今|目前|最近")
@@ -328,12 +348,14 @@ _ZH_DIET_OTHER = (
      "pescatarian"),
     (re.compile(r"^我(?:是|吃)?(?:鱼素|海鲜素)|^我只吃鱼(?:和海鲜|和虾)?[，,]?(?:不吃)"),
      "pescatarian"),
-    (re.compile(r"^我(?:现在|已经|最近|目前)*(?:在|正在|开始|改成|改为|换成|转成|是)?(?:吃|搞|做)?"
-                r"生酮(?:饮食)?"), "keto"),
+    # (最近在搞生酮: the subject dropped after a word of time)
+    (re.compile(r"^(?:我(?:现在|已经|最近|目前)*|(?:现在|已经|最近|目前)+)"
+                r"(?:在|正在|开始|改成|改为|换成|转成|是)?(?:吃|搞|做)?生酮(?:饮食)?"), "keto"),
     (re.compile(r"^我(?:只|只吃|吃)(?:吃)?清真"), "halal"),
     (re.compile(r"^我(?:不吃|不能吃|只吃无)(?:含)?麸质|^我(?:吃|是)无麸质|"
                 r"^我对麸质过敏[，,]\s*(?:只吃无麸质|不吃含麸质)"), "gluten-free"),
-    (re.compile(r"^我(?:什么都吃|什么肉都吃|吃肉|荤素都吃|不挑食)(?:[，,]\s*(?:什么都吃|不吃素|无肉不欢))?"
+    (re.compile(r"^我(?:什么都吃|什么肉都吃|吃肉|荤素都吃|不挑食|不忌口)"
+                r"(?:[，,]\s*(?:什么都吃|不吃素|无肉不欢|荤素都吃))?"
                 r"(?:[。！!]|$)"),
      "not vegetarian"),
 )
@@ -466,8 +488,11 @@ def _chinese(s: str) -> Extracted | None:
     if m is None:
         m = _ZH_NOW_A.search(s)
     if m:
+        # 我是腾讯的工程师: the role is the occupation, the employer is read beside it
+        # (zh_employer_beside_role)
+        role = _ZH_ORG_ROLE.match(m["v"])
         return Extracted(s, MemoryType.PROFILE, 0.8, "occupation",
-                         _slot("occupation", _zh_value(m["v"])))
+                         _slot("occupation", _zh_value(role["role"] if role else m["v"])))
     m = _ZH_MY_ATTR.match(s)
     if m and _ZH_DURABLE_ATTRS.match(m["attr"]):
         attr = m["attr"]

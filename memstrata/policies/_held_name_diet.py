@@ -31,7 +31,7 @@ from memstrata.policies._extraction_zh import _ZH_CLAUSE_SPLIT, _ZH_OTHER_PEOPLE
 _EN_NAME_CUE = re.compile(
     r"\b(?:call|calls|calling|called|name|surname|go by|goes by|known as|knows me as|"
     r"instead of|address|addressed|addresses|deed poll|switching to|prefer|drop the full|"
-    r"pls|please|use|knows me by)\b", re.I)
+    r"pls|please|use|knows me by|married)\b", re.I)
 _EN_NAME_TEXT_GUARD = re.compile(
     # ("do you know if ..." asks whether: no condition)
     r"[\"“”«»]|(?<!\bknow\s)(?<!\bsee\s)(?<!\bcheck\s)(?<!\bwondering\s)"
@@ -122,6 +122,10 @@ _EN_LOWER_NAME = re.compile(
     r"(?P<a>[a-z][a-z'-]+)(?:\s+(?P<b>[a-z][a-z'-]+))?|"
     # "everyone calls me kate now" (not "call me when you land", "call me crazy")
     r"\bcalls?\s+me\s+(?P<c>[a-z][a-z'-]+)(?=\s+now\b)")
+#: "so its priya desai now": a name stated as what it is now, typed in lower case
+_EN_LOWER_IT_IS = re.compile(
+    r"\b(?i:it['’]?s|it\s+is|i['’]?m\s+officially|i\s+am\s+officially)\s+"
+    r"(?P<a>[a-z][a-z'-]+)(?:\s+(?P<b>[a-z][a-z'-]+))?(?=\s+now\b)")
 #: a second lower-case word that is no part of the name
 _EN_NOT_SURNAME = frozenset(
     "now from and pls please plz going lol so but btw since too instead officially here there "
@@ -138,14 +142,14 @@ def _en_name_cased(text: str) -> str:
 
     def cap(m: re.Match[str]) -> str:
         out = m.group(0)
-        for group in ("c", "a", "b") if m["c"] else ("a", "b"):
+        for group in ("c", "a", "b") if m.groupdict().get("c") else ("a", "b"):
             word = m[group]
             if word is None or word.casefold() in _NOT_A_NAME | _EN_NOT_SURNAME:
                 break
             start, end = m.start(group) - m.start(), m.end(group) - m.start()
             out = out[:start] + word.capitalize() + out[end:]
         return out
-    return _EN_LOWER_NAME.sub(cap, text)
+    return _EN_LOWER_IT_IS.sub(cap, _EN_LOWER_NAME.sub(cap, text))
 
 
 def en_name(text: str, current: str) -> str | None:
@@ -197,11 +201,13 @@ def en_name(text: str, current: str) -> str | None:
             for m in _EN_IT_IS.finditer(clause):
                 shares = set(m["v"].casefold().split()) & set(old.split()) or retired
                 # "The name change went through on my passport, I'm Priya Malhotra now"
+                # ("legal name change went thru today!!! im officially Sam now": the change
+                # named in the sentence before)
                 if shares or re.search(r"\b(?:everyone|everybody|everything|name)\b", clause,
                                        re.I) or re.search(r"\b(?:name change|changed my name|"
                                                           r"deed poll|married name|legally|"
                                                           r"court)\b",
-                                                          sentence, re.I):
+                                                          text, re.I):
                     take(m["v"])
     return next(iter(found.values())) if len(found) == 1 else None
 
@@ -264,8 +270,10 @@ def zh_name(text: str, current: str) -> str | None:
                  r"(?<!别)(?<!不要)用(?:我的)?(?:全名|大名)", text):
         return None  # 你还是叫我全名吧: the current name is kept
     for m in _ZH_NOT_CALL.finditer(text):
-        given = current[1:] if len(current) >= 3 else current  # 王小明 is 小明 to friends
-        if m["obj"] is None and not text.startswith((current, given), m.end()):
+        # 王小明 is 小明 to friends; 李娜 is 娜娜, 小娜 or 阿娜
+        given = current[1:] if len(current) >= 3 else current
+        forms = (current, given, current[-1] * 2, "小" + current[-1], "阿" + current[-1])
+        if m["obj"] is None and not text.startswith(forms, m.end()):
             return None  # 别这么叫我 / 别叫我X: the request keeps the current name
         # (以后别叫我王建国了 / 别叫我小明了: it retires the current name)
     found: set[str] = set()
@@ -423,7 +431,9 @@ def en_diet(text: str, current: str) -> str | None:
             continue
         # a comma ends a clause only before a clause's first word: "fish, eggs and dairy
         # are back" is one clause, "eggs and dairy again, still no meat" two
-        for clause in re.split(r"\s*[;:()—–]\s*|\s+-\s+|,?\s+(?:but|so|though|although)\s+|"
+        # ("started eating fish again bc my doctor said so": the reason is a clause of its own)
+        for clause in re.split(r"\s*[;:()—–]\s*|\s+-\s+|,?\s+(?:but|so|though|although|bc|"
+                               r"because|cause|cuz|coz)\s+|"
                                r",\s+(?=(?:still|and|i|i['’]m|i['’]ve|no|not|never|plus|also)\b)",
                                sentence, flags=re.I):
             # "my doctor talked me into eating fish again": the user eats it
@@ -482,6 +492,31 @@ _ZH_EATING = re.compile(r"(?:开始|又|恢复|重新|正常|偶尔|现在|最�
                         r"吃点|可以加|加回|加点")
 
 
+def _zh_own_clauses(text: str) -> list[str]:
+    """The clauses of ``text`` that speak of the user: not one naming someone else, nor
+    one without 我 after it (我妈最近在减肥 搞什么生酮 天天吃肉: all three are hers)."""
+    out: list[str] = []
+    theirs = False
+    for clause in _ZH_CLAUSES.split(text):
+        if not clause:
+            continue
+        m = _ZH_OTHERS.search(clause)
+        if m is not None:
+            # the person as the subject carries on (我妈最近在减肥); as an object
+            # (最近跟着我老公信了伊斯兰教) the user does
+            theirs = _ZH_SUBJECT_BEFORE.fullmatch(clause[:m.start()]) is not None
+            continue
+        if "我" in clause:
+            theirs = False
+        if not theirs:
+            out.append(clause)
+    return out
+
+
+#: what may stand before a person who is the subject: a word of time, 我(的)
+_ZH_SUBJECT_BEFORE = re.compile(r"(?:最近|今天|昨天|现在|这周|上周|这几天|前几天|后来)?(?:我的?)?")
+
+
 def zh_diet(text: str, current: str) -> str | None:
     """A new diet in a Chinese ``text`` (in simplified characters, as
     :func:`~memstrata.policies.slot_change.change_of` passes it), given the ``current`` one."""
@@ -493,7 +528,7 @@ def zh_diet(text: str, current: str) -> str | None:
     text = zh_unguarded(text, _ZH_DIET_GUARD)
     if not text:
         return None
-    own = [c for c in _ZH_CLAUSES.split(text) if c and not _ZH_OTHERS.search(c)]
+    own = _zh_own_clauses(text)
     for label, said in (("vegan", r"纯素|全素"), ("keto", r"生酮|(?i:keto)"),
                         ("vegetarian", r"蛋奶素"),
                         ("halal", r"吃清真|清真饮食"),
@@ -513,9 +548,7 @@ def zh_diet(text: str, current: str) -> str | None:
         return "vegetarian"
     steps: list[tuple[bool, set[str]]] = []
     kept: set[str] = set()
-    for clause in _ZH_CLAUSES.split(text):
-        if not clause or _ZH_OTHERS.search(clause):
-            continue
+    for clause in own:
         if _ZH_STILL_EATS.search(clause) and not _ZH_STOP_EATING.search(clause):
             # 不吃肉了，鸡蛋牛奶还吃: what is still eaten is all that is eaten
             kept |= {f for f, p in _ZH_FOODS.items() if p.search(clause)}

@@ -67,6 +67,7 @@ from memstrata.policies._extraction_en import (
     _STANDING_ANY,
     _STANDING_HINT,
     _english,
+    employer_beside_role,
 )
 from memstrata.policies._extraction_zh import (
     _ZH_CALL,
@@ -85,6 +86,7 @@ from memstrata.policies._extraction_zh import (
     as_written,
     spaces_as_commas,
     to_simplified,
+    zh_employer_beside_role,
 )
 from memstrata.types import USER_SUBJECT, MemoryType, Slot
 
@@ -116,7 +118,7 @@ _CLAUSE_SPLIT = re.compile(
 )
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _LEAD = re.compile(r"^(?:(?:ok(?:ay)?|so|and|but|also|well|oh|btw|by the way|hey|hi|hello|"
-                   r"也|还有|另外|对了|嗯|哦)[,，:\s]+)+", re.IGNORECASE)
+                   r"也|嗯|哦)[,，:\s]+|(?:还有|另外|对了|顺便)[,，:\s]*)+", re.IGNORECASE)
 
 _CORRECTION_MARK = re.compile(
     r"^(?:actually|correction|sorry|oops|wait|no(?!\s+(?:more|longer)\b)|i meant|"
@@ -650,5 +652,10 @@ def extract(text: str, *, role: str = "user") -> list[Extracted]:
 
         seen.add(found.content.casefold())
         out.append(found)
+        # "I'm an engineer at Intel", 我是腾讯的工程师: the employer too
+        also = (zh_employer_beside_role if _CJK.search(found.content)
+                else employer_beside_role)(found)
+        if also is not None:
+            out.append(also)
         standing = found if found.rule in ("from_now_on", "always") else None
     return out

@@ -70,6 +70,9 @@ _CUES = {
         r"payroll|signature|been with|left|quit|resigned|mat leave|barista|employed|contract|"
         r"reported|payslip|paycheck|paystub|orientation|employer|headline|linkedin|joining|"
         r"switched over)\b|"
+        # "been at zoho like 3 weeks now" (a stretch of weeks, not "since 6am")
+        r"\bbeen\s+(?:working\s+)?at\s+\S+\s+(?:(?:like|about|almost|nearly|for|over)\s+)?"
+        r"(?:a|one|two|three|four|five|six|a\s+few|several|\d+)\s+(?:weeks?|months?)\b|"
         r"\bI['’]m\s+(?:now\s+)?an?\s+(?:[\w-]+\s+){0,2}[\w-]+\s+at\s+[A-Z]", re.I),
     "age": re.compile(
         r"\b(?:birthday|turned|turning|today|officially|years? old|older|b-?day|celebrated|"
@@ -101,6 +104,8 @@ _SENTENCE_GUARD = re.compile(
     r"look|looks|feel like(?!\s+home)|guess|the idea|floated|suggest\w*|propos\w*|asked|"
     r"wants?|wanted|"
     r"offering|relocation to|cover letter|application|apply|applying|interview\w*|resume|cv|"
+    # an offer not taken: "Xero offered me a role but I turned it down"
+    r"turned\s+(?:\w+\s+){0,2}down|declin\w+|"
     # the past: "when I lived in Minneapolis", "I used to live in"
     r"when\s+(?:i|we)\s+(?:lived|was living|were living|worked|was working|was|were)\b|"
     # "I used to live in", not "I'm (only) used to Google Workspace"
@@ -134,11 +139,14 @@ _SENTENCE_GUARD = re.compile(
 #: in the clause that names the value: a negation
 _CLAUSE_GUARD = re.compile(r"\b(?:\w+n['’]t|never|not|nope|no|cannot)\b", re.I)
 #: another person: in the value's clause, or anywhere when that clause has no "I" or "we"
+#: "my best friend", "my older sister", "my little brother"
+_KIN = (r"(?:my|our|his|her|their)\s+(?:(?:best|old|older|younger|little|big|baby|twin|"
+        r"eldest|oldest|youngest|step|close)[\s-]+)?")
 _OTHERS = re.compile(
-    rf"\b(?:my|our|his|her|their)\s+(?:{_EN_OTHER_PEOPLE})s?\b|"
+    rf"\b{_KIN}(?:{_EN_OTHER_PEOPLE})s?\b|"
     r"\b(?:he|she|they)\b(?!['’]s)", re.I)
 _NAMED_OTHERS = re.compile(
-    rf"\b(?:my|our|his|her|their)\s+(?:{_EN_OTHER_PEOPLE})s?\b|\b(?:he|she)\b(?!['’]s)", re.I)
+    rf"\b{_KIN}(?:{_EN_OTHER_PEOPLE})s?\b|\b(?:he|she)\b(?!['’]s)", re.I)
 _FIRST_PERSON = re.compile(r"\b(?:i|i['’]m|i['’]ve|i['’]d|me|my|we|we['’]re|we['’]ve|our|us)\b",
                            re.I)
 #: a question after a comma starts a sentence of its own ("been living in Brisbane three
@@ -614,6 +622,12 @@ _LOWER = {
         re.compile(
             r"\b(?i:first\s+(?:full\s+)?(?:day|week|month|shift)\s+(?:of\s+onboarding\s+)?"
             r"(?:at|with)|start(?:ing|ed)?\s+at)\s+(?P<v>[a-z][\w&'’.-]*[\w&])"),
+        # "rivian onboarding is no joke" (the clause starts with the name)
+        re.compile(r"^\s*(?P<v>[a-z][\w&.-]*[\w&])\s+(?i:onboarding|orientation)\b"),
+        # "been at zoho like 3 weeks now"
+        re.compile(r"\b(?i:been\s+(?:working\s+)?(?:at|with))\s+(?P<v>[a-z][\w&.-]*[\w&])\s+"
+                   r"(?i:(?:like|about|almost|nearly|for|over)\s+)?(?i:a|one|two|three|four|five|"
+                   r"six|a\s+few|several|\d+)\s+(?i:weeks?|months?)\b"),
         # "my meta badge finally works"
         re.compile(r"\b(?i:my)\s+(?:new\s+)?(?P<v>[a-z][\w&.-]*)\s+(?i:badge|lanyard|"
                    r"work\s+laptop|work\s+email|hoodie|swag|welcome\s+pack|id\s+card)\b")),
@@ -621,6 +635,8 @@ _LOWER = {
         re.compile(
             r"\b(?i:here\s+in|(?:the\s+)?move\s+to|moved\s+to|living\s+in|life\s+in|been\s+in|"
             r"first\s+(?:winter|summer|spring|autumn|fall|month|year)\s+in|"
+            # "done unpacking boxes at the new place in denver"
+            r"new\s+(?:place|apartment|apt|flat|house|home|condo|townhouse)\s+in|"
             # "3 weeks in manchester since the move"
             r"(?:\d+|a|one|two|three|four|five|six|a\s+few|several)\s+(?:weeks?|months?)\s+in)\s+"
             r"(?P<v>[a-z][a-z'’-]+(?:\s+[a-z][a-z'’-]+){0,2})"),
@@ -629,6 +645,7 @@ _LOWER = {
                    r"(?i:resident|local)\b")),
 }
 _NOT_EMPLOYERS = frozenset("work the my a an this that it our their his her school uni college "
+                           "employee remote hr team customer client user virtual day new "
                            "home lunch last least old own personal company office gym library "
                            "noon midnight dawn scratch zero level".split())
 
@@ -717,6 +734,7 @@ def has_cue(text: str) -> bool:
         text = to_simplified(text)
         kept = zh_unguarded(text, _ZH_GUARD)
         return bool(kept and any(c.search(kept) for c in _ZH_CUES.values())) or nd.zh_cue(text)
+    text = _IDIOMS.sub(" ", text)  # "rivian onboarding is no joke" jokes about nothing
     return ((not _TEXT_GUARD.search(text) and (any(c.search(text) for c in _CUES.values())
                                                or _BEEN_AT_ANYWHERE.search(text) is not None))
             or nd.en_cue(text))

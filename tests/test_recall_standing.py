@@ -263,6 +263,27 @@ def test_a_newer_change_of_the_users_own_state_still_ranks_first(
     ("Dropped Spanish for now — got a job offer in Osaka so it's all Japanese all the time.", "",
      None),
     ("Sold most of my shop tools to make room for the pottery wheel in the garage.", "", None),
+    # guard13's (first look 0.45): "if i ever" and "id probably" typed without an
+    # apostrophe, a work conference till Friday, a comparison asked out of curiosity, a
+    # request with no "can you", "back when" parted from its clause, a sister's move with
+    # spaces for commas (馋死我了 is no move of the user's), Chinese questions without a
+    # question mark, a phone borrowed while one is repaired
+    ("if i ever end up moving to europe id probably have to pick up german lol. anyway can you "
+     "explain what a roth ira is like im 5", "", "plan"),
+    ("In Chicago for a work conference till Friday, the hotel coffee is tragic lol.", "",
+     "one-off"),
+    ("Can you compare Apple Music vs Tidal sound quality for me? Just reading about lossless "
+     "audio out of curiosity.", "", "question"),
+    ("tell me a joke about penguins", "", "question"),
+    ("back when I worked retail at Target I thought closing shifts were rough lol, nothing "
+     "compared to now.", "", "past"),
+    ("我表姐刚搬去成都了 天天给我发火锅照片 馋死我了😂 对了帮我想想周末干点啥", "", "someone else"),
+    ("地球到月亮有多远", "", "question"),
+    ("饿了么和京东外卖现在哪个补贴多 给我比较下呗", "", "question"),
+    ("手机拿去修屏幕了 这几天借我妈的旧iPhone用 好不习惯", "", "one-off"),
+    # ... while a word of "any" asks nothing: 什么都吃 states the diet
+    ("我什么都吃", "", None),
+    ("我每天坐地铁上班 2号线 四十分钟左右", "", None),
 ])
 def test_whose_state_a_statement_reports(text: str, question: str, why: str | None) -> None:
     assert why_not_own_state(text, question) == why

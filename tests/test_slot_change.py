@@ -1051,6 +1051,20 @@ _AFTER_MISSES: dict[str, list[tuple[str, str, str, str | None]]] = {
         ("the employee onboarding was long", "employer", "Target", None),
         ("its monday now, name a good song", "name", "Alex", None),
     ],
+    # knowledge-update first looks heldout32/33: an employer or a home said in passing
+    "heldout32-33 in passing": [
+        ("our all-hands at spotify ran 40 min over today 🙃 whatever. what's a polite way to "
+         "decline a meeting that could've been an email?", "employer", "Deloitte", "Spotify"),
+        ("our Shopify team offsite was so much fun, 30 coworkers in one room", "employer",
+         "Deloitte", "Shopify"),
+        ("from my place in seattle it takes 20 min to the airport", "city", "Denver",
+         "Seattle"),
+        ("字节这边的周会又拖了一个半小时 真的会谢🙃 话说有啥提高开会效率的办法不", "employer",
+         "腾讯", "字节"),
+        # guards: a city is no employer, someone else's place
+        ("成都这边的同事都很好", "employer", "腾讯", None),
+        ("my sister's place in seattle is huge", "city", "Denver", None),
+    ],
 }
 
 

@@ -69,7 +69,7 @@ _CUES = {
         r"month)|badge|team|hired|role|colleagues?|gig|notice|employee|business cards?|crew|"
         r"payroll|signature|been with|left|quit|resigned|mat leave|barista|employed|contract|"
         r"reported|payslip|paycheck|paystub|orientation|employer|headline|linkedin|joining|"
-        r"switched over)\b|"
+        r"switched over|all-hands|all\s+hands|offsite|off-site|town\s+hall|coworkers?)\b|"
         # "been at zoho like 3 weeks now" (a stretch of weeks, not "since 6am")
         r"\bbeen\s+(?:working\s+)?at\s+\S+\s+(?:(?:like|about|almost|nearly|for|over)\s+)?"
         r"(?:a|one|two|three|four|five|six|a\s+few|several|\d+)\s+(?:weeks?|months?)\b|"
@@ -199,6 +199,9 @@ _BEFORE = {
         rf"\b(?:cards?|badge|signature|lanyard)\s+(?:now\s+)?(?:says?|reads?)\s+(?P<v3>{_NAME})|"
         # "update my email signature — KPMG, Senior Associate"
         rf"\b(?:signature|bio|title)\s*(?:to\s+|[:—–-]\s*)(?P<v4>{_NAME})|"
+        # "our Shopify team offsite is next week", "our Spotify all-hands"
+        rf"\b(?i:our)\s+(?P<v7>{_NAME})\s+(?i:(?:team\s+)?(?:offsite|off-site|all-hands|all\s+hands|"
+        rf"town\s+hall|holiday\s+party|standup|stand-up))\b|"
         # "I took teh offer from Stripe" (an offer taken, not one weighed)
         rf"\b(?i:(?:took|accepted|taken)\s+(?:the|teh|their|an?)\s+(?:job\s+)?offer\s+"
         rf"(?:from|at|with))\s+(?P<v6>{_NAME})"),
@@ -370,7 +373,7 @@ _ZH_CUES = {
                        r"调到|调去|(?i:move|base)|"
                        r"待了|(?<!老)家(?:现在)?在|这边|(?<![回出])来"),
     "employer": re.compile(r"工作|上班|入职|加入|跳槽|东家|公司|离职|offer|团队|任职|的人了|做|"
-                           r"工资|薪水|周报|加班|食堂|工位|员工|"
+                           r"工资|薪水|周报|加班|食堂|工位|员工|周会|例会|组会|晨会|同事|"
                            r"报到|工牌|工卡|打工|调入|调到|离开|(?i:join|switched\s+to|team)"),
     "age": re.compile(rf"生日|岁|满|成年|🎂|蛋糕|蜡烛|大寿|寿辰|(?i:birthday|b-?day)|"
                       rf"(?:今天|终于|刚刚?|已经)\s*{_ZH_N}了"),
@@ -467,7 +470,9 @@ _ZH_HERE = (re.compile(rf"(?<![回出])来{_ZH_X}{_ZH_STRETCH}"),
 #: ... and as an employer when it is no city: 来美团快一个月了, 到联发科上班, 联发科的员工餐厅
 _ZH_JOINED = (re.compile(rf"(?<![回出])来{_ZH_X}{_ZH_STRETCH}"),
               re.compile(rf"(?<![回想要])到{_ZH_X}(?:上班|工作)"),
-              re.compile(rf"{_ZH_X}的员工(?:餐厅|食堂|宿舍|福利)"))
+              re.compile(rf"{_ZH_X}的员工(?:餐厅|食堂|宿舍|福利)"),
+              # 字节这边的周会又拖了一个半小时
+              re.compile(rf"{_ZH_X}这边的(?:周会|例会|组会|晨会|早会|同事|工位|食堂|领导|老板|加班)"))
 #: words that stand where an employer's name would and name none
 _ZH_NO_EMPLOYER = frozenset(
     "公司 新公司 单位 新单位 工地 厂里 店里 办公室 这里 那里 学校 家里".split())
@@ -622,6 +627,9 @@ _LOWER = {
         re.compile(
             r"\b(?i:first\s+(?:full\s+)?(?:day|week|month|shift)\s+(?:of\s+onboarding\s+)?"
             r"(?:at|with)|start(?:ing|ed)?\s+at)\s+(?P<v>[a-z][\w&'’.-]*[\w&])"),
+        # "our all-hands at spotify ran 40 min over"
+        re.compile(r"\b(?i:all-hands|all\s+hands|offsite|off-site|town\s+hall|standup|"
+                   r"holiday\s+party)\s+(?i:at|with)\s+(?P<v>[a-z][\w&.-]*[\w&])"),
         # "rivian onboarding is no joke" (the clause starts with the name)
         re.compile(r"^\s*(?P<v>[a-z][\w&.-]*[\w&])\s+(?i:onboarding|orientation)\b"),
         # "been at zoho like 3 weeks now"
@@ -635,8 +643,8 @@ _LOWER = {
         re.compile(
             r"\b(?i:here\s+in|(?:the\s+)?move\s+to|moved\s+to|living\s+in|life\s+in|been\s+in|"
             r"first\s+(?:winter|summer|spring|autumn|fall|month|year)\s+in|"
-            # "done unpacking boxes at the new place in denver"
-            r"new\s+(?:place|apartment|apt|flat|house|home|condo|townhouse)\s+in|"
+            # "done unpacking boxes at the new place in denver", "from my place in seattle"
+            r"(?:new|my|our)\s+(?:place|apartment|apt|flat|house|home|condo|townhouse)\s+in|"
             # "3 weeks in manchester since the move"
             r"(?:\d+|a|one|two|three|four|five|six|a\s+few|several)\s+(?:weeks?|months?)\s+in)\s+"
             r"(?P<v>[a-z][a-z'’-]+(?:\s+[a-z][a-z'’-]+){0,2})"),

@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 
 from memstrata.policies._extraction_en import _EN_OTHER_PEOPLE
-from memstrata.policies._extraction_zh import _ZH_OTHER_PEOPLE
+from memstrata.policies._extraction_zh import _ZH_OTHER_PEOPLE, spaces_as_commas
 from memstrata.policies.temporal import reads_as_change
 
 __all__ = ["reads_as_own_change", "reports_own_state", "why_not_own_state"]
@@ -58,6 +58,10 @@ _EN_ASKS_UNMARKED = re.compile(
     r"(?:is|are|does|do|can|should)\b(?=.*\b(?:or|worth)\b))\b", re.I)
 #: a request states nothing ("Can you help me ...", 帮我做个计划)
 _EN_REQUEST = re.compile(r"^\W*(?:can|could|would)\s+you\b|^\W*(?:please|help\s+me)\b|"
+                         # "tell me a joke about penguins", "recommend a podcast"
+                         r"^\W*(?:(?:tell|give|show|teach|send|find|get)\s+me|recommend|suggest|"
+                         r"explain|compare|translate|summari[sz]e|draft|describe)\b|"
+                         r"\bout\s+of\s+curiosity\b|\bjust\s+reading\s+(?:about|up\s+on)\b|"
                          r"\b(?:got|just|am|i['’]m)\s+curious\b|\bjust\s+wondering\b|"
                          r"^\W*(?:just\s+)?(?:curious|wondering|asking)\b|"
                          r"\bjust\s+(?:doing\s+(?:some\s+|a\s+bit\s+of\s+)?research|researching|"
@@ -72,16 +76,23 @@ _ZH_REQUEST = re.compile(r"随便问|隨便問|好奇|(?:就是|只是)问问|(?
                          r"^(?:你)?(?:帮|幫|麻烦|麻煩|请|請|能不能|可以帮|可不可以|推荐|推薦)|"
                          # 给我讲个冷笑话吧: a request without 帮
                          r"^(?:你)?(?:给|給|跟|和)我(?:讲|講|说|說|来|來|推荐|推薦|想|写|寫|列|找|"
-                         r"介绍|介紹|出)|"
+                         r"介绍|介紹|出|比较|比較|对比|對比)|"
                          # small talk: 今天天气真好, 周末愉快！, 早上好
                          r"^(?:今天|今儿|今兒|最近)?(?:的)?天气(?:真|好|不错|不錯)|^(?:天氣)(?:真|好)|"
                          r"^(?:周末|週末|节日|節日|新年|春节|春節|中秋|国庆|國慶)?(?:快乐|快樂|愉快)|"
                          r"^(?:早上好|早安|晚安|你好|哈喽|哈囉|嗨)")
-_ZH_CLAUSE = re.compile(r"[，,、：:]")
+_ZH_CLAUSE = re.compile(r"[，,、：:～~]")
+#: a clause that asks without a question mark (地球到月亮有多远, 哪个补贴多) - not a word
+#: of "any" (什么都吃, 谁都知道, 怎么都行)
+_ZH_ASKS_UNMARKED = re.compile(
+    r"哪(?!怕|儿都|里都|都)|多少(?!有点|还是)|多远|多长|多久|"
+    r"(?<![那这好十前后上])几(?:个|种|次|点|月|年|天|岁|号)|"
+    r"什么(?!都|也)|啥(?!都|也)|为什么|为啥|怎么(?!都|也|办)|怎样|如何|谁(?!都|也)|是不是|有没有")
 _ZH_QUOTED = re.compile(r"「[^」]*」|“[^”]*”|『[^』]*』")
 #: the lead-in of a comparing question (跟Apple Watch比，哪个更准？)
 _ZH_COMPARED = re.compile(r"^(?:跟|和|与|與|同).{1,20}?(?:比|相比|比起来|比起來)$")
-_EN_CLAUSE = re.compile(r"\s*[,;:—–]\s*|\s+-\s+|\s+(?:but|and|so|because|since|after|when)\s+",
+_EN_CLAUSE = re.compile(r"\s*[,;:—–]\s*|\s+-\s+|\s+(?:but|and|so|because|since|after)\s+|"
+                        r"(?<!\bback)\s+when\s+",
                         re.I)
 
 #: someone else as the subject ("My dad finally caved and got ...", "My husband just
@@ -133,12 +144,12 @@ _EN_PLAN = re.compile(
     r"planning|(?:i|we)\s+plan\s+to|plan\s+on|someday|one\s+day|i\s+wish|wishing|debating|"
     r"on\s+the\s+fence|(?:haven['’]t|not)\s+(?:answered|decided|replied|committed)|"
     r"not\s+sure\s+(?:if|whether|yet)|recruiter|reached\s+out|got\s+an?\s+(?:\w+\s+)?offer|"
-    r"if\s+(?:i|we)\s+(?:ever\s+)?(?:get|got|take|took|move|moved|switch|switched|buy|bought|go|"
-    r"went|join)|not\s+sure\b|not\s+(?:switching|changing|moving|leaving|quitting|buying)|"
+    r"if\s+(?:i|we)\s+(?:ever\b|(?:get|got|take|took|move|moved|switch|switched|buy|bought|go|"
+    r"went|join|end\s+up))|not\s+sure\b|not\s+(?:switching|changing|moving|leaving|quitting|buying)|"
     r"looking\s+(?:at|into)|shopping\s+(?:for|around)|in\s+the\s+market\s+for|"
     r"next\s+(?:year|month|summer|spring|fall|winter)|going\s+(?:camping|hiking|skiing)|"
     r"heard|rumou?r|holding\s+off|hold\s+off|not\s+until|"
-    r"i['’]d\s+(?:probably|maybe|likely|definitely|happily)|ever\s+(?:drops|goes|gets|comes)|"
+    r"i['’]?d\s+(?:probably|maybe|likely|definitely|happily)|ever\s+(?:drops|goes|gets|comes)|"
     r"(?:i['’]ll|i['’]d|i\s+will|i\s+would)\s+think\s+about\s+it|toying\s+with|the\s+idea\s+of|"
     r"weighing|toured|touring|open\s+house|not\s+sure\s+i\s+could)\b",
     re.I)
@@ -176,8 +187,10 @@ _EN_ONE_OFF = re.compile(
     r"since\s+(?:mine|my\s+usual|my\s+regular)\s+(?:was|is)\s+closed|"
     r"(?:mine|my\s+(?:usual|regular)(?:\s+\w+)?)\s+(?:was|is|were)\s+(?:closed|shut|booked|full)|"
     r"(?:is|are|was|were)\s+(?:out\s+)?on\s+(?:vacation|leave|holiday)|fill-?in|"
-    r"should\s+be\s+(?:fine|back|better|fixed|sorted)(?:\s+to\s+normal)?\s+by|(?:in|to)\s+\w+\s+for\s+(?:work|business|a\s+"
-    r"conference)|(?:is|was|['’]s)\s+(?:at|in)\s+the\s+(?:shop|dealership|dealer|garage|mechanic)|"
+    r"should\s+be\s+(?:fine|back|better|fixed|sorted)(?:\s+to\s+normal)?\s+by|"
+    # "In Chicago for a work conference till Friday"
+    r"(?:in|to)\s+\w+\s+for\s+(?:work|business|an?\s+(?:\w+\s+)?(?:conference|summit|offsite|"
+    r"workshop|trade\s+show|wedding|funeral))|(?:is|was|['’]s)\s+(?:at|in)\s+the\s+(?:shop|dealership|dealer|garage|mechanic)|"
     r"courtesy\s+(?:car|vehicle)|being\s+(?:repaired|fixed|serviced)|to\s+get\s+around\s+in|"
     r"(?:\d+|two|three|four|one)-(?:day|week)\s+"
     r"(?:camp|course|trial|program)|summer\s+camp|this\s+summer)\b", re.I)
@@ -205,7 +218,8 @@ _ZH_PAST = re.compile(
     r"想起|上学时|读书时|大学时|大學時|曾经|曾經|老照片|毕业照|畢業照|十年前|几年前|幾年前|"
     r"小学时|中学时|那几年|那些年|那阵子|那段时间")
 _ZH_ONE_OFF = re.compile(
-    r"临时|臨時|暂时|暫時|借(?:了|的|来)|租了?一?(?:辆|輛|天|周)|体验课|體驗課|"
+    r"临时|臨時|暂时|暫時|借(?:了|的|来)|借(?:我|朋友|同事|别人|別人)[^，,。！!]{0,6}?的|"
+    r"(?:拿|送)去?修|在修|维修中|維修中|租了?一?(?:辆|輛|天|周)|体验课|體驗課|"
     r"一日卡|次卡|代课|代課|代班|顶班|頂班|替班|休假|休年假|请假|請假|出差|旅游|旅遊|旅行|支援|凑合|湊合|将就|將就|"
     r"奢侈一回|奢侈一次|破例|难得一次|難得一次|体验卡|體驗卡|体验会员|試用|试用|纯属|純屬|"
     r"陪(?:她|他|室友|朋友|同事|家人|老婆|老公|闺蜜|閨蜜)(?:一起)?(?:搞|试|試|吃|练|練|玩|喝)|"
@@ -247,11 +261,14 @@ def _statement_part(text: str) -> list[list[str]]:
         if not sentence:
             continue
         if _CJK.search(sentence):
-            # a quotation states nothing of the user's (「三人行，必有我师焉」出自哪里？)
-            sentence = _ZH_QUOTED.sub("", sentence)
+            # a quotation states nothing of the user's (「三人行，必有我师焉」出自哪里？);
+            # spaces typed for commas part clauses (我表姐刚搬去成都了 天天给我发火锅照片)
+            sentence = spaces_as_commas(_ZH_QUOTED.sub("", sentence))
             clauses = [c.strip() for c in _ZH_CLAUSE.split(sentence) if c.strip()]
             if sentence.endswith(("?", "？")) or re.search(r"[吗嗎呢]\W*$", sentence):
                 clauses = [c for c in clauses[:-1] if not _ZH_COMPARED.match(c)]
+            else:
+                clauses = [c for c in clauses if not _ZH_ASKS_UNMARKED.search(c)]
             # the other half of an alternative question (…强很多吗？还是纯营销), a lead-in alone
             clauses = [c for c in clauses if not re.match(r"还是|還是", c)
                        and not _ZH_LEAD_IN.fullmatch(c)]

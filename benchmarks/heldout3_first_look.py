@@ -68,7 +68,9 @@ and ``--heldout33`` a thirty-third, written blind while heldout32's were (96 cas
 same way), and ``--heldout34`` a thirty-fourth, written blind after the knowledge-update
 splits' values said in passing were read (slot_change's readers of a value in passing;
 no formation split's misses were fixed in between), and ``--heldout35`` a thirty-fifth,
-written blind after heldout34's were (96 cases; evaluated before any change after them).
+written blind after heldout34's were (96 cases; evaluated before any change after them),
+and ``--heldout36`` a thirty-sixth, written blind after heldout35's were (96 cases;
+evaluated on the code after heldout35's and guard13's fixes, 62567bd).
 
 ``--updates4`` evaluates a fourth knowledge-update split (``data/knowledge_update_heldout4.json``,
 40 cases, 22 English / 18 Chinese), written blind after heldout3's knowledge-update misses
@@ -123,7 +125,9 @@ guard10's first looks and the reader's fixes on their misses. ``--updates32`` an
 ``--guards12`` (40 cases each) were written blind after heldout34's formation fixes and
 ``not_current_weight`` 0.2, with no change after their first looks. ``--guards13`` (40
 cases, 20 / 20) and ``--updates33`` (40 cases, 22 / 18) were written blind after those
-and evaluated on the same code (6b0ef38).
+and evaluated on the same code (6b0ef38). ``--updates34`` (40 cases, 22 / 18) and
+``--guards14`` (40 cases, 20 / 20) were written blind while heldout33's and guard13's misses
+were fixed, and evaluated on the code after those fixes (62567bd).
 """
 
 from __future__ import annotations
@@ -154,11 +158,11 @@ UPDATES_LOOK = RESULTS / "knowledge_update_heldout3_first_look.json"
 #: docstring says what each followed): ``--heldoutN`` evaluates
 #: ``data/formation_changes_heldoutN.json``, ``--updatesN``
 #: ``data/knowledge_update_heldoutN.json``, and each writes its first look once
-FORMATION_SPLITS = range(4, 36)
-UPDATE_SPLITS = range(4, 34)
+FORMATION_SPLITS = range(4, 37)
+UPDATE_SPLITS = range(4, 35)
 #: the knowledge-update guard splits first looked at here (``--guardsN``,
 #: ``data/knowledge_update_guardN.json``; guard1 is the split tuned on)
-GUARD_SPLITS = range(2, 14)
+GUARD_SPLITS = range(2, 15)
 
 
 def _formation_split(n: int) -> tuple[Path, Path]:

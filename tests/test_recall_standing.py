@@ -281,6 +281,30 @@ def test_a_newer_change_of_the_users_own_state_still_ranks_first(
     ("地球到月亮有多远", "", "question"),
     ("饿了么和京东外卖现在哪个补贴多 给我比较下呗", "", "question"),
     ("手机拿去修屏幕了 这几天借我妈的旧iPhone用 好不习惯", "", "one-off"),
+    # guard14's (first look 0.60): a flatmate typed "roomate", a trip booked, a phone work
+    # hands out, a question after "wait" or "anyway", a posting at a client's site, a
+    # commute this week's roadworks forced, a company account; Chinese trivia asked
+    # without a question word but as a request (简单说说, 出个脑筋急转弯给我猜猜, 到底)
+    ("my roomate went full keto and now our fridge is literally just bacon and cheese "
+     "lmaooo. anyway whats a good podcast for a long drive", "", "someone else"),
+    ("booked 10 days in japan for april!!! so hyped. whats the best way to pack light for a "
+     "trip like that, carry-on only", "", "one-off"),
+    ("Work just handed me a Samsung Galaxy S23 for on-call stuff, which is fine I guess.", "",
+     "one-off"),
+    ("ngl if marco ever retires i might try that salon velvet on main st, heard good things. "
+     "wait what year did the first iphone come out", "", "question"),
+    ("这个月被派到合作方那边驻场 在华为坂田基地办公一个月 食堂还挺好吃的哈哈", "", "one-off"),
+    ("这周地铁那段在施工 只能打车去公司 钱包在滴血😂 帮我写个请假条吧", "", "one-off"),
+    ("公司给我开了企业邮箱 linyue@xinghe-tech.com 以后工作上的事都用这个", "", "one-off"),
+    ("为什么天空是蓝色的 简单说说", "", "question"),
+    ("出个脑筋急转弯给我猜猜", "", "question"),
+    ("西红柿到底算水果还是蔬菜哈哈", "", "question"),
+    # ... and what stays the user's own: a company laptop given for home use is the
+    # user's laptop, a statement with a mark of surprise, "还是" that asks nothing
+    ("公司给配了台MacBook Pro，那台ThinkPad就留家里给孩子上网课了。", "", None),
+    ("been fully vegan for like a month and honestly my skin is so much better?? random but "
+     "how long does opened tofu last in the fridge", "", None),
+    ("我还是喜欢吃辣", "", None),
     # ... while a word of "any" asks nothing: 什么都吃 states the diet
     ("我什么都吃", "", None),
     ("我每天坐地铁上班 2号线 四十分钟左右", "", None),

@@ -1051,6 +1051,22 @@ _AFTER_MISSES: dict[str, list[tuple[str, str, str, str | None]]] = {
         ("the employee onboarding was long", "employer", "Target", None),
         ("its monday now, name a good song", "name", "Alex", None),
     ],
+    # heldout36's first-look misses
+    "heldout36": [
+        ("got my trader joe's name tag today, officially on the crew lol first shift was wild. "
+         "whats a good stretch for standing 8 hrs", "employer", "Target", "Trader Joe's"),
+        ("btw pls call me kat, katherine feels so formal lol. anyway can u help me pick a font "
+         "for my resume", "name", "Katherine", "Kat"),
+        ("everyone at the new gym calls me bo and honestly i like it way better, use that for "
+         "me ok? 👍 also whats a good beginner deadlift weight", "name", "Robert", "Bo"),
+        ("went fully plant based about a month ago, no dairy no eggs nothing 🌱 need a cheap "
+         "protein shopping list for the week", "diet", "not vegetarian", "vegan"),
+        ("it was my bday on sunday, the big 3-0 lol feel ancient. anyway whats a good skincare "
+         "routine for total beginners", "age", "29", "30"),
+        ("my boyfriend is doing keto and its so annoying to cook for both of us, any dinner that "
+         "works for a veggie and a keto guy", "diet", "vegetarian", None),
+        ("call me crazy but i love it", "name", "Robert", None),
+    ],
     # knowledge-update first looks heldout32/33: an employer or a home said in passing
     "heldout32-33 in passing": [
         ("our all-hands at spotify ran 40 min over today 🙃 whatever. what's a polite way to "
@@ -1095,6 +1111,14 @@ _BLIND_READ_ALONE = [
      "all the extra time", ("city", "Halifax")),
     ("我不忌口，荤素都吃。", ("diet", "not vegetarian")),
 ]
+
+
+def test_heldout36_instruction_after_a_request_in_one_sentence() -> None:
+    """Reproduction (heldout36): "answer everything in german going forward" after ", and"
+    in a sentence that opens with a request was not read."""
+    found = extract("can u give me a simple pancake recipe, and answer everything in german "
+                    "going forward, im trying to get to B2 this year")
+    assert [e.rule for e in found] == ["from_now_on"] and "german" in found[0].content
 
 
 def test_heldout35_instruction_after_a_lead_in_without_a_comma() -> None:

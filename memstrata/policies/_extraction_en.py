@@ -33,7 +33,8 @@ _QUESTION_START = re.compile(
 #: readers of held values skip such clauses (one list, as _extraction_zh._ZH_OTHER_PEOPLE)
 _EN_OTHER_PEOPLE = (r"sister|brother|mom|mum|mother|dad|father|friend|son|daughter|cousin|aunt|"
                     r"uncle|wife|husband|partner|boss|colleague|neighbou?r|kid|kids|grandma|"
-                    r"grandpa|parents|roommate|flatmate|coworker|nephew|niece|bf|gf|hubby|"
+                    r"grandpa|parents|roommate|roomate|roomie|housemate|flatmate|coworker|"
+                    r"bestie|bff|nephew|niece|bf|gf|hubby|"
                     r"boyfriend|girlfriend|fianc[eé]e?")
 _VALUE_END = re.compile(
     r"\s+(?:and|but|with|from|since|because|for|though|so|which|who|where|when|"
@@ -309,15 +310,15 @@ _PAST_JOB = re.compile(r"\bas\s+an?\s+(?:intern|temp|trainee|summer\s+\w+)\b|\bi
 _NEGATED_CLAUSE = re.compile(r"\b(?:not|never|n't|no longer)\b|n't\b", re.IGNORECASE)
 _DIET = re.compile(
     r"\bi(?:'m| am|'ve been| have been)\s+(?:now\s+|strictly\s+|fully\s+)?(?:a\s+)?"
-    r"(?P<v>vegetarian|vegan|pescatarian|plant-based|"
+    r"(?P<v>vegetarian|vegan|pescatarian|plant[- ]based|"
     r"halal|kosher|gluten[- ]free|lactose[- ]intolerant|"
     r"on an? (?:strict\s+)?(?:keto|low[- ]carb|gluten[- ]free|vegan|vegetarian|pescatarian|"
-    r"plant-based|halal) diet|"
+    r"plant[- ]based|halal) diet|"
     r"keto(?=\s*(?:[.!,;]|$|now|these days))|"
     # "I'm on keto."
     r"on\s+(?:strict\s+)?(?:keto|low[- ]carb)(?=\s*(?:[.!,;]|$|now|these days)))\b"
     r"|\bi\s+(?:only\s+)?(?:follow|eat|keep)\s+(?:a\s+|an\s+)?(?:strict(?:ly)?\s+)?"
-    r"(?P<v2>vegetarian|vegan|pescatarian|plant-based|keto|low[- ]carb|halal|kosher|"
+    r"(?P<v2>vegetarian|vegan|pescatarian|plant[- ]based|keto|low[- ]carb|halal|kosher|"
     r"gluten[- ]free)(?:\s+diet)?\b"
     r"|\bi\s+(?P<v3>eat\s+(?:(?:pretty\s+much|basically|just\s+about|practically)\s+)?"
     r"(?:meat|everything|anything))\b(?!\s+(?:again|now|these days))"
@@ -328,7 +329,8 @@ _DIET = re.compile(
 )
 #: a diet as stored: "on a keto diet" -> "keto", "plant-based" -> "vegan", "eat meat" ->
 #: "not vegetarian" (the value the change rules give "I eat meat again")
-_DIET_VALUE = {"plant-based": "vegan", "on a keto diet": "keto", "on keto": "keto",
+_DIET_VALUE = {"plant-based": "vegan", "plant based": "vegan", "on a keto diet": "keto",
+               "on keto": "keto",
                "on strict keto": "keto", "on low carb": "low-carb", "on low-carb": "low-carb",
                "on a low carb diet": "low-carb",
                "on a low-carb diet": "low-carb", "low carb": "low-carb",

@@ -47,7 +47,9 @@ _EN_NEGATION = re.compile(r"\b(?:\w+n['’]t|never|not|no|nobody|no one|stop)\b"
 _REQUEST_QUESTION = re.compile(r"(?:^|[,;])\W*(?:(?:hey|hi|hello|ok|okay|so|oh|um|also|and|btw)"
                                r"\W+)*(?:can|could|would|will)\s+(?:you|we)\b", re.I)
 #: a tag after a statement is no question: "it's Maggie, always, ok?"
-_TAG_QUESTION = re.compile(r",\s*(?:ok|okay|alright|all right|right|yeah|got it)\s*\?\s*$", re.I)
+_TAG_QUESTION = re.compile(r",\s*(?:ok|okay|alright|all right|right|yeah|got it)\s*\?\s*$|"
+                           # "use that for me ok? 👍"
+                           r"\s(?:ok|okay)\s*\?+\W*$", re.I)
 _PNAME = r"(?-i:[A-Z][a-z’'-]+(?:\s+[A-Z][a-z’'-]+)?)"
 _EN_NAME_PATTERNS = (
     # not "my colleagues keep calling me Tommy": what others do, not a name to use
@@ -83,8 +85,10 @@ _EN_YOU_TOO = re.compile(r"\byou\b[^.!?]*\b(?:too|as well|also)\b|\bso can you\b
                          # "can u stop calling me katherine, everyone calls me kate now and
                          # honestly i like it better"
                          r"\b(?:stop|quit)\s+calling\s+me\b|"
-                         r"\bi\s+(?:like|prefer)\s+(?:it|that|this)\s+(?:better|more)\b|"
-                         r"\byou\s+(?:use|go\s+with|stick\s+to)\s+(?:that|it|this)\b|"
+                         r"\bi\s+(?:like|prefer)\s+(?:it|that|this)\s+(?:way\s+|much\s+|a\s+lot\s+)?"
+                         r"(?:better|more)\b|"
+                         r"\b(?:you\s+)?(?:use|go\s+with|stick\s+to)\s+(?:that|it|this)"
+                         r"(?:\s+for\s+me)?\b|"
                          r"\b(?:please|pls|plz)\b", re.I)
 #: "it's Priya Kapoor now", "I'm officially Olivia Bennett now": a full name stated
 _EN_IT_IS = re.compile(rf"\b(?:it['’]?s|it is|I['’]?m|I am)\s+(?:officially\s+|now\s+|just\s+|"
@@ -120,8 +124,13 @@ _EN_LOWER_NAME = re.compile(
     r"\b(?i:go(?:ing|es)?\s+by(?:\s+my\s+(?:middle|first)\s+name)?|"
     r"legally|(?:middle|first)\s+name|officially|name\s+is|name['’]s|known\s+as)\s+"
     r"(?P<a>[a-z][a-z'-]+)(?:\s+(?P<b>[a-z][a-z'-]+))?|"
-    # "everyone calls me kate now" (not "call me when you land", "call me crazy")
-    r"\bcalls?\s+me\s+(?P<c>[a-z][a-z'-]+)(?=\s+now\b)")
+    # "everyone calls me kate now", "pls call me kat," (not "call me when you land", "call me
+    # crazy")
+    r"\b(?:calls?\s+me\s+(?P<c>[a-z][a-z'-]+)(?=\s+now\b)|"
+    r"(?:pls|plz|please|just|can\s+you|could\s+you|u\s+can)\s+call\s+me\s+(?P<d>[a-z][a-z'-]+)"
+    r"(?=\s*(?:[,.!;]|$|now\b|from\s+now|instead\b))|"
+    # "everyone at the new gym calls me bo and honestly i like it way better"
+    r"calls\s+me\s+(?P<e>[a-z][a-z'-]+)(?=\s*(?:,|and\b)))")
 #: "so its priya desai now": a name stated as what it is now, typed in lower case
 _EN_LOWER_IT_IS = re.compile(
     r"\b(?i:it['’]?s|it\s+is|i['’]?m\s+officially|i\s+am\s+officially)\s+"
@@ -142,7 +151,8 @@ def _en_name_cased(text: str) -> str:
 
     def cap(m: re.Match[str]) -> str:
         out = m.group(0)
-        for group in ("c", "a", "b") if m.groupdict().get("c") else ("a", "b"):
+        named = next((g for g in ("c", "d", "e") if m.groupdict().get(g)), None)
+        for group in (named, "a", "b") if named else ("a", "b"):
             word = m[group]
             if word is None or word.casefold() in _NOT_A_NAME | _EN_NOT_SURNAME:
                 break
@@ -324,12 +334,14 @@ _EN_FOODS = {
     _FISH: re.compile(r"\b(?:fish|salmon|tuna|seafood|shrimp|prawns?|sushi)\b", re.I),
     _EGGS: re.compile(r"\b(?:eggs?|dairy|cheese|milk|butter|yogh?urt)\b", re.I),
 }
-_EN_DIET_CUE = re.compile(r"\b(?:vegan|vegetarian|veggie|pescatarian|plant-based|keto|meat|fish|"
+_EN_DIET_CUE = re.compile(r"\b(?:vegan|vegetarian|veggie|pescatarian|plant[- ]based|keto|meat|fish|"
                           r"eggs?|dairy|cheese|gluten|halal|coeliac|celiac|paleo|low-carb|"
                           r"mediterranean|intermittent fasting)\b", re.I)
 _EN_LABEL = re.compile(
-    r"\b(?P<v>vegan|vegetarian|pescatarian|plant-based|keto|paleo|intermittent fasting)\b"
-    r"(?!-(?:friendly|options?|style|ish))|"
+    r"\b(?P<v>vegan|vegetarian|pescatarian|plant[- ]based|keto|paleo|intermittent fasting)\b"
+    # ("a veggie and a keto guy": a person described, not the user's diet)
+    r"(?!-(?:friendly|options?|style|ish))(?!\s+(?:guy|girl|person|people|folks|friends?|eaters?|"
+    r"crowd|ones?)\b)|"
     # diets named with "diet" or their own word: "the mediterranean diet", "doing low-carb"
     r"\b(?P<v4>mediterranean|low-carb|low carb)(?=\s+diet\b|\s+(?:now|these\s+days)\b)|"
     # gluten-free and halal name a diet only as the user's ("now I'm strictly gluten-free",
@@ -386,8 +398,9 @@ _EN_DROPPED = re.compile(r"\b(?:gave|give|given|giving)\s+up\s+(?:on\s+)?|\b(?:q
                          r"dropped|done\s+with|done|stopped|over)\s+", re.I)
 _EN_DROPPED_LABEL = re.compile(
     rf"(?:{_EN_DROPPED.pattern})(?:the\s+|being\s+(?:a\s+)?|my\s+)?(?P<v>vegan|vegetarian|"
-    r"veggie|pescatarian|keto|plant-based)\b", re.I)
-_EN_LABEL_NAMES = {"veggie": "vegetarian", "plant-based": "vegan", "low carb": "low-carb"}
+    r"veggie|pescatarian|keto|plant[- ]based)\b", re.I)
+_EN_LABEL_NAMES = {"veggie": "vegetarian", "plant-based": "vegan", "plant based": "vegan",
+                   "low carb": "low-carb"}
 
 
 _EN_TALKED_INTO = re.compile(

@@ -111,6 +111,10 @@ _SENTENCE_SPLIT = re.compile(r"(?<=[.!?;])(?<!\bSt\.)(?<!\bMt\.)(?<!\bFt\.)(?<!\
                              r"|(?<=\S)\s*[\U0001F300-\U0001FAFF]+\s*(?=\S)")
 #: a new clause about the speaker inside one sentence ("I'm Alice, I live in Berlin")
 _CLAUSE_SPLIT = re.compile(
+    # "can u give me a pancake recipe, and answer everything in german going forward": an
+    # instruction after a request
+    r",\s*(?:and|also|plus)\s+(?=(?:answer|reply|respond|write|talk|speak|use|keep)\s+"
+    r"(?:\w+\s+){0,4}?(?:from\s+now\s+on|going\s+forward|from\s+here\s+on)\b)|"
     r"(?:,\s*|\s+)(?:and|but|so|also)\s+(?=(?:i|i'm|i've|i'd|my)\b)"
     r"(?!i\s+(?:accepted|took\s+it|said\s+yes)\b)|,\s*(?=(?:i|i'm|i've|my)\b(?!\s+new\s+(?:home|hometown|city)\b))"
     r"|[，,；]\s*(?=我)",

@@ -321,14 +321,14 @@ _HOME_HERE_IN = re.compile(
     rf"\b(?i:(?:my|our)\s+(?:new\s+(?:place|apartment|flat|house|condo|home)(?:\s+here)?|"
     rf"(?:place|apartment|flat|house|condo|home)\s+here)\s+in)\s+(?P<v>{_NAME})")
 #: "the big four-two", "the big 4-0" (digits too: "the big 5-0")
-_BIG_AGE = re.compile(rf"\bthe\s+big\s+(?P<t>{'|'.join(list(_UNITS)[1:9])})[-\s]"
-                      rf"(?P<u>oh|o|{'|'.join(list(_UNITS)[:9])})\b", re.I)
+_BIG_AGE = re.compile(rf"\bthe\s+big\s+(?P<t>{'|'.join(list(_UNITS)[1:9])}|[1-9])[-\s]"
+                      rf"(?P<u>oh|o|{'|'.join(list(_UNITS)[:9])}|[0-9])\b", re.I)
 
 
 #: the user's own birthday, today or just had ("today's my birthday!", "birthday was
 #: yesterday") - without a number it makes the held age one year more
 _BIRTHDAY_NOW = re.compile(
-    r"\b(?:today['’]?s|today\s+is|it['’]s|yesterday\s+was)\s+(?:my\s+)?(?:birthday|b-?day)\b|"
+    r"\b(?:today['’]?s|today\s+is|it['’]s|it\s+was|yesterday\s+was)\s+(?:my\s+)?(?:birthday|b-?day)\b|"
     r"\bmy\s+(?:birthday|b-?day)\s+(?:is\s+|was\s+)?(?:today|yesterday)\b|"
     r"^\s*(?:\w+\s+)?(?:birthday|b-?day)\s+was\s+(?:yesterday|today)\b|"
     r"\b(?:had|celebrated)\s+my\s+(?:birthday|b-?day)\b|"
@@ -346,8 +346,9 @@ _DECADE_BEGUN = re.compile(
 
 def _big_age(m: re.Match[str]) -> int:
     """The age a :data:`_BIG_AGE` match names: "four-two" is 42, "five-oh" 50."""
-    unit = m["u"].lower()
-    return 10 * _UNITS[m["t"].lower()] + (0 if unit in ("oh", "o") else _UNITS[unit])
+    unit, tens = m["u"].lower(), m["t"].lower()
+    return 10 * (int(tens) if tens.isdigit() else _UNITS[tens]) + (
+        0 if unit in ("oh", "o") else int(unit) if unit.isdigit() else _UNITS[unit])
 
 
 _OH = re.compile(rf"\b(?P<t>{'|'.join(list(_UNITS)[1:9])})[-\s]oh\b", re.I)
@@ -636,9 +637,10 @@ _LOWER = {
         re.compile(r"\b(?i:been\s+(?:working\s+)?(?:at|with))\s+(?P<v>[a-z][\w&.-]*[\w&])\s+"
                    r"(?i:(?:like|about|almost|nearly|for|over)\s+)?(?i:a|one|two|three|four|five|"
                    r"six|a\s+few|several|\d+)\s+(?i:weeks?|months?)\b"),
-        # "my meta badge finally works"
-        re.compile(r"\b(?i:my)\s+(?:new\s+)?(?P<v>[a-z][\w&.-]*)\s+(?i:badge|lanyard|"
-                   r"work\s+laptop|work\s+email|hoodie|swag|welcome\s+pack|id\s+card)\b")),
+        # "my meta badge finally works", "got my trader joe's name tag today"
+        re.compile(r"\b(?i:my)\s+(?:new\s+)?(?P<v>[a-z][\w&.-]*(?:\s+[a-z][\w&.-]*['’]s)?)\s+"
+                   r"(?i:badge|lanyard|work\s+laptop|work\s+email|hoodie|swag|welcome\s+pack|"
+                   r"id\s+card|name\s*tag|uniform|apron)\b")),
     "city": (
         re.compile(
             r"\b(?i:here\s+in|(?:the\s+)?move\s+to|moved\s+to|living\s+in|life\s+in|been\s+in|"
@@ -665,7 +667,7 @@ def _lower_names(clause: str, attribute: str) -> list[str]:
         words = m["v"].split()
         if attribute == "employer":
             if words[0].casefold() not in _NOT_EMPLOYERS | _NOT_NAMES:
-                found.append(words[0].capitalize())
+                found.append(" ".join(w.capitalize() for w in words))
             continue
         from memstrata.policies.gazetteer import cities_en
 

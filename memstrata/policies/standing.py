@@ -51,11 +51,16 @@ _EN_ASKS = re.compile(r"^\W*(?:(?:and|so|but|also|oh|ok|okay|plus)\W+)?(?:is|are
 #: ... also without its question mark, when it opens with a question word
 _EN_ASKS_UNMARKED = re.compile(
     r"^\W*(?:(?:and|so|but|also|oh|ok|okay|btw|random\s+q\w*|real\s+talk|honestly|seriously|"
-    r"srsly|quick\s+q\w*)\W+)?"
+    r"srsly|quick\s+q\w*|anyway|anyways|wait|unrelated|random|hey|hmm|ngl|lol|haha|"
+    r"totally\s+unrelated|(?:also\s+)?random\s+but)\W+)?"
     r"(?:whats|what['’]s|what\s+(?!a\b|an\b)|how\s+(?:do|does|can|should|long|much|many|often)|"
     r"which|where|who|why|any\s+(?:tips|ideas|recs?|suggestions|advice)|"
     # "is the iphone 15 camera actually better than mine or is that just marketing"
     r"(?:is|are|does|do|can|should)\b(?=.*\b(?:or|worth)\b))\b", re.I)
+#: a word that makes a sentence ending in "?" a question
+_EN_ASK_WORD = re.compile(r"\b(?:what|whats|how|why|which|who|where|when|any|anyone|anything|"
+                          r"should|could|would|can|do\s+you|does|is\s+(?:it|that|this|there)|"
+                          r"isn['’]t|right|or|ok|okay|yeah|huh|really|tips|ideas)\b", re.I)
 #: a request states nothing ("Can you help me ...", 帮我做个计划)
 _EN_REQUEST = re.compile(r"^\W*(?:can|could|would)\s+you\b|^\W*(?:please|help\s+me)\b|"
                          # "tell me a joke about penguins", "recommend a podcast"
@@ -77,6 +82,9 @@ _ZH_REQUEST = re.compile(r"随便问|隨便問|好奇|(?:就是|只是)问问|(?
                          # 给我讲个冷笑话吧: a request without 帮
                          r"^(?:你)?(?:给|給|跟|和)我(?:讲|講|说|說|来|來|推荐|推薦|想|写|寫|列|找|"
                          r"介绍|介紹|出|比较|比較|对比|對比)|"
+                         # 简单说说, 两句话解释一下, 出个脑筋急转弯给我猜猜
+                         r"(?:说说|說說|讲讲|講講|解释一下|解釋一下|介绍一下|介紹一下)$|"
+                         r"^(?:来|來|出)(?:个|個|一个|一個|道)|给我猜猜|給我猜猜|"
                          # small talk: 今天天气真好, 周末愉快！, 早上好
                          r"^(?:今天|今儿|今兒|最近)?(?:的)?天气(?:真|好|不错|不錯)|^(?:天氣)(?:真|好)|"
                          r"^(?:周末|週末|节日|節日|新年|春节|春節|中秋|国庆|國慶)?(?:快乐|快樂|愉快)|"
@@ -87,7 +95,8 @@ _ZH_CLAUSE = re.compile(r"[，,、：:～~]")
 _ZH_ASKS_UNMARKED = re.compile(
     r"哪(?!怕|儿都|里都|都)|多少(?!有点|还是)|多远|多长|多久|"
     r"(?<![那这好十前后上])几(?:个|种|次|点|月|年|天|岁|号)|"
-    r"什么(?!都|也)|啥(?!都|也)|为什么|为啥|怎么(?!都|也|办)|怎样|如何|谁(?!都|也)|是不是|有没有")
+    r"什么(?!都|也)|啥(?!都|也)|为什么|为啥|怎么(?!都|也|办)|怎样|如何|谁(?!都|也)|是不是|有没有|"
+    r"到底")
 _ZH_QUOTED = re.compile(r"「[^」]*」|“[^”]*”|『[^』]*』")
 #: the lead-in of a comparing question (跟Apple Watch比，哪个更准？)
 _ZH_COMPARED = re.compile(r"^(?:跟|和|与|與|同).{1,20}?(?:比|相比|比起来|比起來)$")
@@ -192,6 +201,11 @@ _EN_ONE_OFF = re.compile(
     r"(?:in|to)\s+\w+\s+for\s+(?:work|business|an?\s+(?:\w+\s+)?(?:conference|summit|offsite|"
     r"workshop|trade\s+show|wedding|funeral))|(?:is|was|['’]s)\s+(?:at|in)\s+the\s+(?:shop|dealership|dealer|garage|mechanic)|"
     r"courtesy\s+(?:car|vehicle)|being\s+(?:repaired|fixed|serviced)|to\s+get\s+around\s+in|"
+    # a trip booked ("booked 10 days in japan for april"); a thing work hands out for work
+    # ("Work just handed me a Samsung Galaxy S23 for on-call stuff")
+    r"booked\s+(?:\w+\s+){0,2}(?:days?|nights?|weeks?)\s+in|"
+    r"work\s+(?:just\s+)?(?:gave|handed|issued|lent)\s+me|(?:work|company)[-\s]issued|"
+    r"for\s+on-?call|"
     r"(?:\d+|two|three|four|one)-(?:day|week)\s+"
     r"(?:camp|course|trial|program)|summer\s+camp|this\s+summer)\b", re.I)
 
@@ -225,7 +239,11 @@ _ZH_ONE_OFF = re.compile(
     r"陪(?:她|他|室友|朋友|同事|家人|老婆|老公|闺蜜|閨蜜)(?:一起)?(?:搞|试|試|吃|练|練|玩|喝)|"
     r"[一二三四五六七八九十\d]+天(?:会员|體驗|体验|试用)|卖完|賣完|售罄|没货|沒貨|缺货|缺貨|断货|斷貨|"
     r"今天(?=[^，,。！!]*?(?:下雨|暴雨|堵|晚了|来不及|來不及|关门|關門|休息|没开|沒開|排队|排隊|故障|"
-    r"坏了|壞了|停运|停運))|只好|只能先")
+    r"坏了|壞了|停运|停運))|只好|只能先|只能(?:打车|打的|坐|骑|走路|借)|"
+    r"(?:这周|這週|这几天|這幾天)[^，,。！!]*?(?:施工|停运|停運|故障|坏了|壞了)|"
+    # sent to a client's site, a thing the company hands out for work
+    r"驻场|駐場|借调|借調|派驻|派駐|被派到|公司给(?:我)?(?:开|办)(?!公)了?|公司給(?:我)?(?:開|辦)(?!公)了?|"
+    r"工作号|工作號|工作手机|工作手機|企业邮箱|企業郵箱|工作邮箱|工作郵箱")
 #: a change of the user's own state the general reader (``reads_as_change``) does not
 #: list: a new purchase, a new car picked up, a number moved to
 _OWN_CHANGE = re.compile(
@@ -290,6 +308,9 @@ def _statement_part(text: str) -> list[list[str]]:
                 tail = re.split(r",\s+(?=[^,]*\?+\s*$)", sentence)
                 if len(tail) == 2 and len(tail[1].split()) <= 3 and len(tail[0].split()) >= 4:
                     head = tail
+            if len(head) < 2 and not _EN_ASK_WORD.search(sentence) and _EN_MINE.search(sentence):
+                # a statement with a mark of surprise: "my skin is so much better??"
+                head = [sentence.rstrip("?"), ""]
             # ("And how does it compare?": a conjunction alone states nothing)
             if len(head) < 2 or len(re.findall(r"\w+", head[0])) < 2:
                 continue

@@ -70,7 +70,9 @@ splits' values said in passing were read (slot_change's readers of a value in pa
 no formation split's misses were fixed in between), and ``--heldout35`` a thirty-fifth,
 written blind after heldout34's were (96 cases; evaluated before any change after them),
 and ``--heldout36`` a thirty-sixth, written blind after heldout35's were (96 cases;
-evaluated on the code after heldout35's and guard13's fixes, 62567bd).
+evaluated on the code after heldout35's and guard13's fixes, 62567bd), and ``--heldout37``
+a thirty-seventh, written blind after heldout36's were (96 cases; evaluated on the final code
+of that round, 63952a1, with no change after it).
 
 ``--updates4`` evaluates a fourth knowledge-update split (``data/knowledge_update_heldout4.json``,
 40 cases, 22 English / 18 Chinese), written blind after heldout3's knowledge-update misses
@@ -127,7 +129,9 @@ guard10's first looks and the reader's fixes on their misses. ``--updates32`` an
 cases, 20 / 20) and ``--updates33`` (40 cases, 22 / 18) were written blind after those
 and evaluated on the same code (6b0ef38). ``--updates34`` (40 cases, 22 / 18) and
 ``--guards14`` (40 cases, 20 / 20) were written blind while heldout33's and guard13's misses
-were fixed, and evaluated on the code after those fixes (62567bd).
+were fixed, and evaluated on the code after those fixes (62567bd). ``--updates35`` and
+``--guards15`` (40 cases each) were written blind while heldout34's and guard14's misses were
+fixed, and evaluated on the code after those fixes (63952a1), with no change after them.
 """
 
 from __future__ import annotations
@@ -158,11 +162,11 @@ UPDATES_LOOK = RESULTS / "knowledge_update_heldout3_first_look.json"
 #: docstring says what each followed): ``--heldoutN`` evaluates
 #: ``data/formation_changes_heldoutN.json``, ``--updatesN``
 #: ``data/knowledge_update_heldoutN.json``, and each writes its first look once
-FORMATION_SPLITS = range(4, 37)
-UPDATE_SPLITS = range(4, 35)
+FORMATION_SPLITS = range(4, 38)
+UPDATE_SPLITS = range(4, 36)
 #: the knowledge-update guard splits first looked at here (``--guardsN``,
 #: ``data/knowledge_update_guardN.json``; guard1 is the split tuned on)
-GUARD_SPLITS = range(2, 15)
+GUARD_SPLITS = range(2, 16)
 
 
 def _formation_split(n: int) -> tuple[Path, Path]:

@@ -20,8 +20,7 @@ def one(text: str):
         ("My name is Alice Smith.", MemoryType.PROFILE, "name", "Alice Smith"),
         ("I live in Berlin.", MemoryType.PROFILE, "city", "Berlin"),
         ("I'm 34 years old", MemoryType.PROFILE, "age", "34"),
-        ("I work as a data scientist at Siemens", MemoryType.PROFILE, "occupation",
-         "data scientist"),
+        ("I work as a data scientist", MemoryType.PROFILE, "occupation", "data scientist"),
         ("I work at Google", MemoryType.PROFILE, "employer", "Google"),
         ("I'm vegetarian", MemoryType.PROFILE, "diet", "vegetarian"),
         ("My email is alice@example.com.", MemoryType.PROFILE, "email", "alice@example.com"),
@@ -40,6 +39,13 @@ def test_profile_facts_get_a_structured_slot(text, kind, attribute, value):
     assert (found.slot.subject, found.slot.attribute, found.slot.value) == ("user", attribute,
                                                                             value)
     assert found.confidence >= 0.8
+
+
+def test_a_role_at_an_employer_gives_both_slots():
+    """The employer named beside the role is held too (it was read as the occupation only)."""
+    found = extract("I work as a data scientist at Siemens")
+    assert [(e.slot.attribute, e.slot.value) for e in found if e.slot is not None] == [
+        ("occupation", "data scientist"), ("employer", "Siemens")]
 
 
 @pytest.mark.parametrize(

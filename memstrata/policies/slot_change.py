@@ -37,7 +37,7 @@ from __future__ import annotations
 import re
 
 from memstrata.policies import _held_name_diet as nd
-from memstrata.policies._extraction_en import _EN_OTHER_PEOPLE
+from memstrata.policies._extraction_en import _EN_OTHER_PEOPLE, _known_place
 from memstrata.policies._extraction_zh import (
     _ZH_CLAUSE_SPLIT,
     _ZH_N,
@@ -669,14 +669,9 @@ def _lower_names(clause: str, attribute: str) -> list[str]:
             if words[0].casefold() not in _NOT_EMPLOYERS | _NOT_NAMES:
                 found.append(" ".join(w.capitalize() for w in words))
             continue
-        from memstrata.policies.gazetteer import cities_en
-
-        names = cities_en()
-        hit = next((name for n in range(len(words), 0, -1)
-                    for name in (" ".join(w.capitalize() for w in words[:n]),) if name in names),
-                   None)
-        if hit is not None and words[0] not in _NOT_NAMES:
-            found.append(hit)
+        place = _known_place(m["v"])
+        if place != m["v"] and words[0] not in _NOT_NAMES:
+            found.append(place)
     return found
 
 

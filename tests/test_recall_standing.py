@@ -299,6 +299,38 @@ def test_a_newer_change_of_the_users_own_state_still_ranks_first(
     ("为什么天空是蓝色的 简单说说", "", "question"),
     ("出个脑筋急转弯给我猜猜", "", "question"),
     ("西红柿到底算水果还是蔬菜哈哈", "", "question"),
+    # guard15's (first look 0.575): a work phone only for on-call, a brokerage account
+    # "separate from my everyday banking", a comparison "just curious" (after "Dr." that
+    # ended no sentence), "is it normal" asked without a mark, a wish given up (不过先不想了
+    # changes nothing), a yoga class 跟健身房是两码事
+    ("got my work phone set up today, number's 555-0199, it's only for the on-call rotation "
+     "ugh. anyway how do i get a coffee stain out of a white shirt", "", "one-off"),
+    ("Just opened a brokerage account with Fidelity for retirement stuff, totally separate "
+     "from my everyday banking. Anyway, can you recommend a good intro book on stoicism?", "",
+     "unchanged"),
+    ("Can you compare the reviews for Dr. Nguyen and Dr. Okafor? Just curious how they stack "
+     "up. Also, what's a good stretch for tight hamstrings?", "", "question"),
+    ("compare verizon fios and spectrum for me? just curious how prices look these days. also "
+     "is it normal for a fridge to hum at night", "", "question"),
+    ("以后有机会的话也想学学西班牙语 感觉挺好听的 不过先不想了 帮我算下120打八五折是多少", "",
+     "plan"),
+    ("公司楼下新开了家瑜伽馆 报了个周末瑜伽课 跟健身房是两码事哈 对了 最近有什么好看的电影", "",
+     "unchanged"),
+    # ... "Dr." ends no sentence, and a clause describing a name keeps the past it states
+    ("Cleaning out a drawer I found an appointment card from Dr. Kaplan, the dentist I used to "
+     "see back in my college town.", "", "past"),
+    # heldout35's (and 30/33/34's): what a question takes for granted the user has
+    ("how do i get my macbook air to stop dimming the screen when i unplug it, its driving me "
+     "nuts during meetings", "", None),
+    ("whats the cheapest way to get from my place in seattle to seatac at 5am, uber surge is "
+     "gonna be insane", "", None),
+    ("ok whats the real difference between は and が, my japanese tutor explained it twice and "
+     "i still dont get it 😭", "", None),
+    # ... not a common noun, nor a thing weighed or left behind
+    ("would google fiber be worth it if its on my street? how do u even check availability",
+     "", "question"),
+    ("how do i reset my old iphone 12?", "", "question"),
+    ("Is my Verizon plan worth keeping?", "", "question"),
     # ... and what stays the user's own: a company laptop given for home use is the
     # user's laptop, a statement with a mark of surprise, "还是" that asks nothing
     ("公司给配了台MacBook Pro，那台ThinkPad就留家里给孩子上网课了。", "", None),

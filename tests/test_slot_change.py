@@ -1081,6 +1081,39 @@ _AFTER_MISSES: dict[str, list[tuple[str, str, str, str | None]]] = {
         ("成都这边的同事都很好", "employer", "腾讯", None),
         ("my sister's place in seattle is huge", "city", "Denver", None),
     ],
+    # heldout37's first-look misses (0.75 on the previous stop's final code), then guards
+    "heldout37": [
+        ("ok so we finally signed the lease, officially porto people now 🇵🇹 the cat hates the "
+         "tiles tho", "city", "Leeds", "Porto"),
+        ("I handed in my notice in the spring and I've now been at Grundfos for two weeks, so "
+         "could you explain how Danish holiday pay works? The payslip is confusing me.",
+         "employer", "Accenture", "Grundfos"),
+        ("quit target finally 🎉 doing backend at a tiny startup called ravelin now, way less "
+         "meetings", "employer", "Target", "Ravelin"),
+        ("pls stop calling me katherine, ive gone by kit for years and its time you caught up "
+         "lol", "name", "Katherine", "Kit"),
+        ("its jen btw. nobody calls me jennifer except my mom when im in trouble 😂", "name",
+         "Jennifer", "Jen"),
+        ("我老公调去合肥工作，我们全家上个月也跟着搬过来了，合肥冬天家里要买什么取暖的东西啊？",
+         "city", "上海", "合肥"),
+        ("上周刚转正 在顺丰这边做数据分析 领导人还不错", "employer", "招商银行", "顺丰"),
+        ("肉我戒了，但鱼虾还吃，海鲜实在不想放弃哈哈，帮我配个一周菜单", "diet",
+         "not vegetarian", "pescatarian"),
+        ("上个月刚满19 可以自己去银行办信用卡了吗", "age", "18", "19"),
+        # guards: someone else's startup or name, a desk moved from a city, a sister's move
+        # and the clause after it, a wet day, a sixteen-year-old's brother
+        ("my brother works at a startup called ravelin now", "employer", "Target", None),
+        ("read about a startup called ravelin today", "employer", "Target", None),
+        ("my neighbours are porto people now", "city", "Leeds", None),
+        ("its raining btw", "name", "Jennifer", None),
+        ("my sister goes by jen btw", "name", "Jennifer", None),
+        ("我把书桌从北京搬过来了", "city", "上海", None),
+        ("我妹妹搬过来了，杭州那边房子卖了", "city", "上海", None),
+        ("我弟弟上个月刚满19 可以办信用卡了吗", "age", "18", None),
+        # ... and a move with a son beside the user is still the user's
+        ("小助手啊我跟你说我现在跟儿子住到成都来了沈阳那个房子租出去了你以后天气就给我报成都的嘛",
+         "city", "沈阳", "成都"),
+    ],
 }
 
 
@@ -1119,6 +1152,27 @@ def test_heldout36_instruction_after_a_request_in_one_sentence() -> None:
     found = extract("can u give me a simple pancake recipe, and answer everything in german "
                     "going forward, im trying to get to B2 this year")
     assert [e.rule for e in found] == ["from_now_on"] and "german" in found[0].content
+
+
+@pytest.mark.parametrize("text", [
+    "could u keep it short from here on, like 2-3 sentences max? also whats the capital of "
+    "mongolia",
+    "ok quick thing - always answer in japanese from now on even when i type english - anyway "
+    "whats a good rice cooker",
+])
+def test_heldout37_instructions_in_chat_shorthand(text: str) -> None:
+    """Reproduction (heldout37): "could u ..." was no request (only "could you"), and an
+    instruction between dashes was read with the lead-in before it."""
+    assert [e.rule for e in extract(text)] == ["from_now_on"]
+
+
+def test_heldout37_a_company_ending_in_lai_keeps_its_name() -> None:
+    """Reproduction (heldout37): 蔚来 lost its 来 as if it were a verb's complement (搬到上海
+    来); 搬过来 still names nothing."""
+    found = extract("从华为离职了，现在在蔚来做产品，节奏慢了好多，有点不习惯")
+    assert [(e.slot.attribute, e.slot.value) for e in found if e.slot] == [("employer", "蔚来")]
+    assert [e.slot.value for e in extract("我搬到上海来了") if e.slot] == ["上海"]
+    assert not [e for e in extract("我搬过来了") if e.slot]
 
 
 def test_heldout35_instruction_after_a_lead_in_without_a_comma() -> None:

@@ -438,7 +438,7 @@ _STANDING_ANY = re.compile(
 )
 #: a polite request or a tag is not a question ("could you ... from now on?", "..., alright?")
 _REQUEST = re.compile(rf"(?:^(?:(?:actually|so|ok|okay|hey|hi|also|and|btw)[,\s]+)*|,\s*"
-                      rf"|\b{_HENCEFORTH},?\s+)(?:please\s+)?(?:could|can|would)\s+(?:you|we)\b|"
+                      rf"|\b{_HENCEFORTH},?\s+)(?:please\s+)?(?:could|can|would)\s+(?:you|u|we)\b|"
                       r",?\s*(?:alright|all right|ok|okay|right|please)\s*\?$", re.IGNORECASE)
 _STANDING_HINT = re.compile(r"\b(?:anymore|again|ever|any more)\b", re.IGNORECASE)
 _NOT_BUT = re.compile(

@@ -35,7 +35,7 @@ _ZH_STANDING_END = re.compile(
 
 
 #: what trails a place or company in Chinese: 搬到上海住了 / 入职阿里巴巴两周了
-_ZH_VALUE_TAIL = re.compile(r"(?:住|居住|定居|生活|工作|上班|去|来|已经|将近|差不多|"
+_ZH_VALUE_TAIL = re.compile(r"(?:住|居住|定居|生活|工作|上班|(?<=..)去|(?<=..)来|已经|将近|差不多|"
                             r"快(?=[一二两三四五六七八九十几半\d])|"
                             r"[一二两三四五六七八九十几半\d]+个?(?:多)?(?:天|周|星期|月|年))+$")
 
@@ -45,7 +45,8 @@ _ZH_NOT_A_VALUE = re.compile(r"^(?:这|那|回|去|来|家|老家|朋友|同学|
                              r"某)"
                              r"|(?:章|页|集|节|段|关)$"
                              r"|(?:家|酒店|宾馆|旅馆|(?<!医)院|(?<!学)校|宿舍|单位|办公室|里|这儿|那儿|这边|那边"
-                             r"|去|来)$"
+                             # (过来, 回去 name nothing; 蔚来 does)
+                             r"|(?:^|[过回起上下进出带跑走搬未将])[去来])$"
                              # a hospital, a company or a school by kind, not by name
                              # (医院, 大医院, 一家公司; 协和医院 is one)
                              r"|^(?:[一某大小]|一家|一所)?(?:医院|公司|学校)$")
@@ -160,7 +161,8 @@ def zh_unguarded(text: str, guard: re.Pattern[str]) -> str:
             continue
         # a question at the end of a sentence that first tells a completed change
         # (上个月调到武汉了，…，有啥防暑的好办法吗): the clauses before the question are read
-        clauses = re.split(r"[，,]", m.group(0))
+        # (上个月刚满19 可以自己去银行办信用卡了吗: a space typed for a comma)
+        clauses = re.split(r"[，,]|(?<=[\u4e00-\u9fff\d])\s+(?=[\u4e00-\u9fff])", m.group(0))
         head: list[str] = []
         for clause in clauses:
             if guard.search(clause):

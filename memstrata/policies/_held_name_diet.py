@@ -121,7 +121,7 @@ _EN_NAME_OTHERS = re.compile(
 #: where a name stands, typed in lower case ("everyone calls me kate now", "im legally sam
 #: now", "going by my middle name theo"): the name is capitalised so the patterns read it
 _EN_LOWER_NAME = re.compile(
-    r"\b(?i:go(?:ing|es)?\s+by(?:\s+my\s+(?:middle|first)\s+name)?|"
+    r"\b(?i:(?:go(?:ing|es|ne)?|went)\s+by(?:\s+my\s+(?:middle|first)\s+name)?|"
     r"legally|(?:middle|first)\s+name|officially|name\s+is|name['’]s|known\s+as)\s+"
     r"(?P<a>[a-z][a-z'-]+)(?:\s+(?P<b>[a-z][a-z'-]+))?|"
     # "everyone calls me kate now", "pls call me kat," (not "call me when you land", "call me
@@ -131,10 +131,11 @@ _EN_LOWER_NAME = re.compile(
     r"(?=\s*(?:[,.!;]|$|now\b|from\s+now|instead\b))|"
     # "everyone at the new gym calls me bo and honestly i like it way better"
     r"calls\s+me\s+(?P<e>[a-z][a-z'-]+)(?=\s*(?:,|and\b)))")
-#: "so its priya desai now": a name stated as what it is now, typed in lower case
+#: "so its priya desai now", "its jen btw": a name stated as what it is now, typed in lower
+#: case (read as a name only beside the current one, see :func:`en_name`)
 _EN_LOWER_IT_IS = re.compile(
     r"\b(?i:it['’]?s|it\s+is|i['’]?m\s+officially|i\s+am\s+officially)\s+"
-    r"(?P<a>[a-z][a-z'-]+)(?:\s+(?P<b>[a-z][a-z'-]+))?(?=\s+now\b)")
+    r"(?P<a>[a-z][a-z'-]+)(?:\s+(?P<b>[a-z][a-z'-]+))?(?=\s+(?:now|btw|actually)\b)")
 #: a second lower-case word that is no part of the name
 _EN_NOT_SURNAME = frozenset(
     "now from and pls please plz going lol so but btw since too instead officially here there "
@@ -209,7 +210,11 @@ def en_name(text: str, current: str) -> str | None:
                 if _EN_TAKEN_UP.search(text):
                     take(m["v"])
             for m in _EN_IT_IS.finditer(clause):
-                shares = set(m["v"].casefold().split()) & set(old.split()) or retired
+                # (a short form of the current name said as what it is shares it: "its Jen
+                # btw" for Jennifer - not "I'm Priya by the way", which introduces Priyanka)
+                shares = set(m["v"].casefold().split()) & set(old.split()) or retired or (
+                    m.group(0)[:2].casefold() == "it" and " " not in m["v"]
+                    and old.startswith(m["v"].casefold()))
                 # "The name change went through on my passport, I'm Priya Malhotra now"
                 # ("legal name change went thru today!!! im officially Sam now": the change
                 # named in the sentence before)
@@ -490,7 +495,8 @@ _ZH_DIET_CUE = re.compile(r"素|肉|荤|葷|鱼|魚|虾|蝦|海鲜|蛋|奶|生�
 _ZH_DIET_GUARD = re.compile(r"[?？「」“”『』\"]|吗|如果|要是|假如|假设|万一|的话|倘若|梦|"
                             # 不打算再吃素了 is no plan: a decision
                             r"(?<!不)打算(?!就这么|就这样|继续|一直)|(?<!不)准备|听说|有人|"
-                            r"考虑|想|犹豫|建议我(?!多补充)|"
+                            # (海鲜实在不想放弃: no wish, what is kept)
+                            r"考虑|(?<![不没])想|犹豫|建议我(?!多补充)|"
                             # the past: 大学那会儿我吃过两年纯素
                             r"吃过|那会儿|那时候|那时|以前|当年|曾经|小时候|"
                             # 大学的时候我纯素过一年
@@ -505,7 +511,7 @@ _ZH_EATING = re.compile(r"(?:开始|又|恢复|重新|正常|偶尔|现在|最�
                         r"吃点|可以加|加回|加点")
 
 
-def _zh_own_clauses(text: str) -> list[str]:
+def zh_own_clauses(text: str) -> list[str]:
     """The clauses of ``text`` that speak of the user: not one naming someone else, nor
     one without 我 after it (我妈最近在减肥 搞什么生酮 天天吃肉: all three are hers)."""
     out: list[str] = []
@@ -541,7 +547,7 @@ def zh_diet(text: str, current: str) -> str | None:
     text = zh_unguarded(text, _ZH_DIET_GUARD)
     if not text:
         return None
-    own = _zh_own_clauses(text)
+    own = zh_own_clauses(text)
     for label, said in (("vegan", r"纯素|全素"), ("keto", r"生酮|(?i:keto)"),
                         ("vegetarian", r"蛋奶素"),
                         ("halal", r"吃清真|清真饮食"),

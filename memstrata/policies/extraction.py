@@ -339,7 +339,7 @@ _NOT_FOR_THE_ASSISTANT = re.compile(r"\b(?:said|says|told\s+\w+|tells\s+\w+|wrot
 #: shorter answers"); "bins go out on Tuesdays", "the gym opens at 6" do not
 _FOR_THE_ASSISTANT = re.compile(
     r"^(?:(?:please|so|and|but|ok|okay|also|oh|hey)[,!]?\s+)*"
-    r"(?:(?:could|can|would|will)\s+(?:you|we)\b|(?:you|your|i|i'd|i'm|i’d|i’m|i'll|i’ll|my|me|"
+    r"(?:(?:could|can|would|will)\s+(?:you|u|we)\b|(?:you|your|i|i'd|i'm|i’d|i’m|i'll|i’ll|my|me|"
     r"let's|let’s|call|answer|reply|respond|write|use|keep|talk|speak|address|give|send|show|"
     r"stop|don't|don’t|do not|always|never|just|only|tell|remind|refer|put|list|skip|avoid|"
     r"include|be|make|start|switch|no more|no|less|more)\b)", re.IGNORECASE)
@@ -510,10 +510,13 @@ def _read_one(s: str) -> Extracted | None:
     elif not zh and (marker := _STANDING_ANY.search(s)) is not None:
         # only the clause the marker stands in, and only if it speaks to the assistant or
         # of the user ("My landlord texted: bins go out on Tuesdays from now on" does not)
-        clause = re.split(r"[:;—–]\s*", s[:marker.start()])[-1] + s[marker.start():]
+        # ("ok quick thing - always answer in japanese from now on ... - anyway whats ...":
+        # a dash between words parts clauses too, and the marker's clause ends at one)
+        clause = re.split(r"[:;—–]\s*", s[:marker.start()])[-1] \
+            + re.split(r"\s+-\s+", s[marker.start():])[0]
         rest = _STANDING_ANY.sub("", clause).strip(" ,")
         if not re.search(r"\b(?:please|pls|plz)\b", rest, re.IGNORECASE) and not any(
-                _FOR_THE_ASSISTANT.match(part) for part in re.split(r",\s*", rest)):
+                _FOR_THE_ASSISTANT.match(part) for part in re.split(r",\s*|\s+-\s+", rest)):
             rest = ""
     if (m is not None or rest) and _NOT_FOR_THE_ASSISTANT.search(s) is None \
             and _THIRD_PARTY.match(rest) is None:

@@ -152,7 +152,7 @@ _FIRST_PERSON = re.compile(r"\b(?:i|i['’]m|i['’]ve|i['’]d|me|my|we|we['’
 #: a question after a comma starts a sentence of its own ("been living in Brisbane three
 #: weeks now ..., any tips for keeping clothes from going mouldy?"): the head is read
 _ASK_AFTER_COMMA = re.compile(
-    r"(?:,|\s+-)\s+(?=(?:any|anything|what|whats|what's|how|can|could|is|are|do|does|did|where|which|who|"
+    r"(?:,|\s+-)\s+(?:so\s+|and\s+|but\s+)?(?=(?:any|anything|what|whats|what's|how|can|could|is|are|do|does|did|where|which|who|"
     r"why|anyone|tips|ideas|suggestions|recommendations?|recommend|suggest)\b[^.!?]*\?)", re.I)
 _SENTENCES = re.compile(r"(?<=[.!?…])\s+|\n+|\s+[—–]\s+|"
                         r"\s*[\U0001F1E6-\U0001F1FF\U0001F300-\U0001FAFF]+\s*")
@@ -202,6 +202,10 @@ _BEFORE = {
         # "our Shopify team offsite is next week", "our Spotify all-hands"
         rf"\b(?i:our)\s+(?P<v7>{_NAME})\s+(?i:(?:team\s+)?(?:offsite|off-site|all-hands|all\s+hands|"
         rf"town\s+hall|holiday\s+party|standup|stand-up))\b|"
+        # "doing backend at a tiny startup called Ravelin now"
+        rf"\b(?i:(?:at|for|joined|with)\s+(?:a|an|this|some)\s+(?:[\w-]+\s+){{0,2}}?"
+        rf"(?:startup|start-up|company|firm|agency|studio|consultancy|shop|place|outfit)\s+"
+        rf"(?:called|named))\s+(?P<v8>{_NAME})|"
         # "I took teh offer from Stripe" (an offer taken, not one weighed)
         rf"\b(?i:(?:took|accepted|taken)\s+(?:the|teh|their|an?)\s+(?:job\s+)?offer\s+"
         rf"(?:from|at|with))\s+(?P<v6>{_NAME})"),
@@ -212,9 +216,9 @@ _AFTER = {
         r"(?:my\s+|our\s+)?(?:new\s+)?home\b|"
         # "home being Minneapolis these days", "home is Minneapolis now"
         rf"\b(?i:home)\s+(?:being|is)\s+(?:now\s+)?(?P<v3>{_NAME})|"
-        # "we're Brisbane people now"
-        rf"\b(?:we['’]re|I['’]m|we are|I am)\s+(?P<v2>{_NAME})\s+"
-        r"(?:people|locals|residents)\s+now\b"),
+        # "we're Brisbane people now", "officially Porto people now"
+        rf"\b(?:we['’]re|I['’]m|we are|I am|(?i:officially))\s+(?:(?i:officially)\s+)?"
+        rf"(?P<v2>{_NAME})\s+(?:people|locals|residents)\s+now\b"),
     "employer": re.compile(
         rf"(?P<v>{_NAME})\s+(?:made me an offer|offered me|hired me|took me on)\b"),
 }
@@ -433,7 +437,8 @@ _ZH_PLACES = {
         re.compile(rf"回(?:到)?老家\s*{_ZH_X}{_ZH_END}"),
     ),
     "employer": (
-        re.compile(rf"在{_ZH_X}(?:公司)?(?:做|上班|工作|任职|当|干|报到)(?!什么)"),
+        # (在顺丰这边做数据分析: the place the user works, spoken of as here)
+        re.compile(rf"在{_ZH_X}(?:公司)?(?:这边|这里)?(?:做|上班|工作|任职|当|干|报到)(?!什么)"),
         re.compile(rf"在{_ZH_X}上了?[一二两三四五六七八九十几\d]+(?:天|周|个月)(?:的)?班"),
         re.compile(rf"(?:入职|加入|跳槽到|跳槽去|跳到|转到|进了|调入|调到了?|(?i:join)了?|"
                    rf"(?:跳槽|转|跳)了(?:去|到)|跳槽去了|跳去了)\s*了?{_ZH_X}{_ZH_END}"),
@@ -512,7 +517,12 @@ _ZH_AGED = re.compile(rf"(?<![\d.])({_ZH_N})岁的人了")
 _ZH_QUOTED_NUMBER = re.compile(r"[“”\"]([\d一二三四五六七八九十]{1,3})[“”\"]")
 
 
+#: the user moved to where the text is about: 我们全家上个月也跟着搬过来了
+_ZH_MOVED_HERE = re.compile(r"(?:^|我|我们|全家|一家)[^，,。！!；;]{0,8}?搬(?:过来|来这|到这)")
+
+
 def _zh_change_of(text: str, attribute: str, current: str) -> str | None:
+    whole = text
     text = zh_unguarded(_ZH_QUOTED_NUMBER.sub(r"\1", text), _ZH_GUARD)
     # 正式 relocate 到深圳了: an English verb of moving and its 到, apart only by a space
     text = re.sub(r"(?i)\b(relocate|relocated|move|moved)\s+到", r"\1到", text)
@@ -599,13 +609,28 @@ def _zh_change_of(text: str, attribute: str, current: str) -> str | None:
 
         cities = {v for v in new if find_cities_zh(v) == [v]}
         new = cities if len(cities) == 1 else new
+    if not new and attribute == "city" and any(
+            _ZH_MOVED_HERE.search(c) and not re.search(r"把|从", c) for c in clauses):
+        from memstrata.policies.gazetteer import find_cities_zh
+
+        # 我老公调去合肥工作，我们全家上个月也跟着搬过来了，合肥冬天…？: "here" is the one
+        # other city the text names, in its question too (从北京搬过来 names where from, 把书桌
+        # 搬过来 moved a desk)
+        named = {v for v in find_cities_zh(whole)
+                 if v not in olds and not any(o.startswith(v) for o in olds)}
+        new = named if len(named) == 1 else new
     if not new and attribute == "city":
         from memstrata.policies.gazetteer import find_cities_zh
 
-        # a request names a place it asks about (帮我看看厦门哪个区适合老人住), not home
-        new = {v for c in clauses if not _ZH_REQUEST.match(c) or _ZH_SET_TO.search(c)
+        # a request names a place it asks about (帮我看看厦门哪个区适合老人住), not home; a
+        # clause after someone else's move is theirs (我妹妹搬过来了，杭州那边房子卖了), and
+        # 从北京搬过来 names where from
+        own = set(nd.zh_own_clauses(text))
+        new = {v for c in clauses if (not _ZH_REQUEST.match(c) or _ZH_SET_TO.search(c))
+               and (c in own or re.search(_ZH_OTHERS, c))
                for v in find_cities_zh(c)
-               if v not in olds and not any(o.startswith(v) for o in olds)}
+               if v not in olds and not any(o.startswith(v) for o in olds)
+               and f"从{v}" not in c}
     return new.pop() if len(new) == 1 else None
 
 
@@ -637,6 +662,10 @@ _LOWER = {
         re.compile(r"\b(?i:been\s+(?:working\s+)?(?:at|with))\s+(?P<v>[a-z][\w&.-]*[\w&])\s+"
                    r"(?i:(?:like|about|almost|nearly|for|over)\s+)?(?i:a|one|two|three|four|five|"
                    r"six|a\s+few|several|\d+)\s+(?i:weeks?|months?)\b"),
+        # "doing backend at a tiny startup called ravelin now"
+        re.compile(r"\b(?i:(?:at|for|joined|with)\s+(?:a|an|this|some)\s+(?:[\w-]+\s+){0,2}?"
+                   r"(?:startup|start-up|company|firm|agency|studio|consultancy|shop|place|outfit)"
+                   r"\s+(?:called|named))\s+(?P<v>[a-z][\w&.-]*[\w&])"),
         # "my meta badge finally works", "got my trader joe's name tag today"
         re.compile(r"\b(?i:my)\s+(?:new\s+)?(?P<v>[a-z][\w&.-]*(?:\s+[a-z][\w&.-]*['’]s)?)\s+"
                    r"(?i:badge|lanyard|work\s+laptop|work\s+email|hoodie|swag|welcome\s+pack|"
@@ -652,7 +681,10 @@ _LOWER = {
             r"(?P<v>[a-z][a-z'’-]+(?:\s+[a-z][a-z'’-]+){0,2})"),
         # "now that im a seattle resident"
         re.compile(r"\b(?i:a|an|new)\s+(?P<v>[a-z][a-z'’-]+(?:\s+[a-z][a-z'’-]+)?)\s+"
-                   r"(?i:resident|local)\b")),
+                   r"(?i:resident|local)\b"),
+        # "officially porto people now", "we're leeds people now"
+        re.compile(r"\b(?i:officially|we['’]?re|i['’]?m|we\s+are|i\s+am)\s+(?:(?i:officially)\s+)?"
+                   r"(?P<v>[a-z][a-z'’-]+(?:\s+[a-z][a-z'’-]+)?)\s+(?i:people|locals)\s+now\b")),
 }
 _NOT_EMPLOYERS = frozenset("work the my a an this that it our their his her school uni college "
                            "employee remote hr team customer client user virtual day new "

@@ -34,7 +34,8 @@ __all__ = ["reads_as_own_change", "reports_own_state", "why_not_own_state"]
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 #: sentences (the mark stays with the sentence it ends; an emoji ends one too)
-_SENTENCE = re.compile(r"(?<=[?？!！.。;；])\s*|\n+|\s*[\U0001F1E6-\U0001F1FF\U0001F300-\U0001FAFF"
+_SENTENCE = re.compile(r"(?<=[?？!！.。;；])(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)"
+                       r"(?<!\bSt\.)(?<!\bProf\.)\s*|\n+|\s*[\U0001F1E6-\U0001F1FF\U0001F300-\U0001FAFF"
                        r"\u2600-\u27bf]+\s*")
 #: a question inside a sentence starts a question of its own ("Moved to Denver, any
 #: tips?", "finally got an iPhone how do I move my chats??")
@@ -56,7 +57,10 @@ _EN_ASKS_UNMARKED = re.compile(
     r"(?:whats|what['’]s|what\s+(?!a\b|an\b)|how\s+(?:do|does|can|should|long|much|many|often)|"
     r"which|where|who|why|any\s+(?:tips|ideas|recs?|suggestions|advice)|"
     # "is the iphone 15 camera actually better than mine or is that just marketing"
-    r"(?:is|are|does|do|can|should)\b(?=.*\b(?:or|worth)\b))\b", re.I)
+    r"(?:is|are|does|do|can|should)\b(?=.*\b(?:or|worth)\b)|"
+    # "also is it normal for a fridge to hum at night"
+    r"is\s+(?:it|that|this)\s+(?:normal|ok|okay|safe|bad|weird|possible|true|fine|common)\b)\b",
+    re.I)
 #: a word that makes a sentence ending in "?" a question
 _EN_ASK_WORD = re.compile(r"\b(?:what|whats|how|why|which|who|where|when|any|anyone|anything|"
                           r"should|could|would|can|do\s+you|does|is\s+(?:it|that|this|there)|"
@@ -66,7 +70,7 @@ _EN_REQUEST = re.compile(r"^\W*(?:can|could|would)\s+you\b|^\W*(?:please|help\s+
                          # "tell me a joke about penguins", "recommend a podcast"
                          r"^\W*(?:(?:tell|give|show|teach|send|find|get)\s+me|recommend|suggest|"
                          r"explain|compare|translate|summari[sz]e|draft|describe)\b|"
-                         r"\bout\s+of\s+curiosity\b|\bjust\s+reading\s+(?:about|up\s+on)\b|"
+                         r"\bout\s+of\s+curiosity\b|^\W*(?:just\s+)?curious\b|\bjust\s+reading\s+(?:about|up\s+on)\b|"
                          r"\b(?:got|just|am|i['’]m)\s+curious\b|\bjust\s+wondering\b|"
                          r"^\W*(?:just\s+)?(?:curious|wondering|asking)\b|"
                          r"\bjust\s+(?:doing\s+(?:some\s+|a\s+bit\s+of\s+)?research|researching|"
@@ -205,7 +209,7 @@ _EN_ONE_OFF = re.compile(
     # ("Work just handed me a Samsung Galaxy S23 for on-call stuff")
     r"booked\s+(?:\w+\s+){0,2}(?:days?|nights?|weeks?)\s+in|"
     r"work\s+(?:just\s+)?(?:gave|handed|issued|lent)\s+me|(?:work|company)[-\s]issued|"
-    r"for\s+on-?call|"
+    r"for\s+(?:the\s+)?on-?call|"
     r"(?:\d+|two|three|four|one)-(?:day|week)\s+"
     r"(?:camp|course|trial|program)|summer\s+camp|this\s+summer)\b", re.I)
 
@@ -213,6 +217,11 @@ _EN_ONE_OFF = re.compile(
 _EN_SAME = re.compile(r"\b(?:stays?|stayed|remains?|remained|is\s+still)\s+the\s+same\b|"
                       r"\bunchanged\b", re.I)
 _ZH_SAME = re.compile(r"(?:还是|依然|仍然|照旧)(?:老样子|一样|没变)|没(?:有)?变(?!成|了)|不变")
+#: the new thing said to be apart from the user's own ("a brokerage account ..., totally
+#: separate from my everyday banking", 报了个周末瑜伽课 跟健身房是两码事): it leaves that unchanged
+_EN_APART = re.compile(r"\b(?:separate|different)\s+from\s+my\b|\bnot\s+replacing\s+my\b",
+                       re.I)
+_ZH_APART = re.compile(r"两码事|兩碼事|不是一回事")
 
 _ZH_OTHER = re.compile(rf"^(?:我(?:的|家)?)?(?:大学|高中|以前的|前)?(?:{_ZH_OTHER_PEOPLE})|"
                        # a colleague by name: 同组的小周, 隔壁部门的老王
@@ -265,8 +274,42 @@ _NOT_A_CHANGE = re.compile(r"\b(?:for|right)\s+now\b|\bleft\s+my\s+\w+\s+(?:at|i
                            # (现在估计早就关门了吧, 目前还只是传言), 受不了了
                            # a memory kept to this day (那个香味到现在都记得)
                            r"到(?:现在|現在)|至今|"
+                           # a thought given up (不过先不想了) changes nothing
+                           r"(?:先)?不(?:想|打算|考虑|考慮)了|算了|"
                            r"(?:现在|現在)的|(?:现在|現在|目前)(?:估计|估計|应该|應該|可能|还只是|"
                            r"還只是)|受不了了", re.I)
+
+
+#: what an English question takes for granted the user has: a thing named by its make or
+#: model ("how do i get my macbook air to stop dimming", "my iphone 15 can't record
+#: calls??"), the user's home in a city ("from my place in seattle to seatac"), a
+#: language teacher ("my japanese tutor explained it twice") - not a common noun ("my
+#: arches", "my street") nor something past ("my old iphone")
+_EN_PRESUPPOSED = re.compile(
+    r"\bmy\s+(?:new\s+|current\s+)?(?:"
+    r"(?:iphone|ipad|macbook|imac|mac\s+mini|pixel|galaxy|thinkpad|chromebook|kindle|airpods|"
+    r"apple\s+watch|fitbit|garmin|playstation|ps5|xbox|switch\s+oled|tesla|prius|civic|corolla|"
+    r"camry|outback|forester|rav4|cx-\d+|model\s+[3sxy])\b(?:\s+(?:\d+\w*|pro|max|air|plus|"
+    r"mini|ultra|se))*"
+    r"|(?:place|apartment|apt|flat|house|condo)\s+(?:here\s+)?in\s+[a-z][\w-]+"
+    r"|(?:japanese|spanish|french|german|italian|korean|mandarin|chinese|portuguese|arabic|"
+    r"russian|dutch|greek|hindi|turkish|polish|swedish)\s+(?:tutor|teacher|class|classes|"
+    r"lessons?|course)"
+    r"|(?-i:[A-Z][\w-]*[a-z][\w-]*)(?:\s+(?-i:[A-Z0-9][\w-]*))*(?=\s+[a-z])"
+    r")", re.I)
+_EN_NOT_PRESUPPOSED = re.compile(r"\b(?:if|would|should\s+i|thinking|worth|vs|versus|or)\b|"
+                                 r"\bmy\s+(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|"
+                                 r"Sunday|January|February|March|April|May|June|July|August|"
+                                 r"September|October|November|December|Christmas)\b", re.I)
+
+
+def _presupposed(sentence: str) -> list[str]:
+    """The user's own things an English question takes for granted (see
+    :data:`_EN_PRESUPPOSED`), as clauses of their own; none in a question that weighs or
+    supposes ("would my civic fit ...", "is it worth ...")."""
+    if _EN_NOT_PRESUPPOSED.search(sentence):
+        return []
+    return [m.group(0) for m in _EN_PRESUPPOSED.finditer(sentence)]
 
 
 def _statement_part(text: str) -> list[list[str]]:
@@ -296,11 +339,15 @@ def _statement_part(text: str) -> list[list[str]]:
                 c for c in clauses[:asked] if not _ZH_REQUEST.search(c)])
             continue
         if not sentence.endswith("?") and _EN_ASKS_UNMARKED.search(sentence):
-            continue  # "whats a decent squat substitute when theres no rack free"
+            # "whats a decent squat substitute when theres no rack free" (what it takes for
+            # granted is stated: "how do i get my macbook air to stop dimming ...")
+            kept.append(_presupposed(sentence))
+            continue
         if len(re.findall(r"\w+", sentence)) < 2:
             continue  # "idk.", "lol"
         if sentence.endswith("?"):
             if _EN_ASKS.search(sentence):
+                kept.append(_presupposed(sentence))
                 continue
             head = _EN_ASK_INSIDE.split(sentence, maxsplit=1)
             if len(head) < 2:
@@ -362,6 +409,8 @@ def why_not_own_state(text: str, question: str = "") -> str | None:
             return "someone else"
         cues = (("plan", _EN_PLAN), ("past", _EN_PAST), ("one-off", _EN_ONE_OFF),
                 ("unchanged", _EN_SAME))
+    if (_ZH_APART if zh else _EN_APART).search(stated):
+        return "unchanged"
     found = next((name for name, cue in cues if cue.search(stated)), None)
     if found is None:
         return None
@@ -371,8 +420,11 @@ def why_not_own_state(text: str, question: str = "") -> str | None:
     # (Chinese runs clauses on past a full stop as often: there, every later clause)
     first = clauses if zh else sentences[0]
     later = clauses[len(first):]
+    # (not one that describes a name in the clause: "an appointment card from Dr. Kaplan,
+    # the dentist I used to see")
     if len(first) > 1 and not any(cue.search(first[0]) for _, cue in cues) \
             and (_ZH_I if zh else _EN_I).search(first[0]) \
+            and (zh or not re.match(r"\W*(?:the|a|an|who|whom|which|whose)\b", first[1], re.I)) \
             and not any(cue.search(c) for _, cue in cues for c in later):
         return None
     # a clause of the user's, free of cues, that reads as a change states one ("The strings

@@ -72,7 +72,9 @@ written blind after heldout34's were (96 cases; evaluated before any change afte
 and ``--heldout36`` a thirty-sixth, written blind after heldout35's were (96 cases;
 evaluated on the code after heldout35's and guard13's fixes, 62567bd), and ``--heldout37``
 a thirty-seventh, written blind after heldout36's were (96 cases; evaluated on the final code
-of that round, 63952a1, with no change after it).
+of that round, 63952a1, with no change after it), and ``--heldout38`` a thirty-eighth,
+written blind while heldout37's misses were fixed (96 cases; evaluated on the code after
+those fixes, a5db7df, with no change after it).
 
 ``--updates4`` evaluates a fourth knowledge-update split (``data/knowledge_update_heldout4.json``,
 40 cases, 22 English / 18 Chinese), written blind after heldout3's knowledge-update misses
@@ -132,6 +134,9 @@ and evaluated on the same code (6b0ef38). ``--updates34`` (40 cases, 22 / 18) an
 were fixed, and evaluated on the code after those fixes (62567bd). ``--updates35`` and
 ``--guards15`` (40 cases each) were written blind while heldout34's and guard14's misses were
 fixed, and evaluated on the code after those fixes (63952a1), with no change after them.
+``--updates36`` and ``--guards16`` (40 cases each) were written blind while heldout35's and
+guard15's misses were fixed, and evaluated on the code after those fixes (a5db7df), with no
+change after them.
 """
 
 from __future__ import annotations
@@ -162,11 +167,11 @@ UPDATES_LOOK = RESULTS / "knowledge_update_heldout3_first_look.json"
 #: docstring says what each followed): ``--heldoutN`` evaluates
 #: ``data/formation_changes_heldoutN.json``, ``--updatesN``
 #: ``data/knowledge_update_heldoutN.json``, and each writes its first look once
-FORMATION_SPLITS = range(4, 38)
-UPDATE_SPLITS = range(4, 36)
+FORMATION_SPLITS = range(4, 39)
+UPDATE_SPLITS = range(4, 37)
 #: the knowledge-update guard splits first looked at here (``--guardsN``,
 #: ``data/knowledge_update_guardN.json``; guard1 is the split tuned on)
-GUARD_SPLITS = range(2, 16)
+GUARD_SPLITS = range(2, 17)
 
 
 def _formation_split(n: int) -> tuple[Path, Path]:

@@ -137,8 +137,9 @@ def test_a_newer_change_of_the_users_own_state_still_ranks_first(
     ("I'm vegetarian.", "", None),
     ("real talk is the iphone 15 camera actually better than mine or is that just apple "
      "marketing", "", "question"),
+    # (a plan asked with "??" reads as the plan since guard16's first look)
     ("once winter hits maybe ill switch to the train?? idk. are monthly transit passes usually "
-     "worth it or nah", "", "question"),
+     "worth it or nah", "", "plan"),
     ("a friend swears the viola is easier to learn than what i play. is that true at all?", "",
      "question"),
     ("is united polaris business class worth it compared to the airline i usually fly? seen "
@@ -331,6 +332,20 @@ def test_a_newer_change_of_the_users_own_state_still_ranks_first(
      "", "question"),
     ("how do i reset my old iphone 12?", "", "question"),
     ("Is my Verizon plan worth keeping?", "", "question"),
+    # heldout36's and guard16's first looks: "maybe 40%" is no plan, "my bf daniel" is
+    # the boyfriend the question asks about; a plan asked with "??", the other half of an
+    # alternative question, an account kept for one purpose (专门存定期的)
+    ("first all-hands at medtronic today and i understood maybe 40% of the acronyms 😅 whats "
+     "CAPA stand for", "", None),
+    ("my bf daniel bought like 6 lbs of peaches at the farmers mkt 🍑 what can we make that "
+     "isnt pie", "Can you draft a short anniversary note to my boyfriend?", None),
+    ("thinking of maybe switching to netflix next month?? idk the price just went up again 🙄 "
+     "whats a good comfort show rn", "", "plan"),
+    ("does verizon have better coverage in rural montana than the others? or is it all bad out "
+     "there", "", "question"),
+    ("今天去建行开了个户 专门存定期的 利率高一丢丢 顺便问下大额存单是啥", "", "unchanged"),
+    # ... while 只用来 is said of the old one as often as of the new
+    ("公司这个月起统一改成建设银行代发工资了，招行那张卡我以后基本就只用来还信用卡。", "", None),
     # ... and what stays the user's own: a company laptop given for home use is the
     # user's laptop, a statement with a mark of surprise, "还是" that asks nothing
     ("公司给配了台MacBook Pro，那台ThinkPad就留家里给孩子上网课了。", "", None),

@@ -1110,6 +1110,21 @@ _AFTER_MISSES: dict[str, list[tuple[str, str, str, str | None]]] = {
         ("我把书桌从北京搬过来了", "city", "上海", None),
         ("我妹妹搬过来了，杭州那边房子卖了", "city", "上海", None),
         ("我弟弟上个月刚满19 可以办信用卡了吗", "age", "18", None),
+        # heldout38's (first look 0.708): the big 3-0, 戒麸质, 离开阿里 for 阿里巴巴, an
+        # age still ahead (30岁前) beside the one reached
+        ("just hit the big 3-0 last weekend, hangover still going lol. need ideas for a 30s "
+         "bucket list", "age", "29", "30"),
+        ("Legally changed my name to Sasha last week, finally! Can you help me draft an email "
+         "to my bank about updating my account?", "name", "Alexandra", "Sasha"),
+        ("hey it's jon — prefer that over jonathan honestly, feels less stiff. need help w a "
+         "budget spreadsheet", "name", "Jonathan", "Jon"),
+        ("doc put me on a strict gluten free diet (celiac 😩) so what can i even eat for "
+         "breakfast now", "diet", "not vegetarian", "gluten-free"),
+        ("医生说我得戒麸质，面条馒头都不能吃了，北方人哭了 早饭吃啥", "diet", "not vegetarian",
+         "gluten-free"),
+        ("离开阿里之后去了字节跳动，新部门全用飞书，求一份飞书常用快捷键", "employer", "阿里巴巴",
+         "字节跳动"),
+        ("昨天过了29岁生日🎂 突然有点焦虑，30岁前该做点啥", "age", "28", "29"),
         # ... and a move with a son beside the user is still the user's
         ("小助手啊我跟你说我现在跟儿子住到成都来了沈阳那个房子租出去了你以后天气就给我报成都的嘛",
          "city", "沈阳", "成都"),
@@ -1164,6 +1179,37 @@ def test_heldout37_instructions_in_chat_shorthand(text: str) -> None:
     """Reproduction (heldout37): "could u ..." was no request (only "could you"), and an
     instruction between dashes was read with the lead-in before it."""
     assert [e.rule for e in extract(text)] == ["from_now_on"]
+
+
+@pytest.mark.parametrize(("text", "slots"), [
+    # a name's last word is no stretch of time ("New York last year" read "New")
+    ("I moved to New York last year", [("city", "New York")]),
+    ("I moved to San Francisco last month", [("city", "San Francisco")]),
+    ("I moved to Salt Lake City a few weeks ago", [("city", "Salt Lake City")]),
+    # heldout38: a capitalised city run on into a clause of its own, an employer in lower
+    # case beside a role, an age typed "im 42 now" before a question
+    ("since we relocated to Seattle my commute is like 10 min so I finally have mornings free",
+     [("city", "Seattle")]),
+    ("can u help me update my linkedin headline, im a product manager at stripe now (left "
+     "google in march)", [("occupation", "product manager"), ("employer", "Stripe")]),
+    ("im 42 now and my insurance premium went up again, is that normal? how much does age "
+     "actually affect it", [("age", "42")]),
+    ("I work as a nurse at night now", [("occupation", "nurse")]),
+])
+def test_values_read_alone_after_heldout38(text: str, slots: list[tuple[str, str]]) -> None:
+    assert [(e.slot.attribute, e.slot.value) for e in extract(text) if e.slot] == slots
+
+
+@pytest.mark.parametrize("text", [
+    "explain recursion to me. and always use bullet points pls, paragraphs are really hard "
+    "for me to read",
+    "你回答太短了，以后详细点讲，把原理也说清楚。比如为什么天空是蓝的",
+    "帮我看看这个合同条款有没有坑……另外以后回答都用繁体字，我在台湾看简体不习惯",
+])
+def test_heldout38_instructions_replace_the_standing_one(text: str) -> None:
+    """Reproduction (heldout38): "always ... pls" was stored without replacing the standing
+    instruction, 以后详细点讲 after a comma and 另外 after an ellipsis were not read."""
+    assert [e.correction for e in extract(text)] == [True]
 
 
 def test_heldout37_a_company_ending_in_lai_keeps_its_name() -> None:

@@ -47,7 +47,10 @@ _VALUE_END = re.compile(
     r"fall|autumn|winter|january|february|march|april|may|june|july|august|september|october|"
     r"november|december)|(?:a|one|two|three|a few|several)\s+\w+\s+(?:ago|back)|"
     # "in Brisbane about three weeks now", "in Leeds 3 months"
-    r"(?:(?:about|around|almost|nearly|roughly)\s+)?(?:\w+\s+){0,2}?(?:days?|weeks?|months?|years?)"
+    # (a number of them, not a name's last word: "New York last year" keeps "York")
+    r"(?:(?:about|around|almost|nearly|roughly)\s+)?(?:(?:\d+|a|an|one|two|three|four|five|six|"
+    r"seven|eight|nine|ten|eleven|twelve|few|couple|of|several|many|last|past|this|full|whole|"
+    r"\d+-ish)\s+){0,2}?(?:days?|weeks?|months?|years?)"
     r"(?=\s+(?:now|ago|already)\b|\s*[,.!;]|\s*$))\b.*$|[,;，；—–].*$",
     re.IGNORECASE,
 )
@@ -68,9 +71,17 @@ def _known_place(value: str) -> str:
                 value)
 
 
+#: a capitalised name run on into a clause of its own: "Seattle my commute is like 10 min"
+_NAME_RUN_ON = re.compile(r"^(?P<v>(?-i:[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*)*))\s+"
+                          r"(?=(?:my|our|i|i'm|we|we're|it|it's|its|the|everything|everyone)\s)",
+                          re.IGNORECASE)
+
+
 def _value(raw: str) -> str:
     """The value phrase: up to a conjunction or clause break."""
-    return _clean(_VALUE_END.sub("", _LEAD_ADVERB.sub("", raw.strip())))
+    value = _VALUE_END.sub("", _LEAD_ADVERB.sub("", raw.strip()))
+    m = _NAME_RUN_ON.match(value)
+    return _clean(m["v"] if m else value)
 
 
 _NAME = re.compile(
@@ -451,7 +462,9 @@ _NOT_BUT = re.compile(
 
 #: the employer named beside a role: "I'm an engineer at Intel", "I work as a data analyst
 #: at Deloitte" (a capitalised name; "a nurse at the local hospital" names none)
-_ROLE_AT = re.compile(r"\s(?:at|for|with)\s+(?P<v>(?-i:[A-Z][\w&.'’-]*(?:\s+[A-Z][\w&.'’-]*)*))",
+_ROLE_AT = re.compile(r"\s(?:at|for|with)\s+(?P<v>(?-i:[A-Z][\w&.'’-]*(?:\s+[A-Z][\w&.'’-]*)*)|"
+                      # "a product manager at stripe now (left google in march)"
+                      r"(?-i:[a-z][\w&'’-]*[a-z])(?=\s+now\b))",
                       re.IGNORECASE)
 
 
@@ -460,9 +473,15 @@ def employer_beside_role(found: Extracted) -> Extracted | None:
     if found.rule != "occupation" or found.slot is None:
         return None
     m = _ROLE_AT.search(found.content)
-    if m is None or m["v"].split()[0].casefold() in _NOT_NAMES:
+    if m is None or m["v"].split()[0].casefold() in _NOT_NAMES | _NOT_EMPLOYER_WORDS:
         return None
-    return replace(found, rule="employer", slot=_slot("employer", _value(m["v"])))
+    value = _value(m["v"])
+    return replace(found, rule="employer", slot=_slot("employer", value[:1].upper() + value[1:]))
+
+
+#: lower-case words where an employer would stand beside a role that name none
+_NOT_EMPLOYER_WORDS = frozenset("home work school uni college night day the a an my our "
+                                "least most first last".split())
 
 
 def _english(s: str) -> Extracted | None:

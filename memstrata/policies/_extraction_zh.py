@@ -384,6 +384,8 @@ _ZH_STANDING = re.compile(
 _ZH_STANDING_MID = re.compile(
     r"[，,]\s*(?:以后|今后|从现在(?:开始|起)|往后|从今(?:以后|往后))(?:都|就|也|一律)?"
     r"(?P<rest>[^，,。！!]*(?:你|跟我|同我|给我|对我|回复|回答|称呼我|叫我|"
+    # 你回答太短了，以后详细点讲: how to answer
+    r"(?:详细|简短|简洁|通俗|啰嗦|短|长)一?点(?:讲|说|写|回|答)|"
     # 还是换回简体吧，以后都用简体: the script or language answers are written in
     r"用(?:简体|繁体|[\u4e00-\u9fff]{1,3}(?:文|语|話|话)))[^。！!]*)[。！!]?$")
 _ZH_DONT = re.compile(

@@ -61,6 +61,8 @@ _EN_NAME_PATTERNS = (
                rf"(?P<v>{_PNAME})", re.I),
     # "go with Liz from here on out"
     re.compile(rf"\bgo\s+with\s+(?P<v>{_PNAME})", re.I),
+    # "Legally changed my name to Sasha last week"
+    re.compile(rf"\bchanged\s+my\s+(?:first\s+)?name\s+to\s+(?P<v>{_PNAME})", re.I),
     re.compile(rf"\b(?:known|knows\s+me|addressed|addresses\s+me|refer\s+to\s+me)\s+as\s+"
                rf"(?P<v>{_PNAME})", re.I),
     # "pls just use Sasha from here on", "you also use Venky"
@@ -135,7 +137,7 @@ _EN_LOWER_NAME = re.compile(
 #: case (read as a name only beside the current one, see :func:`en_name`)
 _EN_LOWER_IT_IS = re.compile(
     r"\b(?i:it['’]?s|it\s+is|i['’]?m\s+officially|i\s+am\s+officially)\s+"
-    r"(?P<a>[a-z][a-z'-]+)(?:\s+(?P<b>[a-z][a-z'-]+))?(?=\s+(?:now|btw|actually)\b)")
+    r"(?P<a>[a-z][a-z'-]+)(?:\s+(?P<b>[a-z][a-z'-]+))?(?=\s+(?:now|btw|actually)\b|\s*[—–]|\s+-\s)")
 #: a second lower-case word that is no part of the name
 _EN_NOT_SURNAME = frozenset(
     "now from and pls please plz going lol so but btw since too instead officially here there "
@@ -180,7 +182,10 @@ def en_name(text: str, current: str) -> str | None:
         rf"\s+me\s+(?:{re.escape(current)}|that)\b"
         rf"|\bno\s+(?:more|longer)\s+{re.escape(current)}\b"
         # "decided to go by that everywhere now instead of Alexander"
-        rf"|\binstead\s+of\s+{re.escape(current)}\b", text, re.I) else set()
+        rf"|\binstead\s+of\s+{re.escape(current)}\b"
+        # "it's jon — prefer that over jonathan"
+        rf"|\bprefer\s+(?:that|it|this)\s+(?:\w+\s+)?over\s+{re.escape(current)}\b",
+        text, re.I) else set()
 
     def take(value: str) -> None:
         value = value.strip(" .,!;:")
@@ -418,6 +423,9 @@ _EN_GLUTEN = re.compile(
     r"\bi(?:['’]m|\s+am|\s+have|['’]ve\s+got|\s+got)\s+(?:celiac|coeliac)\b|"
     r"\bgluten\s+is\s+(?:\w+\s+)?off\s+the\s+(?:menu|table)|"
     r"\b(?:cut\s+out|no\s+more|gave\s+up|given\s+up)\s+gluten\b|"
+    # "doc put me on a strict gluten free diet (celiac 😩)"
+    r"\b(?:put\s+me\s+on|i['’]m\s+on|started|starting|doing)\s+(?:a\s+|an\s+)?(?:strict\s+|full\s+)?"
+    r"gluten[-\s]free\s+diet\b|"
     r"\bonly\s+thing\s+i\s+(?:have|need)\s+to\s+(?:watch|avoid)\s+is\s+gluten\b", re.I)
 #: a question after a comma is a sentence of its own ("Since the celiac diagnosis the only
 #: thing I have to watch is gluten, so which breads are good?"): the head is read
@@ -554,9 +562,12 @@ def zh_diet(text: str, current: str) -> str | None:
                         ("intermittent fasting", r"轻断食|16[:：]8断食|168断食"),
                         ("mediterranean", r"地中海饮食|地中海(?:式)?吃法"),
                         ("low-carb", r"低碳水?饮食|低碳水化合物饮食"),
-                        ("gluten-free", r"(?<!含)无麸质饮食|只(?:能)?吃无麸质"),
+                        ("gluten-free", r"(?<!含)无麸质饮食|只(?:能)?吃无麸质|戒(?:掉)?麸质|"
+                                        r"麸质不耐受?|乳糜泻"),
                         ("not vegetarian", r"(?:啥|什么)都吃|荤素都吃|开荤")):
-        if label != current and any(re.search(said, c) and not re.search(r"不|停|没|戒", c)
+        # (a negation outside the label's own words: 戒麸质 names gluten-free)
+        if label != current and any(re.search(said, c)
+                                    and not re.search(r"不|停|没|戒", re.sub(said, "", c))
                                     for c in own):
             return label
     # 现在改吃素了 (from keto, from meat): vegetarian - not said by a vegan, for whom 吃素 is

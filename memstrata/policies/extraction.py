@@ -105,7 +105,7 @@ _SENTENCE_SPLIT = re.compile(r"(?<=[.!?;])(?<!\bSt\.)(?<!\bMt\.)(?<!\bFt\.)(?<!\
                              r"(?<!\bMs\.)(?<!\bMrs\.)(?<!\bJr\.)(?<!\bSr\.)\s+"
                              r"|(?<=[。！？；])\s*|\n+"
                              # 以后都用英文回复我吧，想练练英语，对了，今天天气怎么样: a new topic
-                             r"|[，,]\s*(?=(?:对了|另外|顺便|话说|對了|順便|話說)[，,\s]?)"
+                             r"|(?:[，,]|…+|\.{3,})\s*(?=(?:对了|另外|顺便|话说|對了|順便|話說)[，,\s]?)"
                              # an emoji ends a sentence in chat ("gluten-free 😩 which beers
                              # can I still drink?")
                              r"|(?<=\S)\s*[\U0001F300-\U0001FAFF]+\s*(?=\S)")
@@ -390,7 +390,7 @@ def _clauses(sentence: str) -> list[str]:
 #: typographic apostrophes read as ``'`` ("I’ve moved" is "I've moved"); one character for one
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u02bc": "'", "\uff07": "'", "`": "'"})
 #: contractions typed without the apostrophe ("Im vegan now", "ive moved")
-_BARE_CONTRACTION = re.compile(r"\b(?P<i>[Ii])(?P<c>m|ve)(?=\s+[a-z])")
+_BARE_CONTRACTION = re.compile(r"\b(?P<i>[Ii])(?P<c>m|ve)(?=\s+[a-z0-9])")
 #: a clause quoted inside a sentence ('She said "I moved to Munich"') is someone's words,
 #: not the user's statement: it is blanked before reading (a quoted name stays: 'call me "Kate"')
 _QUOTED_CLAUSE = re.compile(r"(?<=\S)(?P<q>\s*[:：,，]?\s*(?:\"[^\"]*\s[^\"]*\"|“[^”]*\s[^”]*”"
@@ -537,8 +537,11 @@ def _read_one(s: str) -> Extracted | None:
             standing = adv in ("always", "never", "don't ever", "do not ever") or \
                 _STANDING_HINT.search(s) is not None
             if standing:
+                # ("always use bullet points pls": asked for now, it replaces how the
+                # assistant answered so far)
                 return Extracted(s, MemoryType.PREFERENCE, _confidence(0.85, m["rest"], s),
-                                 "always", correction=_STANDING_HINT.search(s) is not None)
+                                 "always", correction=_STANDING_HINT.search(s) is not None
+                                 or re.search(r"\b(?:please|pls|plz)\b", s, re.I) is not None)
     return _read_plain(s, zh)
 
 

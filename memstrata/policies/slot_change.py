@@ -78,6 +78,8 @@ _CUES = {
         r"\b(?:birthday|turned|turning|today|officially|years? old|older|b-?day|celebrated|"
         r"completed\s+\d{1,3}\s+years|"
         r"cake|candles|as of (?:today|yesterday|this morning)|finally\s+\d{1,3}|"
+        # "just hit the big 3-0 last weekend"
+        r"the\s+big\s+\w+[-\s]\w+|"
         r"(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|two|three|four|five|six|"
         r"seven|eight|nine)[-\s]oh|"
         r"no longer a (?:teen\w*|kid|minor)|not a (?:teen\w*|kid|minor) any\s?more|"
@@ -537,7 +539,9 @@ def _zh_change_of(text: str, attribute: str, current: str) -> str | None:
         if not current.isdigit() or _ZH_OTHERS_AGE.search(text):
             return None
         now = int(current)
-        ages = {int(_zh_age(n)) for c in clauses for n in _ZH_NUMBER.findall(c)}
+        # (30岁前该做点啥: an age still ahead is a bound, not the user's)
+        ages = {int(_zh_age(n)) for c in clauses
+                for n in _ZH_NUMBER.findall(re.sub(rf"{_ZH_N}\s*岁(?:之|以)?前", "", c))}
         # 46岁的人了还想转行: the user's age said of themselves, whatever the clause goes on to
         ages |= {int(_zh_age(m[1])) for m in _ZH_AGED.finditer(text)}
         if now == 17 and any("成年了" in c or "成年啦" in c for c in clauses):
@@ -567,7 +571,9 @@ def _zh_change_of(text: str, attribute: str, current: str) -> str | None:
     if attribute == "employer":
         # 离开腾讯之后去了字节跳动: where the user went after leaving the current employer
         patterns = (*patterns, re.compile(
-            rf"(?:离开|从){re.escape(old)}(?:出来)?(?:之后|以后|后)?[，,\s]*(?:就|又)?"
+            # (离开阿里之后: the held name's first two characters stand for it)
+            rf"(?:离开|从)(?:{re.escape(old)}|{re.escape(old[:2])})(?:出来)?(?:之后|以后|后)?"
+            rf"[，,\s]*(?:就|又)?"
             rf"(?:去了|到了|进了)\s*{_ZH_X}{_ZH_END}"))
     new = {m["v"] for c in clauses for pattern in patterns for m in pattern.finditer(c)}
     if started:  # spaces around the name (现在是 字节跳动 产品经理): the text, not a clause

@@ -51,13 +51,15 @@ _EN_ASKS = re.compile(r"^\W*(?:(?:and|so|but|also|oh|ok|okay|plus)\W+)?(?:is|are
                       r"where|why|when|any|anyone)\b", re.I)
 #: ... also without its question mark, when it opens with a question word
 _EN_ASKS_UNMARKED = re.compile(
-    r"^\W*(?:(?:and|so|but|also|oh|ok|okay|btw|random\s+q\w*|real\s+talk|honestly|seriously|"
+    r"^\W*(?:(?:and|so|but|or|also|oh|ok|okay|btw|random\s+q\w*|real\s+talk|honestly|seriously|"
     r"srsly|quick\s+q\w*|anyway|anyways|wait|unrelated|random|hey|hmm|ngl|lol|haha|"
     r"totally\s+unrelated|(?:also\s+)?random\s+but)\W+)?"
     r"(?:whats|what['’]s|what\s+(?!a\b|an\b)|how\s+(?:do|does|can|should|long|much|many|often)|"
     r"which|where|who|why|any\s+(?:tips|ideas|recs?|suggestions|advice)|"
     # "is the iphone 15 camera actually better than mine or is that just marketing"
     r"(?:is|are|does|do|can|should)\b(?=.*\b(?:or|worth)\b)|"
+    # the other half of an alternative question: "... than the others? or is it all bad"
+    r"(?<=or\s)(?:is|are|was|were|do|does|did|should|would|will|can|could)\b|"
     # "also is it normal for a fridge to hum at night"
     r"is\s+(?:it|that|this)\s+(?:normal|ok|okay|safe|bad|weird|possible|true|fine|common)\b)\b",
     re.I)
@@ -152,7 +154,9 @@ _EN_MINE = re.compile(r"\b(?:i|i['’](?:m|ve|d|ll)|im|ive|we|we['’](?:re|ve|d
                       r"took|left|made|became|began|quit|switched|started|joined|set)\b", re.I)
 #: a plan, a wish, a consideration, an offer not taken
 _EN_PLAN = re.compile(
-    r"\b(?:eyeing|eying|daydream\w*|thinking\s+(?:about|of)|considering|tempted|might|maybe|"
+    r"\b(?:eyeing|eying|daydream\w*|thinking\s+(?:about|of)|considering|tempted|might|"
+    # ("i understood maybe 40% of the acronyms": about so many, no plan)
+    r"maybe(?!\s+(?:like\s+|around\s+|about\s+)?(?:\d|half\b|a\s+(?:third|quarter|dozen|couple)\b))|"
     r"perhaps|wondering\s+(?:if|whether)|would\s+(?:love|like)|hoping|hope\s+to|"
     r"planning|(?:i|we)\s+plan\s+to|plan\s+on|someday|one\s+day|i\s+wish|wishing|debating|"
     r"on\s+the\s+fence|(?:haven['’]t|not)\s+(?:answered|decided|replied|committed)|"
@@ -219,9 +223,13 @@ _EN_SAME = re.compile(r"\b(?:stays?|stayed|remains?|remained|is\s+still)\s+the\s
 _ZH_SAME = re.compile(r"(?:还是|依然|仍然|照旧)(?:老样子|一样|没变)|没(?:有)?变(?!成|了)|不变")
 #: the new thing said to be apart from the user's own ("a brokerage account ..., totally
 #: separate from my everyday banking", 报了个周末瑜伽课 跟健身房是两码事): it leaves that unchanged
-_EN_APART = re.compile(r"\b(?:separate|different)\s+from\s+my\b|\bnot\s+replacing\s+my\b",
-                       re.I)
-_ZH_APART = re.compile(r"两码事|兩碼事|不是一回事")
+_EN_APART = re.compile(r"\b(?:separate|different)\s+from\s+my\b|\bnot\s+replacing\s+my\b|"
+                       r"\b(?:just|only|strictly)\s+for\s+(?:savings|retirement|emergencies|"
+                       r"travel)\b", re.I)
+#: (今天去建行开了个户 专门存定期的: an account kept for one purpose)
+#: (只用来 is said of the old one as often: 招行那张卡我以后基本就只用来还信用卡)
+_ZH_APART = re.compile(r"两码事|兩碼事|不是一回事|"
+                       r"专门(?:用来|拿来|用于|存|放)|專門(?:用來|拿來|用於|存|放)")
 
 _ZH_OTHER = re.compile(rf"^(?:我(?:的|家)?)?(?:大学|高中|以前的|前)?(?:{_ZH_OTHER_PEOPLE})|"
                        # a colleague by name: 同组的小周, 隔壁部门的老王
@@ -355,7 +363,8 @@ def _statement_part(text: str) -> list[list[str]]:
                 tail = re.split(r",\s+(?=[^,]*\?+\s*$)", sentence)
                 if len(tail) == 2 and len(tail[1].split()) <= 3 and len(tail[0].split()) >= 4:
                     head = tail
-            if len(head) < 2 and not _EN_ASK_WORD.search(sentence) and _EN_MINE.search(sentence):
+            if len(head) < 2 and not _EN_ASK_WORD.search(sentence) and (
+                    _EN_MINE.search(sentence) or _EN_PLAN.search(sentence)):
                 # a statement with a mark of surprise: "my skin is so much better??"
                 head = [sentence.rstrip("?"), ""]
             # ("And how does it compare?": a conjunction alone states nothing)
@@ -478,12 +487,18 @@ def reports_own_state(text: str, question: str = "") -> bool:
     return why_not_own_state(text, question) is None
 
 
+#: people named in chat shorthand, as a question names them
+_SHORTHAND = {"bf": "boyfriend", "gf": "girlfriend", "hubby": "husband", "bff": "friend",
+              "bestie": "friend", "roomie": "roommate"}
+
+
 def _named_in(phrase: str, after: str, question: str) -> bool:
     """Is the person of ``phrase`` ("My husband"; ``after`` is the text that follows it
     and may give the name: "My son Leo") asked about in ``question``?"""
     words = re.findall(r"[a-z-]+", re.sub(r"['’]s?\b", "", phrase.casefold()))
     asked = question.casefold()
-    if words and re.search(rf"\b{re.escape(words[-1])}", asked):
+    # (chat shorthand: "my bf daniel" for "my boyfriend")
+    if words and re.search(rf"\b{re.escape(_SHORTHAND.get(words[-1], words[-1]))}", asked):
         return True
     name = re.match(r"\s*([A-Z][a-z]+)\b", after)
     return name is not None and re.search(rf"\b{name.group(1).casefold()}\b", asked) is not None

@@ -74,7 +74,8 @@ evaluated on the code after heldout35's and guard13's fixes, 62567bd), and ``--h
 a thirty-seventh, written blind after heldout36's were (96 cases; evaluated on the final code
 of that round, 63952a1, with no change after it), and ``--heldout38`` a thirty-eighth,
 written blind while heldout37's misses were fixed (96 cases; evaluated on the code after
-those fixes, a5db7df, with no change after it).
+those fixes, a5db7df), and ``--heldout39`` a thirty-ninth, written blind while heldout38's
+were fixed (96 cases; evaluated on the code after those fixes, 03b8171).
 
 ``--updates4`` evaluates a fourth knowledge-update split (``data/knowledge_update_heldout4.json``,
 40 cases, 22 English / 18 Chinese), written blind after heldout3's knowledge-update misses
@@ -135,8 +136,9 @@ were fixed, and evaluated on the code after those fixes (62567bd). ``--updates35
 ``--guards15`` (40 cases each) were written blind while heldout34's and guard14's misses were
 fixed, and evaluated on the code after those fixes (63952a1), with no change after them.
 ``--updates36`` and ``--guards16`` (40 cases each) were written blind while heldout35's and
-guard15's misses were fixed, and evaluated on the code after those fixes (a5db7df), with no
-change after them.
+guard15's misses were fixed, and evaluated on the code after those fixes (a5db7df).
+``--updates37`` and ``--guards17`` (40 cases each) were written blind while heldout36's and
+guard16's misses were fixed, and evaluated on the code after those fixes (03b8171).
 """
 
 from __future__ import annotations
@@ -167,11 +169,11 @@ UPDATES_LOOK = RESULTS / "knowledge_update_heldout3_first_look.json"
 #: docstring says what each followed): ``--heldoutN`` evaluates
 #: ``data/formation_changes_heldoutN.json``, ``--updatesN``
 #: ``data/knowledge_update_heldoutN.json``, and each writes its first look once
-FORMATION_SPLITS = range(4, 39)
-UPDATE_SPLITS = range(4, 37)
+FORMATION_SPLITS = range(4, 40)
+UPDATE_SPLITS = range(4, 38)
 #: the knowledge-update guard splits first looked at here (``--guardsN``,
 #: ``data/knowledge_update_guardN.json``; guard1 is the split tuned on)
-GUARD_SPLITS = range(2, 17)
+GUARD_SPLITS = range(2, 18)
 
 
 def _formation_split(n: int) -> tuple[Path, Path]:

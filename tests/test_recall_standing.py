@@ -346,6 +346,18 @@ def test_a_newer_change_of_the_users_own_state_still_ranks_first(
     ("今天去建行开了个户 专门存定期的 利率高一丢丢 顺便问下大额存单是啥", "", "unchanged"),
     # ... while 只用来 is said of the old one as often as of the new
     ("公司这个月起统一改成建设银行代发工资了，招行那张卡我以后基本就只用来还信用卡。", "", None),
+    # guards the reading of a thing's make lost (3, 4, 7, 8, 12, 13): a question after 问一下
+    # or "Quick one:", its other half after 吗, "how big should ..." unmarked, a laptop at the
+    # repair shop - while a laptop IT hands out is the user's
+    ("问一下，移动的号码出国漫游一天大概多少钱？", "", "question"),
+    ("电信现在是不是有那种29块100G的卡？靠谱吗还是坑", "", "question"),
+    ("Quick one: would an iPhone 15 Pro be noticeably better for low-light photos? Give me the "
+     "honest pros and cons.", "", "question"),
+    ("is ally's savings rate better than marcus rn? just curious. also how big should an "
+     "emergency fund even be", "", "question"),
+    ("Spilled coffee on the keyboard (of course), so it's at the repair shop and IT handed me "
+     "a beat-up Dell Latitude to use till Friday.", "", "one-off"),
+    ("IT handed me a MacBook Pro yesterday. How do I right-click on this thing?", "", None),
     # ... and what stays the user's own: a company laptop given for home use is the
     # user's laptop, a statement with a mark of surprise, "还是" that asks nothing
     ("公司给配了台MacBook Pro，那台ThinkPad就留家里给孩子上网课了。", "", None),

@@ -67,6 +67,7 @@ from memstrata.memory.rerank import Reranker, apply_reranker
 from memstrata.memory.vector import SearchFilter, VectorIndex, Watermark
 from memstrata.policies import language
 from memstrata.policies.extraction import canonical_attribute, extract
+from memstrata.policies.possessions import POSSESSIONS, asked_possession, names_possession
 from memstrata.policies.retrieval import (
     MAX_TOP_K,
     RetrievalPolicy,
@@ -475,7 +476,9 @@ class LongTermMemory:
         scored: list[tuple[ScoreParts, Any]] = []
         admitted: list[bool] = []
         by_sentence: list[int] = []
-        asked = asked_attribute(query)
+        # a profile fact ("Which city do I live in?") or a thing of the user's named by
+        # its make or provider ("what kind of oil should I buy for my car?")
+        asked = asked_attribute(query) or asked_possession(query)
         wanted = _ASKED_SLOTS.get(asked, (asked,)) if asked is not None else ()
         answers: set[str] = set()
         held = ""
@@ -1036,7 +1039,13 @@ def _read_attributes(content: str) -> frozenset[str]:
 def _states_attribute(content: str, attributes: Sequence[str], held: str) -> bool:
     """Does ``content`` state one of the user's ``attributes``: read by the fast
     extractor, or as a new value beside the ``held`` one (:func:`change_of`: "First week
-    at Spotify went fine" states an employer; with no value held, any single one)?"""
+    at Spotify went fine" states an employer; with no value held, any single one), or - a
+    thing of the user's (:mod:`~memstrata.policies.possessions`) - by naming its make or
+    provider in a statement of the user's own present state ("my Subaru Outback handled
+    the dirt roads", not "got a rental tesla this week")?"""
+    if any(a in POSSESSIONS for a in attributes):
+        return any(names_possession(content, a) for a in attributes) and _digest_cached(
+            _OWN_STATES, (content,), lambda: reports_own_state(content))
     if not _read_attributes(content).isdisjoint(attributes):
         return True
     current = held or _NO_VALUE
@@ -1049,6 +1058,7 @@ _NO_VALUE = "\x00"
 #: how many of the user's latest statements a question for an attribute reads
 _RECENT_STATEMENTS = 50
 _READ_CHANGES: OrderedDict[bytes, bool] = OrderedDict()
+_OWN_STATES: OrderedDict[bytes, bool] = OrderedDict()
 
 
 def _reads_change(content: str, attribute: str, current: str) -> bool:

@@ -54,7 +54,8 @@ _EN_ASKS_UNMARKED = re.compile(
     r"^\W*(?:(?:and|so|but|or|also|oh|ok|okay|btw|random\s+q\w*|real\s+talk|honestly|seriously|"
     r"srsly|quick\s+q\w*|anyway|anyways|wait|unrelated|random|hey|hmm|ngl|lol|haha|"
     r"totally\s+unrelated|(?:also\s+)?random\s+but)\W+)?"
-    r"(?:whats|what['’]s|what\s+(?!a\b|an\b)|how\s+(?:do|does|can|should|long|much|many|often)|"
+    r"(?:whats|what['’]s|what\s+(?!a\b|an\b)|how\s+(?:do|does|can|should|long|much|many|often|"
+    r"big|far|fast|soon|hard|bad|early|late|old)|"
     r"which|where|who|why|any\s+(?:tips|ideas|recs?|suggestions|advice)|"
     # "is the iphone 15 camera actually better than mine or is that just marketing"
     r"(?:is|are|does|do|can|should)\b(?=.*\b(?:or|worth)\b)|"
@@ -63,6 +64,10 @@ _EN_ASKS_UNMARKED = re.compile(
     # "also is it normal for a fridge to hum at night"
     r"is\s+(?:it|that|this)\s+(?:normal|ok|okay|safe|bad|weird|possible|true|fine|common)\b)\b",
     re.I)
+#: a lead-in before a question: "Quick one: would an iPhone 15 Pro be ...?"
+_EN_ASK_LEAD = re.compile(r"\W*(?:(?:ok|okay|so|hey|hi|also)\W+)?(?:quick|random|real|honest|"
+                          r"dumb|stupid|silly|weird|serious)\s+(?:one|q|qn|question|thing)\W*",
+                          re.I)
 #: a word that makes a sentence ending in "?" a question
 _EN_ASK_WORD = re.compile(r"\b(?:what|whats|how|why|which|who|where|when|any|anyone|anything|"
                           r"should|could|would|can|do\s+you|does|is\s+(?:it|that|this|there)|"
@@ -102,7 +107,8 @@ _ZH_ASKS_UNMARKED = re.compile(
     r"哪(?!怕|儿都|里都|都)|多少(?!有点|还是)|多远|多长|多久|"
     r"(?<![那这好十前后上])几(?:个|种|次|点|月|年|天|岁|号)|"
     r"什么(?!都|也)|啥(?!都|也)|为什么|为啥|怎么(?!都|也|办)|怎样|如何|谁(?!都|也)|是不是|有没有|"
-    r"到底")
+    # (靠谱吗还是坑: a question that runs on into its other half)
+    r"到底|[吗嗎](?=还是|還是)")
 _ZH_QUOTED = re.compile(r"「[^」]*」|“[^”]*”|『[^』]*』")
 #: the lead-in of a comparing question (跟Apple Watch比，哪个更准？)
 _ZH_COMPARED = re.compile(r"^(?:跟|和|与|與|同).{1,20}?(?:比|相比|比起来|比起來)$")
@@ -133,7 +139,9 @@ _EN_OTHER_INSIDE = re.compile(
 _ZH_I = re.compile(r"我")
 _ZH_LEAD_IN = re.compile(r"(?:跟你|和你)?说(?:个|件)事(?:儿)?|告诉你(?:个|件)?(?:事|好消息|消息)?|"
                          r"话说|对了|哈哈+|唉|诶|欸|天哪|我跟你说|好消息|坏消息|八卦一下|"
-                         r"说真的|說真的|讲真|講真|真的")
+                         r"说真的|說真的|讲真|講真|真的|"
+                         # 问一下，移动的号码出国漫游一天大概多少钱？
+                         r"(?:问|問|请教|請教)一?下|请问|請問|想问(?:一?下)?|想問(?:一?下)?")
 #: the user as the subject, not as an object (让我教他, 跟我们一起住)
 _ZH_I_SUBJECT = re.compile(r"(?<![让讓叫给給帮幫教陪跟和与與同替为為])我(?!的)")
 #: kinship words that name the same people
@@ -204,6 +212,9 @@ _EN_ONE_OFF = re.compile(
     r"since\s+(?:mine|my\s+usual|my\s+regular)\s+(?:was|is)\s+closed|"
     r"(?:mine|my\s+(?:usual|regular)(?:\s+\w+)?)\s+(?:was|is|were)\s+(?:closed|shut|booked|full)|"
     r"(?:is|are|was|were)\s+(?:out\s+)?on\s+(?:vacation|leave|holiday)|fill-?in|"
+    # "it's at the repair shop and IT handed me a beat-up Dell Latitude" (not "IT handed me
+    # a MacBook Pro yesterday": a work laptop is the user's)
+    r"(?:is|was|['’]s)\s+(?:at|in)\s+the\s+repair\s+(?:shop|center|centre)|"
     r"should\s+be\s+(?:fine|back|better|fixed|sorted)(?:\s+to\s+normal)?\s+by|"
     # "In Chicago for a work conference till Friday"
     r"(?:in|to)\s+\w+\s+for\s+(?:work|business|an?\s+(?:\w+\s+)?(?:conference|summit|offsite|"
@@ -367,8 +378,10 @@ def _statement_part(text: str) -> list[list[str]]:
                     _EN_MINE.search(sentence) or _EN_PLAN.search(sentence)):
                 # a statement with a mark of surprise: "my skin is so much better??"
                 head = [sentence.rstrip("?"), ""]
-            # ("And how does it compare?": a conjunction alone states nothing)
-            if len(head) < 2 or len(re.findall(r"\w+", head[0])) < 2:
+            # ("And how does it compare?": a conjunction alone states nothing, nor "Quick
+            # one:" before the question)
+            if len(head) < 2 or len(re.findall(r"\w+", head[0])) < 2 or _EN_ASK_LEAD.fullmatch(
+                    head[0].strip()):
                 continue
             sentence = head[0]
         if _EN_REQUEST.search(sentence):

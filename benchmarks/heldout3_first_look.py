@@ -75,7 +75,10 @@ a thirty-seventh, written blind after heldout36's were (96 cases; evaluated on t
 of that round, 63952a1, with no change after it), and ``--heldout38`` a thirty-eighth,
 written blind while heldout37's misses were fixed (96 cases; evaluated on the code after
 those fixes, a5db7df), and ``--heldout39`` a thirty-ninth, written blind while heldout38's
-were fixed (96 cases; evaluated on the code after those fixes, 03b8171).
+were fixed (96 cases; evaluated on the code after those fixes, 03b8171), and ``--heldout40``
+a fortieth, written blind after heldout39's first look (96 cases; evaluated on the code
+after the reading of a thing's make was added, 8ac2281, with no formation change since
+heldout39's first look).
 
 ``--updates4`` evaluates a fourth knowledge-update split (``data/knowledge_update_heldout4.json``,
 40 cases, 22 English / 18 Chinese), written blind after heldout3's knowledge-update misses
@@ -139,6 +142,9 @@ fixed, and evaluated on the code after those fixes (63952a1), with no change aft
 guard15's misses were fixed, and evaluated on the code after those fixes (a5db7df).
 ``--updates37`` and ``--guards17`` (40 cases each) were written blind while heldout36's and
 guard16's misses were fixed, and evaluated on the code after those fixes (03b8171).
+``--updates38`` and ``--guards18`` (40 cases each) were written blind after those first
+looks, and evaluated on the code after the reading of a thing's make or provider
+(``policies/possessions.py``) was added, 8ac2281, with no change after them.
 """
 
 from __future__ import annotations
@@ -169,11 +175,11 @@ UPDATES_LOOK = RESULTS / "knowledge_update_heldout3_first_look.json"
 #: docstring says what each followed): ``--heldoutN`` evaluates
 #: ``data/formation_changes_heldoutN.json``, ``--updatesN``
 #: ``data/knowledge_update_heldoutN.json``, and each writes its first look once
-FORMATION_SPLITS = range(4, 40)
-UPDATE_SPLITS = range(4, 38)
+FORMATION_SPLITS = range(4, 41)
+UPDATE_SPLITS = range(4, 39)
 #: the knowledge-update guard splits first looked at here (``--guardsN``,
 #: ``data/knowledge_update_guardN.json``; guard1 is the split tuned on)
-GUARD_SPLITS = range(2, 18)
+GUARD_SPLITS = range(2, 19)
 
 
 def _formation_split(n: int) -> tuple[Path, Path]:

@@ -157,9 +157,11 @@ def asked_possession(question: str) -> str | None:
     'carrier'
     >>> asked_possession("What's a good car for a family of five?") is None
     True
+    >>> asked_possession("Which bank does Melanie use?") is None
+    True
     """
-    if _NOT_A_CAR.search(question):
-        return None
+    if _NOT_A_CAR.search(question) or not _ABOUT_THE_USER.search(question):
+        return None  # (a bike; someone else's: "Which bank does Melanie use?")
     # what the question asks for, before what it speaks of ("My phone has had no signal all
     # morning. Which carrier's support line ...?"); the first named of either ("which bank
     # am I with now? setting up autopay for my car")
@@ -172,6 +174,8 @@ def asked_possession(question: str) -> str | None:
     return None
 
 
+#: the question is about the user's own thing
+_ABOUT_THE_USER = re.compile(r"\b(?:i|i['’]m|im|my|me|we|our|us)\b|我|家里|咱", re.I)
 #: the car's insurer is asked for, not the car ("Who am I insured with for my car?")
 _INSURED = re.compile(r"\binsur\w*|保险|保險|车险|車險", re.I)
 #: a bike is no car ("What make and model should I put down for my bike?")

@@ -122,6 +122,9 @@ def test_which_thing_a_question_asks_for(question: str, kind: str | None) -> Non
     ("公司给办公室配了台新的戴尔台式机，屏幕超大", "laptop", False),
     ("Opened a Capital One credit card for the travel points.", "bank", False),
     ("Moved my checking account to Capital One.", "bank", True),
+    # (guard11: a phone's hotspot while the broadband is down is no broadband provider)
+    ("家里网断了两天，这两天全靠手机开热点，联通流量哗哗地掉 心疼", "internet", False),
+    ("联通的千兆宽带昨天装好了，测速才六百多兆", "internet", True),
 ])
 def test_a_make_is_read_as_written(text: str, kind: str, named: bool) -> None:
     assert names_possession(text, kind) is named

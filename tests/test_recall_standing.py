@@ -358,6 +358,12 @@ def test_a_newer_change_of_the_users_own_state_still_ranks_first(
     ("Spilled coffee on the keyboard (of course), so it's at the repair shop and IT handed me "
      "a beat-up Dell Latitude to use till Friday.", "", "one-off"),
     ("IT handed me a MacBook Pro yesterday. How do I right-click on this thing?", "", None),
+    # guards the reading of home internet lost (2, 16): an offer not yet taken up, a
+    # second place's provider
+    ("楼下有个联通的业务员说可以免费给我装千兆，不过要签两年合约，我还没答应。这种推销靠谱吗？", "",
+     "plan"),
+    ("signed up for starlink for the cabin up north, the dish is way bigger than i expected lol",
+     "", "unchanged"),
     # ... and what stays the user's own: a company laptop given for home use is the
     # user's laptop, a statement with a mark of surprise, "还是" that asks nothing
     ("公司给配了台MacBook Pro，那台ThinkPad就留家里给孩子上网课了。", "", None),

@@ -194,7 +194,8 @@ _OTHER_KIND = {
                 re.compile(r"手机|手機|号码|號碼|(?:电话|電話|号|號|流量|(?i:sim))卡|流量|套餐|"
                            r"\b(?:phone|cell|sim|mobile|data\s+plan)\b", re.I)),
     "internet": (re.compile(r"手机卡|手機卡|电话卡|流量卡|(?i:sim)|\b(?:phone\s+plan|cell\s+plan|"
-                            r"bars|roaming|unlimited\s+data)\b|漫游|話費|话费", re.I),
+                            r"bars|roaming|unlimited\s+data|hotspot)\b|漫游|話費|话费|热点|熱點|"
+                            r"流量", re.I),
                  re.compile(r"宽带|寬頻|寬帶|光纤|光纖|路由器|网速|網速|\b(?:broadband|internet|"
                             r"fios|fiber|fibre|router|wi-?fi(?!\s+calling)|mbps|gig)\b", re.I)),
     "laptop": (re.compile(r"台式|桌面机|一体机|\b(?:desktop|monitor|tower)\b", re.I),

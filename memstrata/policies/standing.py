@@ -236,8 +236,17 @@ _ZH_SAME = re.compile(r"(?:还是|依然|仍然|照旧)(?:老样子|一样|没�
 #: separate from my everyday banking", 报了个周末瑜伽课 跟健身房是两码事): it leaves that unchanged
 _EN_APART = re.compile(r"\b(?:separate|different)\s+from\s+my\b|\bnot\s+replacing\s+my\b|"
                        r"\b(?:just|only|strictly)\s+for\s+(?:savings|retirement|emergencies|"
-                       r"travel)\b", re.I)
+                       r"travel)\b|"
+                       # "signed up for starlink for the cabin up north": a second place's
+                       r"\bfor\s+(?:the|our|my)\s+(?:cabin|cottage|lake\s+house|beach\s+house|"
+                       r"vacation\s+home|second\s+home|holiday\s+home|rv|camper|boat)\b", re.I)
 #: (今天去建行开了个户 专门存定期的: an account kept for one purpose)
+#: a decision still pending, on whatever the text offers (楼下联通的业务员说可以免费给我装千兆 …
+#: 我还没答应; "they offered me fiber, haven't said yes yet"): nothing changed
+_EN_PENDING = re.compile(r"\bhaven['’]?t\s+(?:decided|said\s+yes|signed|committed|agreed)\b|"
+                         r"\bstill\s+(?:deciding|on\s+the\s+fence)\b", re.I)
+_ZH_PENDING = re.compile(r"还没(?:决定|想好|答应|同意|签)|還沒(?:決定|想好|答應|同意|簽)|"
+                         r"没答应|沒答應")
 #: (只用来 is said of the old one as often: 招行那张卡我以后基本就只用来还信用卡)
 _ZH_APART = re.compile(r"两码事|兩碼事|不是一回事|"
                        r"专门(?:用来|拿来|用于|存|放)|專門(?:用來|拿來|用於|存|放)")
@@ -433,6 +442,8 @@ def why_not_own_state(text: str, question: str = "") -> str | None:
                 ("unchanged", _EN_SAME))
     if (_ZH_APART if zh else _EN_APART).search(stated):
         return "unchanged"
+    if (_ZH_PENDING if zh else _EN_PENDING).search(stated):
+        return "plan"
     found = next((name for name, cue in cues if cue.search(stated)), None)
     if found is None:
         return None

@@ -144,7 +144,8 @@ guard15's misses were fixed, and evaluated on the code after those fixes (a5db7d
 guard16's misses were fixed, and evaluated on the code after those fixes (03b8171).
 ``--updates38`` and ``--guards18`` (40 cases each) were written blind after those first
 looks, and evaluated on the code after the reading of a thing's make or provider
-(``policies/possessions.py``) was added, 8ac2281, with no change after them.
+(``policies/possessions.py``) was added, 8ac2281; the two commits after it (c46adbb,
+642de4d) change the reading of none of their statements or questions.
 """
 
 from __future__ import annotations

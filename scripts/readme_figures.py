@@ -21,10 +21,10 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
 #: the blind splits after the sixth whose first looks the README lists
-FORMATION_LATER = range(7, 38)
-KU_LATER = range(7, 36)
+FORMATION_LATER = range(7, 41)
+KU_LATER = range(7, 39)
 #: the knowledge-update guard splits first looked at (guard1 is tuned on)
-KU_GUARDS = range(2, 16)
+KU_GUARDS = range(2, 19)
 CONTRADICTION_BLIND = range(1, 7)
 README = REPO / "README.md"
 START = "<!-- figures:start -->"
@@ -361,7 +361,7 @@ def _ku_guards(ku: dict[str, Any], looks: list[tuple[str, dict[str, Any]]]) -> R
         "knowledge-update guards: a later statement close to the asked thing that does not "
         "change it (someone else's change, a plan, the past, a one-off, a question, a related "
         f"thing), old value still first; {_WORDS[len(guards)]} splits written blind, guard1 "
-        "tuned on, each later one but the last fixed after its first look: first "
+        "tuned on, each later one but the last two fixed after its first look: first "
         "looks, then as the code stands",
         "first looks (`remember`, MiniLM): "
         + " / ".join(f"{name} **{look['remember']['all']['old_first']:.2f}** (EN "

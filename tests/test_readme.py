@@ -41,10 +41,58 @@ def test_the_table_follows_the_json(tmp_path: Path):
     assert "**12,345 records/s**" in figures.render(results)
     readme = tmp_path / "README.md"
     readme.write_text((REPO / "README.md").read_text())
-    assert figures.main(["--check", "--readme", str(readme), "--results", str(results)]) == 1
-    assert figures.main(["--readme", str(readme), "--results", str(results)]) == 0
+    looks = tmp_path / "first_looks.md"
+    looks.write_text((REPO / "docs" / "first_looks.md").read_text())
+    paths = ["--readme", str(readme), "--first-looks", str(looks), "--results", str(results)]
+    assert figures.main(["--check", *paths]) == 1
+    assert figures.main(paths) == 0
     assert "**12,345 records/s**" in readme.read_text()
-    assert figures.main(["--check", "--readme", str(readme), "--results", str(results)]) == 0
+    assert figures.main(["--check", *paths]) == 0
+
+
+def test_a_new_first_look_shows_in_the_summary_and_in_every_set(tmp_path: Path):
+    figures = _script()
+    results = tmp_path / "results"
+    shutil.copytree(REPO / "benchmarks" / "results", results)
+    last = figures.guard_looks(lambda name: json.loads((results / name).read_text()), results)
+    n = int(last[-1][0].removeprefix("guard")) + 1
+    look = json.loads((results / f"knowledge_update_guard{n - 1}_first_look.json").read_text())
+    look[f"guard{n}"] = look.pop(f"guard{n - 1}")
+    look[f"guard{n}"]["remember"]["all"]["old_first"] = 0.123
+    (results / f"knowledge_update_guard{n}_first_look.json").write_text(json.dumps(look))
+    assert f"the latest (guard{n}, on the final code) **0.12**" in figures.render(results)
+    assert f"| guard{n} | 0.12 (" in figures.render_first_looks(results)
+
+
+def _last_ten(values: list[float]) -> float:
+    return sum(values[-10:]) / len(values[-10:])
+
+
+def test_the_prose_on_the_blind_sets_says_what_their_first_looks_say():
+    """README's "How well, honestly" puts the last ten first looks of each kind into words;
+    a new first look that moves a mean out of its words fails here."""
+    figures = _script()
+    results = REPO / "benchmarks" / "results"
+
+    def j(name: str) -> dict:
+        return json.loads((results / name).read_text())
+
+    text = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    formation = _last_ten([x["all"]["changes_read_correctly"]
+                           for _, x in figures.formation_looks(j, results)])
+    updates = _last_ten([x["remember"]["default"]["all"]["newest_first"]
+                         for _, x in figures.update_looks(j, results)])
+    guards = _last_ten([x["remember"]["all"]["old_first"]
+                        for _, x in figures.guard_looks(j, results)])
+    contradictions = _last_ten([j(f"contradiction_blind{n}_first_look.json")["rules"]["all"]
+                                ["recall"] for n in figures.CONTRADICTION_BLIND])
+    claims = [("about three in four changes said in new words", formation, 0.70, 0.80),
+              ("about two of three knowledge updates", updates, 0.60, 0.73),
+              ("in about three of five", guards, 0.55, 0.65),
+              ("find about half of the contradictions", contradictions, 0.42, 0.58)]
+    for words, value, low, high in claims:
+        assert words in text, words
+        assert low <= value <= high, (words, round(value, 3))
 
 
 def test_the_readme_links_only_inside_the_repository():

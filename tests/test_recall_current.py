@@ -18,7 +18,9 @@ from memstrata.policies.temporal import read_query, slot_change
 from memstrata.types import Slot, Status
 
 DAY0 = datetime(2026, 1, 5, 19, 0, tzinfo=UTC)
-OFF = RetrievalPolicy(outdated_weight=1.0)  # the recency-among-equals ranking switched off
+#: the recency-among-equals ranking switched off, and the answer to a question for a fact or
+#: a thing of the user's ("What car do I drive?" reads "got a Tesla Model 3" by its make)
+OFF = RetrievalPolicy(outdated_weight=1.0, answer_asked=False)
 
 
 def _write(mm: MemoryManager, user: str, items: list[tuple[int, str]]) -> list[str]:
@@ -218,8 +220,9 @@ def test_a_question_about_now_ranks_the_newer_statement_first(
         clock.set(DAY0 + timedelta(days=100))
         hits = [h.id for h in manager.recall(user, question, record_use=False)]
         assert hits.index(ids[3]) < hits.index(ids[0]), question
-        # the rule is the question's: switched off, the older statement wins
-        off = replace(RetrievalPolicy(), current_similarity=2.0)
+        # the rule is the question's: switched off (and the make of a phone not read as
+        # the answer), the older statement wins
+        off = replace(RetrievalPolicy(), current_similarity=2.0, answer_asked=False)
         before = [h.id for h in manager.recall(user, question, record_use=False, policy=off)]
         assert before[0] == ids[0], question
         clock.set(DAY0)
@@ -252,7 +255,7 @@ def test_chinese_read_by_word_overlap_ranks_the_newer_statement_first(
     clock.set(DAY0 + timedelta(days=100))
     hits = [h.id for h in manager.recall("zh", question, record_use=False)]
     assert hits.index(ids[5]) < hits.index(ids[1])
-    off = replace(RetrievalPolicy(), current_similarity=2.0)
+    off = replace(RetrievalPolicy(), current_similarity=2.0, answer_asked=False)
     before = [h.id for h in manager.recall("zh", question, record_use=False, policy=off)]
     assert before.index(ids[1]) < before.index(ids[5])
 

@@ -10,6 +10,7 @@ had sold. Real SQLite and PostgreSQL, the real embedding model.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -27,6 +28,9 @@ OLD_CAR = "I drive a silver 2011 Toyota Corolla."
 NEW_CAR = ("Finally drove my new Subaru Outback home from the dealer on Friday. Any tips for "
            "keeping the seats clean with a muddy dog?")
 CAR_QUESTION = "What car do I drive? The parking permit form wants the make and model."
+#: the gate alone: the question for the car not answered by the newest make named
+#: (``RetrievalPolicy.answer_asked``, tested in test_recall_possessions.py)
+GATE_ONLY = RetrievalPolicy(answer_asked=False)
 FILLER = ["Why is the sky blue?", "Give me a quick recipe for garlic butter shrimp.",
           "How many ounces are in a cup?"]
 
@@ -51,7 +55,7 @@ def test_a_changed_value_said_in_a_long_message_is_found_and_ranks_first(
     # the defect, with the sentences not read: the whole message is under the gate and
     # the sold car is the answer
     before = [h.id for h in manager.recall("u", CAR_QUESTION, record_use=False,
-                                           policy=RetrievalPolicy(sentence_gate=False))]
+                                           policy=replace(GATE_ONLY, sentence_gate=False))]
     assert ids[NEW_CAR] not in before
     assert before[0] == ids[OLD_CAR]
 
@@ -60,12 +64,12 @@ def test_a_sentence_admits_but_the_whole_message_ranks(
         manager: MemoryManager, clock: ManualClock) -> None:
     ids = _remember(manager, "u", [(0, NEW_CAR), (0, FILLER[0]), (0, FILLER[1])])
     clock.set(DAY0 + timedelta(days=10))
-    hits = manager.recall("u", CAR_QUESTION, record_use=False)
+    hits = manager.recall("u", CAR_QUESTION, record_use=False, policy=GATE_ONLY)
     assert [h.id for h in hits] == [ids[NEW_CAR]]
     # ranked by the cosine of the whole message (under the gate), not by its sentence's
     assert hits[0].parts.dense < RetrievalPolicy().min_relevance
     assert manager.recall("u", CAR_QUESTION, record_use=False,
-                          policy=RetrievalPolicy(sentence_gate=False)) == []
+                          policy=replace(GATE_ONLY, sentence_gate=False)) == []
 
 
 def test_records_stored_without_sentence_vectors_get_them_on_reindex(
@@ -81,7 +85,7 @@ def test_records_stored_without_sentence_vectors_get_them_on_reindex(
         vectors = {r[0]: r[1] for r in conn.execute(
             select(memory_vectors.c.memory_id, memory_vectors.c.vector))}
     clock.set(DAY0 + timedelta(days=10))
-    assert manager.recall("u", CAR_QUESTION, record_use=False) == []
+    assert manager.recall("u", CAR_QUESTION, record_use=False, policy=GATE_ONLY) == []
     report = manager.reindex("u")["u"]
     assert report["reembedded"] == 0
     assert report["sentences_added"] == 1  # the car message; the filler is one sentence
@@ -92,7 +96,8 @@ def test_records_stored_without_sentence_vectors_get_them_on_reindex(
             select(memory_vectors.c.memory_id, memory_vectors.c.sentences))}
     assert after == vectors
     assert parts[ids[FILLER[0]]] is None and parts[ids[NEW_CAR]] is not None
-    assert [h.id for h in manager.recall("u", CAR_QUESTION, record_use=False)] == [ids[NEW_CAR]]
+    assert [h.id for h in manager.recall("u", CAR_QUESTION, record_use=False,
+                                         policy=GATE_ONLY)] == [ids[NEW_CAR]]
     assert manager.reindex("u")["u"]["sentences_added"] == 0
 
 
@@ -129,4 +134,19 @@ def test_sentence_vectors_can_be_left_out_at_write(
         with mm.db.read() as conn:
             assert list(conn.execute(select(memory_vectors.c.sentences)).scalars()) == [None]
         clock.set(DAY0 + timedelta(days=10))
-        assert mm.recall("u", CAR_QUESTION, record_use=False) == []
+        assert mm.recall("u", CAR_QUESTION, record_use=False, policy=GATE_ONLY) == []
+
+
+def test_the_make_named_answers_the_car_question_without_the_sentence_gate(
+        manager: MemoryManager, clock: ManualClock) -> None:
+    """The two readings stand apart: with no sentence read, the question for the car is
+    still answered by the newest statement of the user's own naming a make (the Subaru),
+    and with that answer switched off too, by the sold car."""
+    ids = _remember(manager, "u", [(0, OLD_CAR), (0, FILLER[0]), (45, NEW_CAR)])
+    clock.set(DAY0 + timedelta(days=60))
+    no_gate = RetrievalPolicy(sentence_gate=False)
+    ranked = [h.id for h in manager.recall("u", CAR_QUESTION, record_use=False, policy=no_gate)]
+    assert ranked[0] == ids[NEW_CAR]
+    neither = replace(no_gate, answer_asked=False)
+    ranked = [h.id for h in manager.recall("u", CAR_QUESTION, record_use=False, policy=neither)]
+    assert ranked[0] == ids[OLD_CAR] and ids[NEW_CAR] not in ranked

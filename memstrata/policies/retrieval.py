@@ -214,6 +214,11 @@ class RetrievalPolicy:
     range_filter: bool = True
     #: admit a record of several sentences when one sentence passes the gate
     sentence_gate: bool = True
+    #: a question for a profile fact ("Which city do I live in?") or, about the present,
+    #: for one of the user's things named by its make ("what oil should I buy for my
+    #: car?") is answered first by the current slot value or the newest statement of it
+    #: (False: ranked as any other question)
+    answer_asked: bool = True
 
     def __post_init__(self) -> None:
         if not 1 <= self.top_k <= MAX_TOP_K:

@@ -12,10 +12,12 @@
 * With an LLM, the session call also returns the durable facts of the turns
   the fast extractor could not read (``fast_extracted == 0``); they go through
   the write policy as ``inferred`` memories. Without one (``offline_statements``),
-  each such user turn that is a first-person statement - not a question, not
-  small talk - is kept as its own ``inferred`` knowledge memory, dated when it
-  was said, so recall can rank the newest statement about a thing first (a
-  summary line is one record per session and quotes old and new alike).
+  each such user turn that is a first-person statement - not small talk, and not
+  a question unless it takes the user's own thing for granted ("how do i stop my
+  iphone 15 screen from lighting up", mate60怎么打开应用分身啊) - is kept as its own
+  ``inferred`` knowledge memory, dated when it was said, so recall can rank the
+  newest statement about a thing first (a summary line is one record per session
+  and quotes old and new alike).
 
 Originals stay in episodic storage. ``consolidation_sources`` remembers what
 was folded (up to which turn / task version), so the job is idempotent; the
@@ -44,7 +46,10 @@ from memstrata.consolidation._tables import sources
 from memstrata.consolidation.reports import Method, PlannedAction
 from memstrata.errors import MemstrataError, ModelMismatchError
 from memstrata.memory import Database, RecordTxn, WriteTxn, changed_columns, queries, superseded
+from memstrata.memory.embedder import embed_with_sentences
 from memstrata.policies.extraction import canonical_attribute, is_statement
+from memstrata.policies.standing import tells_of_own_state
+from memstrata.policies.write import memorability
 from memstrata.types import MemoryInput, MemoryType, Slot, Source, Status
 
 __all__ = ["SummarizeJob"]
@@ -63,6 +68,9 @@ class _New:
     action: str
     item: MemoryInput
     vector: np.ndarray | None = None
+    #: one vector per sentence of a record of two or more sentences (the recall gate
+    #: admits it by one of them, as it does a record written by ``remember``)
+    sentences: np.ndarray | None = None
     #: (kind, source id, last item) marked as folded once written
     source: tuple[str, str, int] | None = None
     #: the previous summary / lesson of the same source, superseded by this one
@@ -291,9 +299,12 @@ class SummarizeJob:
         pending = [x for p in plans if isinstance(p.payload, _Payload)
                    for x in p.payload.new if x.vector is None]
         if pending:
-            vectors = ctx.embedder.embed([queries.indexed_text(x.item) for x in pending])
-            for x, v in zip(pending, vectors, strict=True):
-                x.vector = v
+            vectors, sentences = embed_with_sentences(
+                ctx.embedder, [queries.indexed_text(x.item) for x in pending],
+                [x.item.content for x in pending],
+                with_sentences=ctx.memory_settings.write.sentence_vectors)
+            for x, v, parts in zip(pending, vectors, sentences, strict=True):
+                x.vector, x.sentences = v, parts
 
     def _plan_session(self, ctx: JobContext, user_id: str, item: _SessionTodo, answer: Any,
                       payload: _Payload, plan: UserPlan) -> None:
@@ -409,7 +420,7 @@ class SummarizeJob:
         assert new.vector is not None
         watch = writer.watch_ids(item)
         before = txn.snapshot(user_id, watch)
-        decision = writer.write_input(item, new.vector)
+        decision = writer.write_input(item, new.vector, new.sentences)
         done: list[PlannedAction] = []
         after = txn.snapshot(user_id, watch)
         for memory_id, old in before.items():
@@ -514,7 +525,8 @@ def _statements(scope: str, session_id: str, session_turns: Sequence[Turn]) -> l
     for t in session_turns:
         text = t.text.strip()
         if t.role.lower() not in ("user", "human") or t.metadata.get("fast_extracted") \
-                or not is_statement(text):
+                or not (is_statement(text)
+                        or (tells_of_own_state(text) and memorability(text)[0])):
             continue
         try:
             item = MemoryInput(

@@ -190,9 +190,11 @@ class WriteTxn:
 
     # ------------------------------------------------------------ decide + act
 
-    def write_input(self, item: MemoryInput, vector: Vectors) -> WriteDecision:
-        """Offer one input (already embedded, no vector-index neighbours) to the policy."""
-        return self.write(PreparedWrite(item, candidate_of(item), vector))
+    def write_input(self, item: MemoryInput, vector: Vectors,
+                    sentences: Vectors | None = None) -> WriteDecision:
+        """Offer one input (already embedded, with its sentences' vectors when it has two
+        or more; no vector-index neighbours) to the policy."""
+        return self.write(PreparedWrite(item, candidate_of(item), vector, sentences))
 
     def write(self, prepared: PreparedWrite) -> WriteDecision:
         item = prepared.item

@@ -33,10 +33,20 @@ import numpy as np
 import numpy.typing as npt
 from cachetools import LRUCache
 
-from memstrata.errors import InvalidSettingError
+from memstrata import _text
+from memstrata.errors import EmbeddingError, InvalidSettingError
 
-__all__ = ["EMBEDDER_GROUP", "Embedder", "QueryEmbedder", "Vectors", "available_embedders",
-           "embed_queries", "load_embedder", "normalize_rows"]
+__all__ = [
+    "EMBEDDER_GROUP",
+    "Embedder",
+    "QueryEmbedder",
+    "Vectors",
+    "available_embedders",
+    "embed_queries",
+    "embed_with_sentences",
+    "load_embedder",
+    "normalize_rows",
+]
 
 #: entry-point group of the embedders chosen by name (``Settings.embedder_name``)
 EMBEDDER_GROUP = "memstrata.embedders"
@@ -144,6 +154,31 @@ def embed_queries(embedder: Embedder, texts: Sequence[str]) -> Vectors:
     if isinstance(embedder, QueryEmbedder):
         return embedder.embed_queries(texts)
     return embedder.embed(texts)
+
+
+def embed_with_sentences(embedder: Embedder, texts: Sequence[str], contents: Sequence[str], *,
+                         with_sentences: bool = True) -> tuple[Vectors, list[Vectors | None]]:
+    """The vectors of ``texts``, and of the sentences of each of ``contents`` that has two
+    or more (:func:`memstrata._text.sentences`; ``None`` otherwise, and for all with
+    ``with_sentences`` False), in one embedding call. Every writer of records uses it, so
+    a record written by a consolidation job is admitted by one of its sentences as one
+    written by ``remember`` is (``RetrievalPolicy.sentence_gate``). An embedder that
+    returns another number of rows raises :class:`~memstrata.errors.EmbeddingError`; the
+    caller checks the dimension."""
+    split = [_text.sentences(c) if with_sentences else [] for c in contents]
+    flat = [s for sentences in split for s in sentences]
+    if not texts and not flat:
+        return np.zeros((0, embedder.dim), dtype=np.float32), [None] * len(contents)
+    matrix = embedder.embed([*texts, *flat])
+    if matrix.ndim != 2 or matrix.shape[0] != len(texts) + len(flat):
+        raise EmbeddingError(f"embedder returned shape {matrix.shape} for "
+                             f"{len(texts) + len(flat)} texts")
+    parts: list[Vectors | None] = []
+    at = len(texts)
+    for sentences in split:
+        parts.append(matrix[at: at + len(sentences)] if sentences else None)
+        at += len(sentences)
+    return matrix[: len(texts)], parts
 
 
 def available_embedders() -> dict[str, Any]:

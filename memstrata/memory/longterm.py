@@ -62,7 +62,13 @@ from memstrata.memory._validate import (
     check_user,
 )
 from memstrata.memory._writer import PreparedWrite, WriteTxn, candidate_of
-from memstrata.memory.embedder import CachingEmbedder, Embedder, Vectors, embed_queries
+from memstrata.memory.embedder import (
+    CachingEmbedder,
+    Embedder,
+    Vectors,
+    embed_queries,
+    embed_with_sentences,
+)
 from memstrata.memory.rerank import Reranker, apply_reranker
 from memstrata.memory.vector import SearchFilter, VectorIndex, Watermark
 from memstrata.policies import language
@@ -245,20 +251,13 @@ class LongTermMemory:
     def _embed_with_sentences(self, texts: Sequence[str], contents: Sequence[str], *,
                               with_sentences: bool = True
                               ) -> tuple[Vectors, list[Vectors | None]]:
-        """The vectors of ``texts``, and of the sentences of each content that has two
-        or more (:func:`memstrata._text.sentences`; ``None`` otherwise, and for all
-        with ``with_sentences`` False), in one call."""
-        split = [_text.sentences(c) if with_sentences else [] for c in contents]
-        flat = [s for sentences in split for s in sentences]
-        if not texts and not flat:
-            return np.zeros((0, self._vectors.dim), dtype=np.float32), [None] * len(contents)
-        matrix = self._checked(self._embedder.embed([*texts, *flat]), len(texts) + len(flat))
-        parts: list[Vectors | None] = []
-        at = len(texts)
-        for sentences in split:
-            parts.append(matrix[at: at + len(sentences)] if sentences else None)
-            at += len(sentences)
-        return matrix[: len(texts)], parts
+        """:func:`~memstrata.memory.embedder.embed_with_sentences`, checked against the
+        index (every vector the embedder returned, of the index's dimension)."""
+        matrix, parts = embed_with_sentences(self._embedder, texts, contents,
+                                             with_sentences=with_sentences)
+        for block in (matrix, *(part for part in parts if part is not None)):
+            self._checked(block, len(block))
+        return matrix, parts
 
     def _checked(self, vectors: np.ndarray, n: int) -> np.ndarray:
         """Embedder output must be (n, index dim); anything else changes nothing."""

@@ -28,9 +28,11 @@ import re
 
 from memstrata.policies._extraction_en import _EN_OTHER_PEOPLE
 from memstrata.policies._extraction_zh import _ZH_OTHER_PEOPLE, spaces_as_commas
+from memstrata.policies.possessions import POSSESSIONS, names_possession
 from memstrata.policies.temporal import reads_as_change
 
-__all__ = ["reads_as_own_change", "reports_own_state", "why_not_own_state"]
+__all__ = ["reads_as_own_change", "reports_own_state", "tells_of_own_state",
+           "why_not_own_state"]
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 #: sentences (the mark stays with the sentence it ends; an emoji ends one too)
@@ -509,6 +511,33 @@ def reports_own_state(text: str, question: str = "") -> bool:
     False
     """
     return why_not_own_state(text, question) is None
+
+
+#: the user named in a text (an English "I" or "my", 我, 咱, the household)
+_NAMES_THE_USER = re.compile(r"\b(?:i|i['’]m|im|i['’]ve|ive|i['’]d|my|me|mine|we|our|us)\b|"
+                             r"我|咱|家里|家裡", re.I)
+
+
+def tells_of_own_state(text: str) -> bool:
+    """Does ``text`` - a statement, or a question that takes something of the user's for
+    granted - tell of the user's own present state? It must report it
+    (:func:`reports_own_state`) and name the user or one of the user's things by its make
+    or provider (:mod:`~memstrata.policies.possessions`): trivia and small questions
+    name neither.
+
+    >>> tells_of_own_state("how do i stop my iphone 15 screen from lighting up at night")
+    True
+    >>> tells_of_own_state("mate60怎么打开应用分身啊 设置里翻了半天没找到")
+    True
+    >>> tells_of_own_state("do goldfish really have a 3 second memory")
+    False
+    >>> tells_of_own_state("My dad finally got an iPhone 15 Pro. How do I help him?")
+    False
+    """
+    if not reports_own_state(text):
+        return False
+    return _NAMES_THE_USER.search(text) is not None or any(
+        names_possession(text, attribute) for attribute in POSSESSIONS)
 
 
 #: people named in chat shorthand, as a question names them

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -13,6 +14,7 @@ from memstrata.consolidation._tables import actions, leases, runs, sources
 from memstrata.errors import InvalidInputError, LeaseHeldError, StateError
 from memstrata.memory._schema import memories, memory_vectors
 from memstrata.memory.episodic import Step
+from memstrata.policies.retrieval import RetrievalPolicy
 
 from ._helpers import rows, table, vectors
 
@@ -307,6 +309,59 @@ def test_offline_statements_rank_the_newest_first_and_can_be_switched_off(
     manager.observe("erin", "s1", "user", "I take the 7:40 bus to work every morning.")
     clock.advance(hours=2)
     assert off.run("summarize").counts == {"summarize_session": 1, "mark_source": 1}
+
+
+def test_a_question_that_takes_the_users_own_thing_for_granted_is_kept_offline(
+        manager: MemoryManager, settings, clock):
+    """Reproduction (blind knowledge-update split heldout38, through ``observe`` and the
+    nightly offline summarize): the new phone is named only in a question, so the new
+    value was never a memory and "my phone" was answered by the old one - while the same
+    turns stored by ``remember`` ranked the new phone first. A question that takes the
+    user's own thing for granted is kept now; trivia is not."""
+    jobs = Consolidator(manager, settings=settings)
+    manager.observe("fay", "s1", "user", "My Pixel 7 battery is dead by like 3pm every day. "
+                                         "Is that normal after a year and a half?")
+    clock.advance(days=30)
+    jobs.run("summarize")
+    manager.observe("fay", "s2", "user", "how do i stop my iphone 15 screen from lighting up "
+                                         "every time i get a notif, its driving me nuts at night")
+    manager.observe("fay", "s2", "user", "do goldfish really have a 3 second memory")
+    manager.observe("fay", "s2", "user", "mate60怎么打开应用分身啊 设置里翻了半天没找到")
+    clock.advance(hours=2)
+    assert jobs.run("summarize").counts == {"summarize_session": 1, "extract": 2,
+                                            "mark_source": 1}
+    kept = {r.content for r in manager.memories("fay", types=["knowledge"])}
+    assert not any("goldfish" in k for k in kept)
+    assert any(k.startswith("mate60") for k in kept)
+    hits = manager.recall("fay", "How do I take a scrolling screenshot on my phone?",
+                          record_use=False)
+    knowledge = [h.content for h in hits if h.record.type is MemoryType.KNOWLEDGE]
+    assert "iphone 15" in knowledge[0]
+
+
+def test_a_statement_kept_offline_is_admitted_by_one_of_its_sentences(
+        manager: MemoryManager, settings, clock):
+    """Records a job writes get a vector per sentence, as ``remember``'s do: a long turn
+    that states the asked thing in one sentence and asks another passes the recall gate
+    by that sentence (before, a job's records had none, and such a turn was never found)."""
+    jobs = Consolidator(manager, settings=settings)
+    turn = ("Finally drove my new Subaru Outback home from the dealer on Friday. Any tips "
+            "for keeping the seats clean with a muddy dog?")
+    manager.observe("gus", "s1", "user", turn)
+    clock.advance(hours=2)
+    jobs.run("summarize")
+    (kept,) = manager.memories("gus", types=["knowledge"])
+    assert kept.content == turn
+    with manager.db.read() as conn:
+        parts = conn.execute(select(memory_vectors.c.sentences).where(
+            memory_vectors.c.memory_id == kept.id)).scalar_one()
+    assert parts is not None
+    question = "What car do I drive? The parking permit form wants the make and model."
+    gate_only = RetrievalPolicy(answer_asked=False)
+    assert kept.id in [h.id for h in manager.recall("gus", question, record_use=False,
+                                                    policy=gate_only)]
+    assert kept.id not in [h.id for h in manager.recall(
+        "gus", question, record_use=False, policy=replace(gate_only, sentence_gate=False))]
 
 
 # ---------------------------------------------------------------- isolation, leases, erasure

@@ -256,7 +256,8 @@ class LongTermMemory:
         matrix, parts = embed_with_sentences(self._embedder, texts, contents,
                                              with_sentences=with_sentences)
         for block in (matrix, *(part for part in parts if part is not None)):
-            self._checked(block, len(block))
+            if len(block):
+                self._checked(block, len(block))
         return matrix, parts
 
     def _checked(self, vectors: np.ndarray, n: int) -> np.ndarray:

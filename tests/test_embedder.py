@@ -195,3 +195,21 @@ def test_the_pytorch_path_loads_quietly(tmp_path: Path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "(2, 384) torch"
     assert proc.stderr == ""
+
+
+def test_every_writer_embeds_a_record_and_its_sentences_in_one_call(embedder) -> None:
+    """``embed_with_sentences`` (LongTermMemory's writes and the consolidation jobs'):
+    one vector a text, and one a sentence of each content of two or more sentences."""
+    from memstrata.memory.embedder import embed_with_sentences
+
+    texts = ["One sentence only.", "Finally drove my new Subaru home. Any tips for the seats?"]
+    vectors, parts = embed_with_sentences(embedder, texts, texts)
+    assert vectors.shape == (2, embedder.dim)
+    assert parts[0] is None and parts[1] is not None and parts[1].shape == (2, embedder.dim)
+    alone = embedder.embed(["Finally drove my new Subaru home.", texts[1]])
+    assert np.allclose(parts[1][0], alone[0], atol=1e-4)
+    assert np.allclose(vectors[1], alone[1], atol=1e-4)
+    _, none = embed_with_sentences(embedder, texts, texts, with_sentences=False)
+    assert none == [None, None]
+    empty, nothing = embed_with_sentences(embedder, [], ["One sentence only."])
+    assert empty.shape == (0, embedder.dim) and nothing == [None]

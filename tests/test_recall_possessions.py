@@ -101,6 +101,19 @@ def test_another_make_that_is_not_the_users_own_does_not_answer(
     ("What make and model should I put down for my bike?", None),
     ("我的车险下个月到期了，续保找哪家好", None),
     ("What's a good car for a family of five?", None),
+    # the one the user had is not the one they have ...
+    ("What phone did I have before?", None),
+    ("What car did I drive in college?", None),
+    ("我以前开的是什么车？", None),
+    # ... but a question about now may have a past in it (these four lost their answer to a
+    # first reading of "about the past" that looked for "had", "first", "ago", 之前 anywhere)
+    ("my phone has had no signal all morning, which carrier's outage page should I check?",
+     "carrier"),
+    ("I think my debit card got skimmed at a gas station last night. What's the number to "
+     "call for my bank, and should I freeze the card in the app first?", "bank"),
+    ("Oil change reminder popped up on my calendar from ages ago — what kind of oil should I "
+     "be buying for my car, and how often?", "car"),
+    ("我家宽带是哪家的、多少兆？打客服之前想先确认一下。", "internet"),
 ])
 def test_which_thing_a_question_asks_for(question: str, kind: str | None) -> None:
     assert asked_possession(question) == kind

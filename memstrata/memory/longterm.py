@@ -477,10 +477,10 @@ class LongTermMemory:
         admitted: list[bool] = []
         by_sentence: list[int] = []
         # a profile fact ("Which city do I live in?") or a thing of the user's named by
-        # its make or provider ("what kind of oil should I buy for my car?") - as it is
-        # now: "What phone did I have before?" asks for none
-        asked = None if not policy.answer_asked else asked_attribute(query) or (
-            asked_possession(query) if when is None or when.current else None)
+        # its make or provider ("what kind of oil should I buy for my car?"; not "What
+        # phone did I have before?")
+        asked = None if not policy.answer_asked else (
+            asked_attribute(query) or asked_possession(query))
         wanted = _ASKED_SLOTS.get(asked, (asked,)) if asked is not None else ()
         answers: set[str] = set()
         held = ""

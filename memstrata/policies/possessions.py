@@ -159,9 +159,13 @@ def asked_possession(question: str) -> str | None:
     True
     >>> asked_possession("Which bank does Melanie use?") is None
     True
+    >>> asked_possession("What phone did I have before?") is None
+    True
     """
     if _NOT_A_CAR.search(question) or not _ABOUT_THE_USER.search(question):
         return None  # (a bike; someone else's: "Which bank does Melanie use?")
+    if _A_PAST_ONE.search(question):
+        return None  # the one the user had, not the one they have
     # what the question asks for, before what it speaks of ("My phone has had no signal all
     # morning. Which carrier's support line ...?"); the first named of either ("which bank
     # am I with now? setting up autopay for my car")
@@ -174,6 +178,13 @@ def asked_possession(question: str) -> str | None:
     return None
 
 
+#: the question asks for one the user had ("What phone did I have before?", "my first car",
+#: 我以前开什么车) - not a question about now with a past in it ("my phone's had no signal
+#: since this morning", "should I freeze the card first?", 打客服之前想先确认一下)
+_A_PAST_ONE = re.compile(
+    r"\b(?:did|had)\s+(?:i|we)\s+(?:have|own|drive|use|bank|get)\b|\bused\s+to\s+(?:have|own|"
+    r"drive|use|bank)\b|\bbefore\s*[?？]|\b(?:my|our)\s+(?:previous|old|former|first|last)\b|"
+    r"以前|之前的|原来的|上一(?:台|辆|部|个|家)", re.I)
 #: the question is about the user's own thing
 _ABOUT_THE_USER = re.compile(r"\b(?:i|i['’]m|im|my|me|we|our|us)\b|我|家里|咱", re.I)
 #: the car's insurer is asked for, not the car ("Who am I insured with for my car?")

@@ -326,13 +326,15 @@ def test_a_question_that_takes_the_users_own_thing_for_granted_is_kept_offline(
     manager.observe("fay", "s2", "user", "how do i stop my iphone 15 screen from lighting up "
                                          "every time i get a notif, its driving me nuts at night")
     manager.observe("fay", "s2", "user", "do goldfish really have a 3 second memory")
-    manager.observe("fay", "s2", "user", "mate60怎么打开应用分身啊 设置里翻了半天没找到")
+    # (another user: two phones named at the same moment would tie for the newest)
+    manager.observe("hal", "s1", "user", "mate60怎么打开应用分身啊 设置里翻了半天没找到")
     clock.advance(hours=2)
-    assert jobs.run("summarize").counts == {"summarize_session": 1, "extract": 2,
-                                            "mark_source": 1}
+    assert jobs.run("summarize", user_id="fay").counts == {"summarize_session": 1,
+                                                           "extract": 1, "mark_source": 1}
     kept = {r.content for r in manager.memories("fay", types=["knowledge"])}
     assert not any("goldfish" in k for k in kept)
-    assert any(k.startswith("mate60") for k in kept)
+    jobs.run("summarize", user_id="hal")
+    assert [r.content[:6] for r in manager.memories("hal", types=["knowledge"])] == ["mate60"]
     hits = manager.recall("fay", "How do I take a scrolling screenshot on my phone?",
                           record_use=False)
     knowledge = [h.content for h in hits if h.record.type is MemoryType.KNOWLEDGE]

@@ -32,6 +32,18 @@ Row = tuple[str, str, str]
 Loader = Callable[[str], dict[str, Any]]
 
 
+def _loader(results: Path) -> Loader:
+    """Reads each JSON file of ``results`` once."""
+    files: dict[str, dict[str, Any]] = {}
+
+    def j(name: str) -> dict[str, Any]:
+        if name not in files:
+            files[name] = _load(results, name)
+        return files[name]
+
+    return j
+
+
 def _numbered(results: Path, pattern: str) -> list[int]:
     """The N of every ``pattern`` (holding ``{}``) in ``results``, in order."""
     head, tail = pattern.split("{}")
@@ -440,12 +452,7 @@ def _multilingual(m: dict[str, Any]) -> Row:
 
 def rows(results: Path = RESULTS) -> list[Row]:
     """One row per figure, each read from the JSON files in ``results``."""
-    files: dict[str, dict[str, Any]] = {}
-
-    def j(name: str) -> dict[str, Any]:
-        if name not in files:
-            files[name] = _load(results, name)
-        return files[name]
+    j = _loader(results)
 
     makers: list[Callable[[], Row]] = [
         lambda: _recall_quality(j("recall_quality.json")),
@@ -486,12 +493,7 @@ def _f(x: float | None) -> str:
 
 def render_first_looks(results: Path = RESULTS) -> str:
     """docs/first_looks.md's tables: every blind split, its first look and as the code stands."""
-    files: dict[str, dict[str, Any]] = {}
-
-    def j(name: str) -> dict[str, Any]:
-        if name not in files:
-            files[name] = _load(results, name)
-        return files[name]
+    j = _loader(results)
 
     out: list[str] = []
     formation_now = j("formation_changes_blind_now.json")["splits"]

@@ -213,7 +213,7 @@ def _prior_value(mm: MemoryManager, case: dict[str, Any]) -> str | None:
     return values[0] if len(values) == 1 else None
 
 
-def formation(path: Path = FORMATION) -> dict[str, Any]:
+def formation(path: Path = FORMATION, *, reader: str = "auto") -> dict[str, Any]:
     cases = json.loads(path.read_text())["cases"]
     embedder = default_embedder()
     tmp = tempfile.mkdtemp(prefix="memstrata-heldout3-")
@@ -221,7 +221,7 @@ def formation(path: Path = FORMATION) -> dict[str, Any]:
     rows = []
     priors_unread = []
     with MemoryManager.open(f"sqlite:///{tmp}/f.db", embedder=embedder, clock=clock,
-                            index_dir=Path(tmp) / "index") as mm:
+                            index_dir=Path(tmp) / "index", reader=reader) as mm:
         for c in cases:
             prior = _prior_value(mm, c)
             if c["attribute"] is not None and prior is None:
@@ -293,23 +293,26 @@ def _write_once(path: Path, name: str, payload: dict[str, Any]) -> None:
     print(f"wrote {path}")
 
 
-def formation_now() -> dict[str, Any]:
-    """Every blind formation split on the code as it stands (not first looks)."""
+def formation_now(reader: str = "auto") -> dict[str, Any]:
+    """Every blind formation split on the code as it stands (not first looks), read by
+    ``reader`` (``--reader rules|model|cascade``; the default is the manager's)."""
     from tqdm import tqdm
 
     splits = [3, *FORMATION_SPLITS]
     out: dict[str, Any] = {}
     for n in tqdm(splits, desc="formation splits", unit="split"):
         data = FORMATION if n == 3 else _formation_split(n)[0]
-        found = formation(data)
+        found = formation(data, reader=reader)
         out[f"heldout{n}"] = {k: found[k] for k in ("all", "en", "zh")}
     return out
 
 
 def main() -> None:
     if "--formation-now" in sys.argv:
-        now = formation_now()
-        path = RESULTS / "formation_changes_blind_now.json"
+        reader = sys.argv[sys.argv.index("--reader") + 1] if "--reader" in sys.argv else "auto"
+        now = formation_now(reader)
+        path = RESULTS / ("formation_changes_blind_now.json" if reader == "auto"
+                          else f"formation_changes_blind_now_{reader}.json")
         path.write_text(json.dumps({
             "benchmark": path.stem,
             "note": "every blind formation split on the code as it stands; rewritten on each "

@@ -88,6 +88,11 @@ def normalize(text: str) -> str:
     return _WS.sub(" ", unicodedata.normalize("NFKC", text)).strip().casefold()
 
 
+def has_cjk(text: str) -> bool:
+    """Whether ``text`` has a Chinese (CJK) character: the turn is read as Chinese."""
+    return _CJK_CHAR.search(text) is not None
+
+
 def content_hash(text: str) -> str:
     """Stable 32-hex-digit hash of the normalised text (exact-duplicate detection)."""
     return hashlib.sha256(normalize(text).encode("utf-8")).hexdigest()[:32]

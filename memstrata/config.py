@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, InstanceOf, field_validator
 from pydantic import ValidationError as PydanticValidationError
@@ -81,6 +81,10 @@ class Settings(BaseModel):
     embedder_name: str = DEFAULT_EMBEDDER
     #: path of a sentence-transformers model folder (default: the packaged MiniLM)
     embedding_model: Path | None = None
+    #: who reads what a turn means (:mod:`memstrata.reading`): ``"auto"`` (the shipped
+    #: model where its files are present, else the rules), ``"model"``, ``"cascade"``
+    #: (the model, the rules where it is unsure) or ``"rules"``
+    reader: Literal["auto", "model", "cascade", "rules"] = "auto"
     echo_sql: bool = False
 
     @field_validator("scopes", mode="before")

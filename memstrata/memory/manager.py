@@ -78,6 +78,7 @@ from memstrata.memory.rerank import Reranker
 from memstrata.memory.vector import VectorIndex, load_backend
 from memstrata.memory.working import WorkingMemory, WorkingMemoryStore
 from memstrata.policies.retrieval import RetrievalPolicy
+from memstrata.reading import Reader, load_reader
 from memstrata.types import (
     RETRIEVABLE,
     MemoryInput,
@@ -248,6 +249,11 @@ class MemoryManager:
             self._embedder = _shared_embedder(self.settings.embedder_name,
                                               None if path is None else Path(path).resolve())
         return self._embedder
+
+    @property
+    def reader(self) -> Reader:
+        """The reader of meaning ``observe`` uses (``settings.reader``; one per process)."""
+        return load_reader(self.settings.reader)
 
     @property
     def index_dir(self) -> Path | None:

@@ -42,6 +42,9 @@ class Extracted:
     #: keep the slot only when the sentence names the current value of one of the
     #: attributes ("I left X for Y" says nothing about which X it is)
     tentative: bool = False
+    #: the reading it came from, when a reader of :mod:`memstrata.reading` made it
+    #: (reader version, attribute, value, whose, when, confidence, span), stored with it
+    reading: tuple[tuple[str, object], ...] = ()
     kind: Literal["extracted"] = "extracted"
 
 

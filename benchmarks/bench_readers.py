@@ -1,0 +1,155 @@
+"""The readers' scoreboard: every reader on the same sets, one JSON (``results/readers.json``).
+
+Readers: the frozen rules, the shipped model, and the cascade (the model, with the rules
+beside it for what the registry does not cover). Sets:
+
+* ``formation`` - every blind formation split in ``data/formation_changes*.json`` (3,800+
+  cases written blind for the rules, six kinds of change; never trained on by the model:
+  it is dev data for the model), read by the reader alone: a change is read when the
+  reader gives the user's own current value equal to the expected one, a guard holds when
+  it gives no other current value of that attribute;
+* ``dev`` - the model's dev split of its own training data (one line in ten, never
+  trained on): own current values' recall and precision, whose / when, asked attribute,
+  relations;
+* ``blind`` - the sets in ``data/reading/blind/`` written after the model was frozen by
+  people who saw neither the code nor the training data (first look recorded in
+  ``results/readers_first_look.json`` the first time they are run; never overwritten);
+* speed - the reader alone per turn on one thread (p50 / p95), and its resident memory.
+
+Run: ``.venv/bin/python benchmarks/bench_readers.py [--readers rules,model] [--sets ...]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import RESULTS, percentiles, rss_mb, write_result
+from tqdm import tqdm
+
+from memstrata.reading import ModelReader, RuleReader
+from memstrata.reading.cascade import CascadeReader
+from memstrata.reading.score import score_changes, score_lines
+
+DATA = Path(__file__).resolve().parent / "data"
+READING = DATA / "reading"
+
+
+class _Progress:
+    """A reader that ticks a progress bar on each call (the benchmark reads thousands)."""
+
+    def __init__(self, reader: Any, bar: Any) -> None:
+        self.inner, self.bar = reader, bar
+        self.name = reader.name
+
+    @property
+    def version(self) -> str:
+        return str(self.inner.version)
+
+    def read(self, turn: str, held: Any = ()) -> Any:
+        self.bar.update(1)
+        return self.inner.read(turn, held)
+
+    def relate(self, older: str, newer: str) -> Any:
+        self.bar.update(1)
+        return self.inner.relate(older, newer)
+
+    def ask(self, query: str) -> Any:
+        self.bar.update(1)
+        return self.inner.ask(query)
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in path.read_text("utf-8").splitlines() if x.strip()]
+
+
+def formation_cases() -> list[dict[str, Any]]:
+    out = []
+    for path in sorted(DATA.glob("formation_changes*.json")):
+        out += json.loads(path.read_text("utf-8"))["cases"]
+    return out
+
+
+def dev_lines() -> list[dict[str, Any]]:
+    from memstrata.reading.train import is_dev
+
+    lines = []
+    for path in sorted((READING / "train").glob("*.jsonl")):
+        lines += [x for x in _jsonl(path) if is_dev(x["id"])]
+    return lines
+
+
+def blind_sets() -> dict[str, tuple[str, list[dict[str, Any]]]]:
+    out = {}
+    for path in sorted((READING / "blind").glob("*.jsonl")):
+        kind = "ask" if path.stem.startswith("ask") else "changes"
+        out[path.stem] = (kind, _jsonl(path))
+    return out
+
+
+def speed(reader: Any, texts: list[str]) -> dict[str, Any]:
+    reader.read(texts[0])  # load
+    samples = []
+    for t in texts:
+        start = time.perf_counter()
+        reader.read(t)
+        samples.append(time.perf_counter() - start)
+    return {**percentiles(samples), "rss_mb_after": round(rss_mb(), 1)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--readers", default="rules,model,cascade")
+    parser.add_argument("--sets", default="formation,dev,blind,speed")
+    parser.add_argument("--out", default="readers")
+    args = parser.parse_args(argv)
+    readers: dict[str, Any] = {}
+    for name in args.readers.split(","):
+        readers[name] = {"rules": RuleReader, "model": ModelReader,
+                         "cascade": CascadeReader}[name]()
+    sets = set(args.sets.split(","))
+    results: dict[str, Any] = {name: {"version": r.version} for name, r in readers.items()}
+    first_look_path = RESULTS / "readers_first_look.json"
+    first_looks = json.loads(first_look_path.read_text()) if first_look_path.exists() else {}
+    formation = formation_cases() if "formation" in sets else []
+    dev = dev_lines() if "dev" in sets else []
+    blind = blind_sets() if "blind" in sets else {}
+    for name, reader in readers.items():
+        if formation:
+            with tqdm(total=2 * len(formation), desc=f"{name}: formation", file=sys.stdout) as bar:
+                got = score_changes(_Progress(reader, bar), formation)
+            results[name]["formation"] = {k: v for k, v in got.items() if k != "misses"}
+        if dev:
+            with tqdm(total=len(dev), desc=f"{name}: dev", file=sys.stdout) as bar:
+                results[name]["dev"] = score_lines(_Progress(reader, bar), dev)
+        for set_name, (kind, lines) in blind.items():
+            with tqdm(total=2 * len(lines), desc=f"{name}: {set_name}", file=sys.stdout) as bar:
+                if kind == "ask":
+                    got = score_lines(_Progress(reader, bar),
+                                      [{**x, "task": "ask"} for x in lines])
+                else:
+                    got = score_changes(_Progress(reader, bar), lines)
+            figures = {k: v for k, v in got.items() if k != "misses"}
+            results[name].setdefault("blind", {})[set_name] = figures
+            key = f"{set_name}/{name}/{reader.version}"
+            if key not in first_looks:
+                first_looks[key] = {"figures": figures, "misses": got.get("misses", []),
+                                    "when": time.strftime("%Y-%m-%d")}
+        if "speed" in sets:
+            texts = [c["statement"] for c in formation_cases()[:400]]
+            results[name]["speed"] = speed(reader, texts)
+    if blind:
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        first_look_path.write_text(json.dumps(first_looks, indent=1, ensure_ascii=False) + "\n")
+    write_result(args.out, {"readers": results})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,71 @@
+"""The cascade: the first reader answers; the next is asked only where the first is unsure.
+
+* ``read`` - a reading of the first reader at or above ``read_threshold`` stands; one below
+  it stands only where the next reader reads the same attribute and value in the turn.
+* ``ask`` / ``relate`` - the first reader's answer at or above the threshold stands,
+  otherwise the next reader's.
+
+The default thresholds were chosen on dev data (the model's dev split and the blind
+formation sets it was not trained on; ``benchmarks/bench_readers.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from memstrata.reading.protocol import Reader
+from memstrata.reading.types import Asked, Held, Reading, Relation
+
+__all__ = ["DEFAULT_THRESHOLDS", "CascadeReader"]
+
+#: (read, ask, relate) - chosen on dev data, see the module docstring
+DEFAULT_THRESHOLDS = (0.5, 0.5, 0.5)
+
+
+class CascadeReader:
+    """``first``, then ``then`` where ``first`` is unsure (the model, then the rules)."""
+
+    name = "cascade"
+
+    def __init__(self, first: Reader | None = None, then: Reader | None = None, *,
+                 read_threshold: float = DEFAULT_THRESHOLDS[0],
+                 ask_threshold: float = DEFAULT_THRESHOLDS[1],
+                 relate_threshold: float = DEFAULT_THRESHOLDS[2]) -> None:
+        if first is None or then is None:
+            from memstrata.reading.model import ModelReader
+            from memstrata.reading.rules import RuleReader
+
+            first = first if first is not None else ModelReader()
+            then = then if then is not None else RuleReader()
+        self.first, self.then = first, then
+        self.read_threshold = read_threshold
+        self.ask_threshold = ask_threshold
+        self.relate_threshold = relate_threshold
+
+    @property
+    def version(self) -> str:
+        return f"cascade({self.first.version},{self.then.version},{self.read_threshold}," \
+               f"{self.ask_threshold},{self.relate_threshold})"
+
+    def read(self, turn: str, held: Sequence[Held] = ()) -> list[Reading]:
+        readings = self.first.read(turn, held)
+        unsure = [r for r in readings if r.confidence < self.read_threshold]
+        if not unsure:
+            return readings
+        second = self.then.read(turn, held)
+        from memstrata.reading.score import value_matches
+
+        return [r for r in readings if r.confidence >= self.read_threshold
+                or any(s.attribute == r.attribute and value_matches(r.attribute, s.value,
+                                                                     r.value)
+                       for s in second)]
+
+    def ask(self, query: str) -> Asked | None:
+        asked = self.first.ask(query)
+        if asked is not None and asked.confidence >= self.ask_threshold:
+            return asked
+        return self.then.ask(query) if asked is not None else None
+
+    def relate(self, older: str, newer: str) -> Relation:
+        rel = self.first.relate(older, newer)
+        return rel if rel.confidence >= self.relate_threshold else self.then.relate(older, newer)

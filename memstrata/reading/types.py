@@ -1,0 +1,88 @@
+"""What a reader says a text means: typed, immutable results of the :class:`Reader` protocol.
+
+A :class:`Reading` is one value of one registry attribute found in a turn, with whose fact
+it is, when it holds and how sure the reader is. A :class:`Relation` says how a newer
+statement stands to an older one; an :class:`Asked` says which attribute a question asks
+for. Readers only say what text means; the policies decide what to do with it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = [
+    "HOLDERS",
+    "RELATIONS",
+    "WHENS",
+    "Asked",
+    "Held",
+    "Holder",
+    "Reading",
+    "Relation",
+    "RelationKind",
+    "When",
+]
+
+#: whose fact a reading is: the user's own, or someone else's (a partner, a friend ...)
+Holder = Literal["user", "other"]
+#: when a reading holds: now, no longer, intended, only supposed, or for one occasion
+When = Literal["now", "past", "plan", "hypothetical", "one_off"]
+#: how a newer statement stands to an older one
+RelationKind = Literal["same", "update", "contradiction", "elaboration", "unrelated"]
+
+HOLDERS: tuple[Holder, ...] = ("user", "other")
+WHENS: tuple[When, ...] = ("now", "past", "plan", "hypothetical", "one_off")
+RELATIONS: tuple[RelationKind, ...] = ("same", "update", "contradiction", "elaboration",
+                                       "unrelated")
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """One value of one registry attribute read from a turn.
+
+    ``span`` is the ``(start, end)`` character offsets of the words that carry the value
+    (``None`` when no words of the turn do, as for a rule that normalises); ``value`` is in
+    the user's own words and language (a registry label for closed attributes such as a
+    diet, digits for an age).
+    """
+
+    attribute: str
+    value: str
+    holder: Holder = "user"
+    when: When = "now"
+    negated: bool = False
+    confidence: float = 1.0
+    span: tuple[int, int] | None = None
+
+    @property
+    def current_own(self) -> bool:
+        """The user's own value, holding now and not denied: what a write may keep."""
+        return self.holder == "user" and self.when == "now" and not self.negated
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    """A value the user already holds for an attribute (the ``held`` of ``read``)."""
+
+    attribute: str
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class Relation:
+    """How ``newer`` stands to ``older``: the same fact, an update, a contradiction, ..."""
+
+    kind: RelationKind
+    confidence: float = 1.0
+    attribute: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """Which attribute a question asks for, whose value, and whether the current or a past one."""
+
+    attribute: str
+    whose: Holder = "user"
+    time: Literal["current", "past"] = "current"
+    confidence: float = 1.0

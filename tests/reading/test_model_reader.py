@@ -1,0 +1,116 @@
+"""The shipped model reader: its files are verified, it reads both languages, it reproduces
+the figures it was released with, and it runs with no torch."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memstrata.errors import ReaderModelError
+from memstrata.reading import Asked, ModelReader, Reader, Reading, RuleReader, load_reader
+from memstrata.reading.cascade import CascadeReader
+from memstrata.reading.model import DEFAULT_MODEL_DIR, model_available
+from memstrata.reading.score import score_lines
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def reader() -> ModelReader:
+    assert model_available(), "the model reader's files are part of the package"
+    return ModelReader()
+
+
+def test_every_reader_satisfies_the_protocol(reader: ModelReader) -> None:
+    readers: list[Reader] = [reader, RuleReader(), CascadeReader(reader, RuleReader())]
+    for r in readers:
+        readings = r.read("I moved from Berlin to Munich last month.")
+        assert all(isinstance(x, Reading) for x in readings)
+        assert isinstance(r.version, str) and r.version
+        asked = r.ask("Where do I live?")
+        assert asked is None or isinstance(asked, Asked)
+        assert r.relate("I live in Berlin.", "I live in Munich.").kind in (
+            "same", "update", "contradiction", "elaboration", "unrelated")
+
+
+def test_auto_is_the_model_where_its_files_are_present() -> None:
+    assert load_reader("auto").name == "model"
+
+
+def test_a_move_is_the_users_city_now_and_the_old_one_past(reader: ModelReader) -> None:
+    readings = {(r.attribute, r.value.casefold()): r
+                for r in reader.read("I moved from Berlin to Munich last month.")}
+    munich = readings[("city", "munich")]
+    assert munich.current_own
+    berlin = readings.get(("city", "berlin"))
+    assert berlin is None or not berlin.current_own
+
+
+def test_a_sisters_move_is_not_the_users_city(reader: ModelReader) -> None:
+    for text in ("我妹妹搬到深圳了", "my sister just moved to shenzhen"):
+        city = [r for r in reader.read(text) if r.attribute == "city"]
+        assert city and not any(r.current_own for r in city), (text, city)
+
+
+def test_the_span_points_at_the_words_of_the_value(reader: ModelReader) -> None:
+    text = "ok so im in denver now lol, need a dentist"
+    got = [r for r in reader.read(text) if r.attribute == "city"]
+    assert got and got[0].span is not None
+    a, b = got[0].span
+    assert text[a:b].casefold() == "denver"
+
+
+def test_a_question_is_read_for_the_attribute_it_asks(reader: ModelReader) -> None:
+    asked = reader.ask("我现在住在哪个城市？")
+    assert asked is not None and asked.attribute == "city" and asked.whose == "user"
+    assert reader.ask("what's a good bank for students?") is None
+
+
+def test_a_long_turn_is_read_in_windows(reader: ModelReader) -> None:
+    filler = "we talked about the weather and the news for a while. " * 40
+    got = reader.read(filler + "anyway i moved to porto last week")
+    assert any(r.attribute == "city" and r.value.casefold() == "porto" for r in got)
+
+
+def test_the_model_reproduces_its_recorded_dev_figures(reader: ModelReader) -> None:
+    from memstrata.reading.train import DATA, is_dev
+
+    manifest = json.loads((DEFAULT_MODEL_DIR / "manifest.json").read_text())
+    lines = [json.loads(x) for p in sorted(DATA.glob("*.jsonl"))
+             if p.name in manifest["data"]["files"]
+             for x in p.read_text("utf-8").splitlines() if x.strip()]
+    dev = [x for x in lines if is_dev(x["id"])]
+    assert len(dev) == manifest["data"]["dev_lines"]
+    got = score_lines(reader, dev)
+    for key, want in manifest["figures"]["dev"].items():
+        if isinstance(want, float):
+            assert got[key] == pytest.approx(want, abs=0.011), key
+
+
+def test_a_damaged_model_file_is_refused_with_a_clear_error(tmp_path: Path) -> None:
+    copy = tmp_path / "model"
+    shutil.copytree(DEFAULT_MODEL_DIR, copy)
+    with (copy / "heads.npz").open("r+b") as f:
+        f.seek(100)
+        f.write(b"\x00\x01\x02\x03")
+    with pytest.raises(ReaderModelError, match="does not match its manifest"):
+        ModelReader(copy).read("I live in Leeds.")
+
+
+def test_a_missing_model_is_refused_with_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(ReaderModelError, match=r"manifest\.json is missing"):
+        ModelReader(tmp_path).read("I live in Leeds.")
+
+
+def test_reading_imports_no_torch() -> None:
+    code = ("import sys; from memstrata.reading import ModelReader; "
+            "ModelReader().read('I live in Leeds.'); "
+            "print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=ROOT)
+    assert out.stdout.strip() == "False"

@@ -1,0 +1,70 @@
+"""``observe`` reads through the configured reader: the model by default. Reproduces the
+reading-layer issue's defects: a relative's move taken for the user's (我住在北京 /
+我搬到上海了 / 我妹妹搬到深圳了 left no active city after the nightly jobs), "I work at Siemens
+as an engineer" read as the employer "Siemens as an engineer", and 我在腾讯当产品经理 losing
+the occupation."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from memstrata import ManualClock, MemoryManager
+from memstrata.memory.embedder import Embedder
+from memstrata.types import Status
+
+
+@pytest.fixture
+def mm(db_url: str, embedder: Embedder, clock: ManualClock) -> MemoryManager:
+    m = MemoryManager.open(db_url, embedder=embedder, clock=clock)
+    yield m
+    m.close()
+
+
+def _active(mm: MemoryManager, attribute: str) -> list[str]:
+    return [r.slot.value for r in mm.lookup("u", attribute=attribute, include_pending=False)
+            if r.slot is not None and r.status is Status.ACTIVE]
+
+
+@pytest.mark.parametrize(("turns", "city"), [
+    (["我住在北京", "我搬到上海了", "我妹妹搬到深圳了"], "上海"),
+    (["I live in Boston.", "I moved to Denver last month.", "My sister just moved to Austin."],
+     "Denver"),
+])
+def test_a_relatives_move_never_becomes_the_users_city(
+        mm: MemoryManager, clock: ManualClock, turns: list[str], city: str) -> None:
+    for turn in turns:
+        mm.observe("u", "s1", "user", turn)
+        clock.advance(timedelta(days=1))
+    assert _active(mm, "city") == [city]
+
+
+def test_an_employer_is_read_without_the_occupation_beside_it(mm: MemoryManager) -> None:
+    mm.observe("u", "s1", "user", "I work at Siemens as an engineer")
+    assert _active(mm, "employer") == ["Siemens"]
+    assert [v.casefold() for v in _active(mm, "occupation")] == ["engineer"]
+
+
+def test_a_chinese_employer_and_occupation_are_both_read(mm: MemoryManager) -> None:
+    mm.observe("u", "s1", "user", "我在腾讯当产品经理")
+    assert _active(mm, "employer") == ["腾讯"]
+    assert _active(mm, "occupation") == ["产品经理"]
+
+
+def test_the_reading_is_stored_with_the_memory_and_its_readers_version(
+        mm: MemoryManager) -> None:
+    obs = mm.observe("u", "s1", "user", "ok so im in denver now lol")
+    assert obs.written
+    record = mm.get("u", obs.written[0])
+    reading = record.metadata["reading"]
+    assert reading["attribute"] == "city" and reading["holder"] == "user"
+    assert reading["reader"] == mm.reader.version
+
+
+def test_the_rules_remain_a_choice(db_url: str, embedder: Embedder) -> None:
+    with MemoryManager.open(db_url, embedder=embedder, reader="rules") as m:
+        assert m.reader.name == "rules"
+        m.observe("u", "s1", "user", "I moved from Berlin to Munich.")
+        assert [r.slot.value for r in m.lookup("u", attribute="city")
+                if r.slot is not None] == ["Munich"]

@@ -2,6 +2,8 @@
 
 * :class:`ModelReader` - the small multilingual encoder the project trains and ships
   (milliseconds a turn, no LLM); the default where its files are present.
+* :class:`LLMReader` - an OpenAI-compatible LLM through :mod:`memstrata.llm` (structured
+  output, validated per reading, batched); for the nightly jobs where an LLM is configured.
 * :class:`RuleReader` - the hand-written rules, frozen; the fallback.
 
 Readers say what a turn means (:class:`Reading`: attribute, value, whose, when, denied),
@@ -13,6 +15,7 @@ from functools import lru_cache
 from typing import Literal
 
 from memstrata.errors import InvalidSettingError
+from memstrata.reading.llm import LLMReader
 from memstrata.reading.model import ModelReader, model_available
 from memstrata.reading.protocol import Reader
 from memstrata.reading.registry import Attribute, Registry, registry
@@ -23,6 +26,7 @@ __all__ = [
     "Asked",
     "Attribute",
     "Held",
+    "LLMReader",
     "ModelReader",
     "Reader",
     "ReaderName",

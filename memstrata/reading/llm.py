@@ -43,6 +43,7 @@ from memstrata.reading.types import Asked, Held, Holder, Reading, Relation, Rela
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
+    "DEFAULT_CONFIDENCE",
     "DEFAULT_TEMPERATURE",
     "PROMPT_VERSION",
     "REJECTIONS_KEPT",
@@ -396,7 +397,9 @@ def _ground(attr: Attribute, value: str, turn: str) -> tuple[str, tuple[int, int
         if not (digits.isascii() and digits.isdigit()):
             return f"{attr.name} {value!r} is not digits"
         # not int(): Python refuses to convert a string of more than 4300 digits
-        return digits.lstrip("0") or "0", _locate(turn, digits, number=True)
+        number = digits.lstrip("0") or "0"
+        return number, (_locate(turn, digits, number=True)
+                        or _locate(turn, number, number=True))
     words = value.strip(_STRIP)
     span = _locate(turn, words) if words else None
     if span is None:

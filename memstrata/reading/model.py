@@ -255,6 +255,11 @@ class ModelReader:
         tags = probs.argmax(axis=-1)
         spans: list[tuple[int, int, str]] = []
         for i in range(1, len(tags) - 1):
+            if self._continues_word(text, offsets, start + i):
+                # a word's later pieces follow its first ("Pri|ya", "Raz|or|pay")
+                if spans and spans[-1][1] == i:
+                    spans[-1] = (spans[-1][0], i + 1, spans[-1][2])
+                continue
             tag = L.TAGS[int(tags[i])]
             if tag == "O":
                 continue
@@ -304,6 +309,16 @@ class ModelReader:
                                negated=bool(negated.argmax()), confidence=confidence,
                                span=(char_a, char_b)))
         return out
+
+    @staticmethod
+    def _continues_word(text: str, offsets: list[tuple[int, int]], i: int) -> bool:
+        """Whether piece ``i`` continues the Latin word or number the piece before began."""
+        a, b = offsets[i]
+        pa, pb = offsets[i - 1]
+        if b <= a or pb <= pa or pb != a:
+            return False
+        left, right = text[a - 1], text[a]
+        return all(ch.isalnum() and ord(ch) < 0x250 for ch in (left, right))
 
     def ask(self, query: str) -> Asked | None:
         """Which attribute ``query`` asks for (None for a question about no attribute)."""

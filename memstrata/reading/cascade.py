@@ -1,7 +1,8 @@
 """The cascade: the first reader answers; the next is asked only where the first is unsure.
 
 * ``read`` - a reading of the first reader at or above ``read_threshold`` stands; one below
-  it stands only where the next reader reads the same attribute and value in the turn.
+  it stands only where the next reader reads the same attribute and value in the turn; with
+  ``fill``, what the next reader reads of an attribute the first read nothing of is added.
 * ``ask`` / ``relate`` - the first reader's answer at or above the threshold stands,
   otherwise the next reader's.
 
@@ -20,6 +21,8 @@ __all__ = ["DEFAULT_THRESHOLDS", "CascadeReader"]
 
 #: (read, ask, relate) - chosen on dev data, see the module docstring
 DEFAULT_THRESHOLDS = (0.5, 0.5, 0.5)
+#: whether the next reader's readings of attributes the first did not read are added
+DEFAULT_FILL = False
 
 
 class CascadeReader:
@@ -30,7 +33,8 @@ class CascadeReader:
     def __init__(self, first: Reader | None = None, then: Reader | None = None, *,
                  read_threshold: float = DEFAULT_THRESHOLDS[0],
                  ask_threshold: float = DEFAULT_THRESHOLDS[1],
-                 relate_threshold: float = DEFAULT_THRESHOLDS[2]) -> None:
+                 relate_threshold: float = DEFAULT_THRESHOLDS[2],
+                 fill: bool = DEFAULT_FILL) -> None:
         if first is None or then is None:
             from memstrata.reading.model import ModelReader
             from memstrata.reading.rules import RuleReader
@@ -41,24 +45,29 @@ class CascadeReader:
         self.read_threshold = read_threshold
         self.ask_threshold = ask_threshold
         self.relate_threshold = relate_threshold
+        self.fill = fill
 
     @property
     def version(self) -> str:
         return f"cascade({self.first.version},{self.then.version},{self.read_threshold}," \
-               f"{self.ask_threshold},{self.relate_threshold})"
+               f"{self.ask_threshold},{self.relate_threshold}{',fill' if self.fill else ''})"
 
     def read(self, turn: str, held: Sequence[Held] = ()) -> list[Reading]:
         readings = self.first.read(turn, held)
         unsure = [r for r in readings if r.confidence < self.read_threshold]
-        if not unsure:
+        if not unsure and not self.fill:
             return readings
         second = self.then.read(turn, held)
         from memstrata.reading.score import value_matches
 
-        return [r for r in readings if r.confidence >= self.read_threshold
+        kept = [r for r in readings if r.confidence >= self.read_threshold
                 or any(s.attribute == r.attribute and value_matches(r.attribute, s.value,
                                                                      r.value)
                        for s in second)]
+        if self.fill:
+            read = {r.attribute for r in readings}
+            kept += [s for s in second if s.attribute not in read]
+        return kept
 
     def ask(self, query: str) -> Asked | None:
         asked = self.first.ask(query)

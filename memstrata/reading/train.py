@@ -47,6 +47,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "benchmarks" / "data" / "reading" / "train"
 OUT = Path(__file__).resolve().parent / "model"
 SEED = 20261204
+_CJK_CHARS = "[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"
 
 
 def _progress(message: str) -> None:
@@ -133,13 +134,16 @@ def _strings(obj: Any) -> Iterable[str]:
 
 def build_tokenizer(e5: E5File, texts: Iterable[str]) -> tuple[Any, npt.NDArray[np.int64]]:
     """A trimmed Unigram tokenizer and the e5 row of each of its pieces."""
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
+    from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers
 
     def make(pieces: list[tuple[str, float]], unk: int) -> Any:
         tok = Tokenizer(models.Unigram(pieces, unk_id=unk, byte_fallback=False))
         tok.normalizer = normalizers.NFKC()
-        tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581",
-                                                     prepend_scheme="always")
+        # each Chinese character a piece of its own, so that a value's span starts and ends
+        # where its characters do (the base vocabulary's "在北京" would carry the 在)
+        tok.pre_tokenizer = pre_tokenizers.Sequence([
+            pre_tokenizers.Split(Regex(_CJK_CHARS), behavior="isolated"),
+            pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="first")])
         return tok
 
     full = make([(p, float(s)) for p, s in zip(e5.pieces, e5.scores, strict=True)], e5.unk)

@@ -100,7 +100,21 @@ def speed(reader: Any, texts: list[str]) -> dict[str, Any]:
         start = time.perf_counter()
         reader.read(t)
         samples.append(time.perf_counter() - start)
-    return {**percentiles(samples), "rss_mb_after": round(rss_mb(), 1)}
+    return {**percentiles(samples), "rss_mb_after": round(rss_mb(), 1),
+            "resident_mb_of_the_reader": _resident(reader.name)}
+
+
+def _resident(name: str) -> float:
+    """What loading and running the reader adds to a fresh process's resident memory."""
+    import subprocess
+
+    code = ("import sys; sys.path.insert(0, 'benchmarks'); from _common import rss_mb; "
+            "from memstrata.reading import load_reader; r = load_reader(sys.argv[1]); "
+            "before = rss_mb(); r.read('I moved to Porto last month.'); "
+            "print(round(rss_mb() - before, 1))")
+    out = subprocess.run([sys.executable, "-c", code, name], capture_output=True, text=True,
+                         check=True, cwd=Path(__file__).resolve().parent.parent)
+    return float(out.stdout.strip().splitlines()[-1])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -86,6 +86,17 @@ def manager(db_url: str, embedder: Embedder, clock: ManualClock, tmp_path: Path
 
 
 @pytest.fixture
+def rules_manager(db_url: str, embedder: Embedder, clock: ManualClock, tmp_path: Path
+                  ) -> Iterator[MemoryManager]:
+    """A manager that reads turns with the frozen rules (``reader="rules"``): for the tests
+    of what the rules read, which the model reader does not have to repeat."""
+    with MemoryManager.open(
+        db_url, embedder=embedder, clock=clock, index_dir=tmp_path / "index", reader="rules"
+    ) as mm:
+        yield mm
+
+
+@pytest.fixture
 def sqlite_manager(sqlite_url: str, embedder: Embedder, clock: ManualClock
                    ) -> Iterator[MemoryManager]:
     with MemoryManager.open(sqlite_url, embedder=embedder, clock=clock) as mm:

@@ -8,7 +8,8 @@ import inspect
 import pytest
 
 PACKAGES = ["memstrata", "memstrata.memory", "memstrata.policies", "memstrata.errors",
-            "memstrata.types", "memstrata.clock", "memstrata.config", "memstrata.testing"]
+            "memstrata.types", "memstrata.clock", "memstrata.config", "memstrata.testing",
+            "memstrata.reading"]
 
 
 @pytest.mark.parametrize("name", PACKAGES)

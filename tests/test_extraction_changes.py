@@ -143,11 +143,11 @@ def test_from_x_to_y_changes_the_attribute_whose_current_value_it_names(
 
 
 def test_switched_to_without_a_named_current_value_forms_nothing(
-        sqlite_manager: MemoryManager, clock):
-    sqlite_manager.observe("u", "s1", "user", "I work at Bosch.")
+        rules_manager: MemoryManager, clock):
+    rules_manager.observe("u", "s1", "user", "I work at Bosch.")
     clock.advance(days=10)
-    obs = sqlite_manager.observe("u", "s2", "user", "I switched to Android.")
-    assert obs.candidates == () and active(sqlite_manager, "u", "employer") == ["Bosch"]
+    obs = rules_manager.observe("u", "s2", "user", "I switched to Android.")
+    assert obs.candidates == () and active(rules_manager, "u", "employer") == ["Bosch"]
 
 
 @pytest.mark.parametrize(("text", "name"), [

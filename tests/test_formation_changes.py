@@ -37,11 +37,12 @@ def test_a_move_becomes_the_active_city_and_the_briefing_stops_saying_berlin(
     ("I work as a teacher.", "I switched careers and now work as a nurse.", "occupation",
      "nurse"),
     ("I'm vegetarian.", "I went vegan in January.", "diet", "vegan"),
-    ("My name is Katherine.", "Please call me Kate.", "name", "Kate"),
+    # a preferred name is its own attribute: "call me Kate" does not replace "Katherine"
+    ("My name is Katherine.", "Please call me Kate.", "preferred_name", "Kate"),
     ("I'm 29.", "I turned 30 yesterday!", "age", "30"),
     ("我住在北京。", "我从北京搬到了上海。", "city", "上海"),
     ("我在腾讯工作。", "我跳槽到了阿里巴巴。", "employer", "阿里巴巴"),
-    ("我叫王小明。", "以后叫我小王就行。", "name", "小王"),
+    ("我叫王小明。", "以后叫我小王就行。", "preferred_name", "小王"),
 ])
 def test_changes_replace_the_older_value(sqlite_manager: MemoryManager, clock, older: str,
                                          newer: str, attribute: str, value: str):

@@ -169,7 +169,9 @@ def test_no_canary_survives_forget_and_forget_user(
 
     # --- forget every memory holding a canary (the session summary first: forgetting
     # it takes the turns it was formed from, and the facts read from those turns)
-    for needle in (SUMMARY, REMEMBER, OBSERVE, PROMOTE, MERGE, UNDO, LLM):
+    # (which of them a turn's readings put where depends on the reader: the correction is
+    # forgotten with the summary when the summary was formed from its turn, else on its own)
+    for needle in (SUMMARY, REMEMBER, OBSERVE, PROMOTE, MERGE, UNDO, LLM, CORRECTED):
         while ids := _records_with(memory, v, needle):
             memory.forget(v, ids[0])
     remembered = (REMEMBER, OBSERVE, PROMOTE, SUMMARY, MERGE, UNDO, LLM, CORRECTED)

@@ -61,23 +61,23 @@ def test_guards_change_nothing(text, attribute, current):
     assert change_of(text, attribute, current) is None
 
 
-def test_observe_reads_a_change_of_a_held_value_and_supersedes_it(manager: MemoryManager,
+def test_observe_reads_a_change_of_a_held_value_and_supersedes_it(rules_manager: MemoryManager,
                                                                   clock: ManualClock):
-    manager.observe("u1", "s1", "user", "I live in Leeds.")
+    rules_manager.observe("u1", "s1", "user", "I live in Leeds.")
     clock.advance(days=10)
-    obs = manager.observe("u1", "s2", "user",
+    obs = rules_manager.observe("u1", "s2", "user",
                           "We got the keys on Friday, so York is officially home now!")
     assert [c.rule for c in obs.candidates] == ["known_value_changed"]
-    active = [r.slot.value for r in manager.memories("u1", statuses="active")
+    active = [r.slot.value for r in rules_manager.memories("u1", statuses="active")
               if r.slot is not None and r.slot.attribute == "city"]
     assert active == ["York"]
-    superseded = [r.slot.value for r in manager.memories("u1", statuses="superseded")
+    superseded = [r.slot.value for r in rules_manager.memories("u1", statuses="superseded")
                   if r.slot is not None]
     assert superseded == ["Leeds"]
 
 
-def test_without_a_held_value_nothing_is_guessed(manager: MemoryManager):
-    obs = manager.observe("u2", "s1", "user", "York is officially home now!")
+def test_without_a_held_value_nothing_is_guessed(rules_manager: MemoryManager):
+    obs = rules_manager.observe("u2", "s1", "user", "York is officially home now!")
     assert obs.candidates == ()
 
 
@@ -116,13 +116,13 @@ def test_chinese_guards_change_nothing(text, attribute, current):
     assert change_of(text, attribute, current) is None
 
 
-def test_observe_reads_a_chinese_change_of_a_held_value(manager: MemoryManager,
+def test_observe_reads_a_chinese_change_of_a_held_value(rules_manager: MemoryManager,
                                                         clock: ManualClock):
-    manager.observe("u3", "s1", "user", "我住在无锡。")
+    rules_manager.observe("u3", "s1", "user", "我住在无锡。")
     clock.advance(days=10)
-    obs = manager.observe("u3", "s2", "user", "跟你说一声，我们已经在苏州安家了，小区离地铁很近。")
+    obs = rules_manager.observe("u3", "s2", "user", "跟你说一声，我们已经在苏州安家了，小区离地铁很近。")
     assert [c.rule for c in obs.candidates] == ["known_value_changed"]
-    active = [r.slot.value for r in manager.memories("u3", statuses="active")
+    active = [r.slot.value for r in rules_manager.memories("u3", statuses="active")
               if r.slot is not None and r.slot.attribute == "city"]
     assert active == ["苏州"]
 

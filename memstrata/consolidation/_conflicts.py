@@ -43,6 +43,7 @@ from memstrata.consolidation._job import Applied, JobContext, UserPlan, combine_
 from memstrata.consolidation._llm import PAIRS_SYSTEM
 from memstrata.consolidation.reports import Method, PlannedAction
 from memstrata.memory import RecordTxn, changed_columns, in_conflict, queries, superseded
+from memstrata.reading import load_reader
 from memstrata.policies.contradiction import (
     FACT_TYPES,
     Item,
@@ -324,7 +325,36 @@ def _judge(pairs: _Pairs, ctx: JobContext, errors: list[str], user_id: str
         facts = {recs[key[0]].row["type"], recs[key[1]].row["type"]} <= FACT_TYPES
         if verdict.relation in ("contradiction", "update") and not facts:
             verdicts[key] = PairVerdict("compatible", "history records do not contradict")
+    _owned_changes_only(recs, verdicts, ctx)
     return verdicts, method
+
+
+def _owned_changes_only(recs: Sequence[_Rec], verdicts: dict[tuple[int, int], PairVerdict],
+                        ctx: JobContext) -> None:
+    """A held value is changed only by the user's own reading of it, holding now.
+
+    A statement without a slot that the judge took for an update of (or a contradiction
+    with) a slot - "我妹妹搬到深圳了" beside "我搬到上海了" - is read by the configured reader:
+    unless it reads the user's own current value of that attribute there, the pair is
+    compatible (someone else's change, a plan or the past changes nothing of the user's).
+    The frozen rules are left as they were (they read too little to be asked).
+    """
+    reader = load_reader(ctx.memory_settings.reader)
+    if reader.name == "rules":
+        return
+    for (i, j), verdict in list(verdicts.items()):
+        if verdict.relation not in ("contradiction", "update"):
+            continue
+        a, b = recs[i].item, recs[j].item
+        if (a.slot is None) == (b.slot is None):
+            continue
+        held, free = (a, b) if a.slot is not None else (b, a)
+        assert held.slot is not None
+        attribute = held.slot.attribute
+        if not any(r.attribute == attribute and r.current_own
+                   for r in reader.read(free.content)):
+            verdicts[(i, j)] = PairVerdict(
+                "compatible", f"not the user's own current {attribute} ({reader.name} reader)")
 
 
 def _llm_verdict(answer: Any, n: int) -> PairVerdict | None:

@@ -219,7 +219,7 @@ def _read_candidates(manager: MemoryManager, reader: Reader, user_id: str, scope
                    ("confidence", round(r.confidence, 4)), ("span", r.span))
         out.append(Extracted(
             content=text.strip(), type=_TYPES.get(r.attribute, MemoryType.PROFILE),
-            confidence=round(min(0.95, max(0.6, r.confidence)), 4), rule=f"reader:{reader.name}",
+            confidence=round(min(0.95, r.confidence), 4), rule=f"reader:{reader.name}",
             slot=slot, correction=attr.stability == "changing", reading=reading))
     return tuple(out)
 

@@ -108,7 +108,7 @@ _TYPE = {t.value: t for t in MemoryType}
 #: lookup subjects that name the speaker, whose facts are stored with subject "user"
 _SELF_SUBJECTS = frozenset({USER_SUBJECT, "me", "i"})
 #: profile slots (subject "user") whose value is the user's own name
-NAME_ATTRIBUTES = ("name", "preferred name")
+NAME_ATTRIBUTES = ("name", "preferred name", "preferred_name")
 #: a question naming a date range also admits records dated this close to it
 _RANGE_SLACK_DAYS = 1
 
@@ -1000,7 +1000,7 @@ def _newest_first(
 
 #: the slots that answer a question about an attribute (a preferred name answers "what
 #: should you call me" ahead of the legal name)
-_ASKED_SLOTS = {"name": ("preferred name", "name")}
+_ASKED_SLOTS = {"name": ("preferred name", "preferred_name", "name")}
 
 
 #: attribute names read per text, keyed by a digest of the text - never the text itself,

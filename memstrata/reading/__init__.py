@@ -14,7 +14,7 @@ for (:class:`Asked`); the attributes are declared once, in the :func:`registry`.
 from functools import lru_cache
 from typing import Literal
 
-from memstrata.errors import InvalidSettingError
+from memstrata import errors as _errors
 from memstrata.reading.llm import LLMReader
 from memstrata.reading.model import ModelReader, model_available
 from memstrata.reading.protocol import Reader
@@ -57,4 +57,4 @@ def load_reader(name: str = "auto") -> Reader:
         from memstrata.reading.cascade import CascadeReader
 
         return CascadeReader()
-    raise InvalidSettingError(f"unknown reader {name!r}; choose auto, model, cascade or rules")
+    raise _errors.InvalidSettingError(f"unknown reader {name!r}; choose auto, model, cascade or rules")

@@ -12,8 +12,9 @@ from memstrata.errors import InvalidInputError, MissingUserError
 
 def test_open_conflicts_become_questions_newest_first(manager: MemoryManager,
                                                       clock: ManualClock):
-    manager.observe("alice", "s1", "user", "I live in Berlin.")
-    manager.observe("alice", "s1", "user", "I live in Munich.")
+    # a birthday is stable: a different one is a contradiction to ask about
+    manager.observe("alice", "s1", "user", "My birthday is on March 3.")
+    manager.observe("alice", "s1", "user", "My birthday is on May 9.")
     clock.advance(days=1)
     manager.remember("alice", "我喜欢靠窗的座位", type="preference")
     manager.remember("alice", "我不喜欢靠窗的座位", type="preference")
@@ -23,7 +24,7 @@ def test_open_conflicts_become_questions_newest_first(manager: MemoryManager,
     brief = manager.briefing("alice")
     assert [c.question for c in brief.confirmations] == [
         "您之前说过“我喜欢靠窗的座位”，后来又说“我不喜欢靠窗的座位”。现在哪个是对的？",
-        "Which is right for your city: 'Berlin' or 'Munich'?",
+        "Which is right for your birthday: 'March 3' or 'May 9'?",
     ]
     assert all(len(c.records) == 2 for c in brief.confirmations)
     assert manager.briefing("alice", confirmations_k=1).confirmations == brief.confirmations[:1]

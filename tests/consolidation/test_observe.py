@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 
-from memstrata import MemoryManager, MemoryType, Status
+from memstrata import ManualClock, MemoryManager, MemoryType, Status
 from memstrata.errors import InvalidInputError, MissingUserError, UnknownScopeError
 from memstrata.memory._schema import memories, turns
+from memstrata.memory.embedder import Embedder
 
 
 def count(mm: MemoryManager, table=memories) -> int:
@@ -78,19 +79,39 @@ def test_a_free_text_correction_supersedes_at_once(manager: MemoryManager, clock
 
 
 def test_a_contradicting_value_opens_a_conflict_instead_of_overwriting(manager: MemoryManager):
-    manager.observe("alice", "s1", "user", "I live in Berlin.")
-    obs = manager.observe("alice", "s2", "user", "I live in Munich.")
+    # a birthday is stable (the registry): a different one is a contradiction to confirm
+    manager.observe("alice", "s1", "user", "My birthday is on March 3.")
+    obs = manager.observe("alice", "s2", "user", "My birthday is on May 9.")
     assert [d.outcome for d in obs.decisions] == ["conflict"]
     (group,) = manager.conflicts("alice")
-    assert {r.slot.value for r in group if r.slot} == {"Berlin", "Munich"}
+    assert len({r.slot.value for r in group if r.slot}) == 2
     assert all(r.status is Status.PENDING_CONFIRMATION for r in group)
 
 
-def test_chinese_turns_form_memories(manager: MemoryManager):
-    obs = manager.observe("wang", "s1", "user",
-                          "我叫王小明，我住在上海，我不吃香菜。以后都用微信支付。")
+def test_the_rules_open_a_conflict_for_a_city_said_without_a_change(
+        db_url: str, embedder: Embedder, clock: ManualClock):
+    with MemoryManager.open(db_url, embedder=embedder, clock=clock, reader="rules") as manager:
+        manager.observe("alice", "s1", "user", "I live in Berlin.")
+        obs = manager.observe("alice", "s2", "user", "I live in Munich.")
+        assert [d.outcome for d in obs.decisions] == ["conflict"]
+        (group,) = manager.conflicts("alice")
+        assert {r.slot.value for r in group if r.slot} == {"Berlin", "Munich"}
+
+
+def test_chinese_turns_form_memories(rules_manager: MemoryManager):
+    obs = rules_manager.observe("wang", "s1", "user",
+                                "我叫王小明，我住在上海，我不吃香菜。以后都用微信支付。")
     assert [d.outcome for d in obs.decisions] == ["written"] * 4
     assert {c.rule for c in obs.candidates} == {"name", "city", "dislike", "from_now_on"}
+    moved = rules_manager.observe("wang", "s2", "user", "我搬到北京了")
+    assert [d.outcome for d in moved.decisions] == ["corrected"]
+
+
+def test_the_model_reader_forms_chinese_slots_and_keeps_the_rest(manager: MemoryManager):
+    obs = manager.observe("wang", "s1", "user", "我住在上海，我不吃香菜。")
+    slots = {c.slot.attribute: c.slot.value for c in obs.candidates if c.slot is not None}
+    assert slots == {"city": "上海"}
+    assert any(c.slot is None for c in obs.candidates)  # 不吃香菜: the rules' free text
     moved = manager.observe("wang", "s2", "user", "我搬到北京了")
     assert [d.outcome for d in moved.decisions] == ["corrected"]
 

@@ -68,3 +68,21 @@ def test_the_rules_remain_a_choice(db_url: str, embedder: Embedder) -> None:
         m.observe("u", "s1", "user", "I moved from Berlin to Munich.")
         assert [r.slot.value for r in m.lookup("u", attribute="city")
                 if r.slot is not None] == ["Munich"]
+
+
+@pytest.mark.parametrize(("turns", "city"), [
+    (["我住在北京", "我搬到上海了", "我妹妹搬到深圳了"], "上海"),
+    (["I live in Boston.", "I moved to Denver last month.", "My sister just moved to Austin."],
+     "Denver"),
+])
+def test_the_nightly_jobs_keep_the_users_city_after_a_relatives_move(
+        mm: MemoryManager, clock: ManualClock, turns: list[str], city: str) -> None:
+    from memstrata.consolidation import Consolidator
+
+    for turn in turns:
+        mm.observe("u", "s1", "user", turn)
+        clock.advance(timedelta(days=1))
+    clock.advance(timedelta(days=3))
+    for job in ("summarize", "conflicts"):
+        Consolidator(mm).run(job)
+    assert _active(mm, "city") == [city]

@@ -269,8 +269,9 @@ def _formation(sn: dict[str, Any], second: dict[str, Any],
         f"; the {len(splits)} blind sets with the rules as they stand (tuned on, not what "
         f"users get): changes {sum(now_changes) / len(now_changes):.2f}, guards "
         f"{sum(now_guards) / len(now_guards):.2f}; the same sets through `observe` with the "
-        f"model reader (never trained on): changes **{_avg(model, 'changes_read_correctly')"
-        f":.2f}**, guards {_avg(model, 'guards_held'):.2f}",
+        f"model reader (never trained on): changes "
+        f"**{_avg(model, 'changes_read_correctly'):.2f}**, guards "
+        f"{_avg(model, 'guards_held'):.2f}",
         "`consolidation_scenarios.json`, `formation_changes_blind_now.json`, "
         "`formation_changes_blind_now_model.json`, "
         "[every set](docs/first_looks.md#formation)",

@@ -195,8 +195,8 @@ def _read_candidates(manager: MemoryManager, reader: Reader, user_id: str, scope
     The reader reads the registry's attributes; what it does not cover (a free-text
     preference, "I prefer aisle seats") is still read by the rules' extractor. A value of a
     single-valued attribute becomes a slot (a changing one supersedes the held value, a
-    stable one opens a conflict to confirm); a multi-valued one (a pet, an allergy) is kept
-    as a statement beside the others.
+    stable one, or one stated as a bare fact, opens a conflict to confirm); a multi-valued one
+    (a pet, an allergy) is kept as a statement beside the others.
     """
     from memstrata.policies.extraction import Extracted, extract
     from memstrata.reading import Held, registry
@@ -206,10 +206,15 @@ def _read_candidates(manager: MemoryManager, reader: Reader, user_id: str, scope
     readings = [r for r in reader.read(text, held) if r.current_own]
     lang = "zh" if _text.has_cjk(text) else "en"
     own = {r.attribute for r in readings}
+    ruled = extract(text, role="user")
     out: list[Extracted] = [
-        c for c in extract(text, role="user")
+        c for c in ruled
         if (c.slot is None and not own & {"language", "instruction"})
         or (c.slot is not None and c.slot.attribute not in reg)]
+    # a bare statement of a value ("I live in Porto" while Lisbon is held) is no correction:
+    # a different value opens a conflict to confirm; a change told as one ("I moved to
+    # Porto", "three weeks into living in porto") supersedes at once
+    plain = {c.slot.attribute for c in ruled if c.slot is not None and not c.correction}
     for r in readings:
         attr = reg[r.attribute]
         value = attr.display(r.value, lang)
@@ -220,7 +225,8 @@ def _read_candidates(manager: MemoryManager, reader: Reader, user_id: str, scope
         out.append(Extracted(
             content=text.strip(), type=_TYPES.get(r.attribute, MemoryType.PROFILE),
             confidence=round(min(0.95, r.confidence), 4), rule=f"reader:{reader.name}",
-            slot=slot, correction=attr.stability == "changing", reading=reading))
+            slot=slot, correction=attr.stability == "changing" and r.attribute not in plain,
+            reading=reading))
     return tuple(out)
 
 

@@ -39,8 +39,8 @@ __all__ = [
     "registry",
 ]
 
-#: the readers a manager can be configured with; ``auto`` is the model where its files
-#: are present and the rules otherwise
+#: the readers a manager can be configured with; ``auto`` is the cascade (the model, the
+#: rules where it is unsure) where the model's files are present and the rules otherwise
 ReaderName = Literal["auto", "model", "cascade", "rules"]
 
 
@@ -48,7 +48,9 @@ ReaderName = Literal["auto", "model", "cascade", "rules"]
 def load_reader(name: str = "auto") -> Reader:
     """The reader called ``name``, one per process (the model is loaded on its first read)."""
     if name == "auto":
-        name = "model" if model_available() else "rules"
+        # the cascade (the model; the rules confirm its unsure readings) has the best
+        # measured F0.5 on dev data (benchmarks/results/cascade_dev.json)
+        name = "cascade" if model_available() else "rules"
     if name == "model":
         return ModelReader()
     if name == "rules":
@@ -57,4 +59,5 @@ def load_reader(name: str = "auto") -> Reader:
         from memstrata.reading.cascade import CascadeReader
 
         return CascadeReader()
-    raise _errors.InvalidSettingError(f"unknown reader {name!r}; choose auto, model, cascade or rules")
+    raise _errors.InvalidSettingError(
+        f"unknown reader {name!r}; choose auto, model, cascade or rules")

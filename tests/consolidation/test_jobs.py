@@ -312,12 +312,14 @@ def test_offline_statements_rank_the_newest_first_and_can_be_switched_off(
 
 
 def test_a_question_that_takes_the_users_own_thing_for_granted_is_kept_offline(
-        manager: MemoryManager, settings, clock):
+        rules_manager: MemoryManager, settings, clock):
     """Reproduction (blind knowledge-update split heldout38, through ``observe`` and the
     nightly offline summarize): the new phone is named only in a question, so the new
     value was never a memory and "my phone" was answered by the old one - while the same
     turns stored by ``remember`` ranked the new phone first. A question that takes the
     user's own thing for granted is kept now; trivia is not."""
+    # the nightly path for turns ``observe`` did not read: the rules read none of these
+    manager = rules_manager
     jobs = Consolidator(manager, settings=settings)
     manager.observe("fay", "s1", "user", "My Pixel 7 battery is dead by like 3pm every day. "
                                          "Is that normal after a year and a half?")
@@ -342,10 +344,12 @@ def test_a_question_that_takes_the_users_own_thing_for_granted_is_kept_offline(
 
 
 def test_a_statement_kept_offline_is_admitted_by_one_of_its_sentences(
-        manager: MemoryManager, settings, clock):
+        rules_manager: MemoryManager, settings, clock):
     """Records a job writes get a vector per sentence, as ``remember``'s do: a long turn
     that states the asked thing in one sentence and asks another passes the recall gate
     by that sentence (before, a job's records had none, and such a turn was never found)."""
+    # the nightly path for turns ``observe`` did not read: the rules read none of these
+    manager = rules_manager
     jobs = Consolidator(manager, settings=settings)
     turn = ("Finally drove my new Subaru Outback home from the dealer on Friday. Any tips "
             "for keeping the seats clean with a muddy dog?")

@@ -88,7 +88,7 @@ def dev_lines() -> list[dict[str, Any]]:
 def blind_sets() -> dict[str, tuple[str, list[dict[str, Any]]]]:
     out = {}
     for path in sorted((READING / "blind").glob("*.jsonl")):
-        kind = "ask" if path.stem.startswith("ask") else "changes"
+        kind = path.stem.split("_")[0]  # ask / relate / read
         out[path.stem] = (kind, _jsonl(path))
     return out
 
@@ -144,9 +144,8 @@ def main(argv: list[str] | None = None) -> int:
                 results[name]["dev"] = score_lines(_Progress(reader, bar), dev)
         for set_name, (kind, lines) in blind.items():
             with tqdm(total=2 * len(lines), desc=f"{name}: {set_name}", file=sys.stdout) as bar:
-                if kind == "ask":
-                    got = score_lines(_Progress(reader, bar),
-                                      [{**x, "task": "ask"} for x in lines])
+                if kind in ("ask", "relate"):
+                    got = score_lines(_Progress(reader, bar), [{**x, "task": kind} for x in lines])
                 else:
                     got = score_changes(_Progress(reader, bar), lines)
             figures = {k: v for k, v in got.items() if k != "misses"}

@@ -19,14 +19,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import write_result  # noqa: E402
-from bench_readers import dev_lines  # noqa: E402
-from tqdm import tqdm  # noqa: E402
+from _common import write_result
+from bench_readers import dev_lines
+from tqdm import tqdm
 
-from memstrata.reading import ModelReader, RuleReader  # noqa: E402
-from memstrata.reading.cascade import CascadeReader  # noqa: E402
-from memstrata.reading.score import score_lines  # noqa: E402
-from memstrata.reading.types import Held, Reading  # noqa: E402
+from memstrata.reading import ModelReader, RuleReader
+from memstrata.reading.cascade import CascadeReader
+from memstrata.reading.score import score_lines
+from memstrata.reading.types import Held, Reading
 
 
 class _Cached:

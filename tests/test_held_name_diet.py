@@ -188,7 +188,7 @@ def test_observe_changes_a_held_name_and_diet(rules_manager: MemoryManager, cloc
     clock.advance(days=10)
     rules_manager.observe("u7", "s2", "user", "Can we do Kat instead of Katherine?")
     rules_manager.observe("u7", "s2", "user",
-                    "I’m eating eggs and dairy again, still no meat or fish though.")
-    active = {r.slot.attribute: r.slot.value for r in rules_manager.memories("u7", statuses="active")
-              if r.slot is not None}
+                          "I’m eating eggs and dairy again, still no meat or fish though.")
+    active = {r.slot.attribute: r.slot.value
+              for r in rules_manager.memories("u7", statuses="active") if r.slot is not None}
     assert active == {"name": "Kat", "diet": "vegetarian"}

@@ -120,7 +120,8 @@ def test_observe_reads_a_chinese_change_of_a_held_value(rules_manager: MemoryMan
                                                         clock: ManualClock):
     rules_manager.observe("u3", "s1", "user", "我住在无锡。")
     clock.advance(days=10)
-    obs = rules_manager.observe("u3", "s2", "user", "跟你说一声，我们已经在苏州安家了，小区离地铁很近。")
+    obs = rules_manager.observe("u3", "s2", "user",
+                                "跟你说一声，我们已经在苏州安家了，小区离地铁很近。")
     assert [c.rule for c in obs.candidates] == ["known_value_changed"]
     active = [r.slot.value for r in rules_manager.memories("u3", statuses="active")
               if r.slot is not None and r.slot.attribute == "city"]

@@ -43,7 +43,6 @@ from memstrata.consolidation._job import Applied, JobContext, UserPlan, combine_
 from memstrata.consolidation._llm import PAIRS_SYSTEM
 from memstrata.consolidation.reports import Method, PlannedAction
 from memstrata.memory import RecordTxn, changed_columns, in_conflict, queries, superseded
-from memstrata.reading import load_reader
 from memstrata.policies.contradiction import (
     FACT_TYPES,
     Item,
@@ -56,6 +55,7 @@ from memstrata.policies.contradiction import (
     replaced_value,
     stems,
 )
+from memstrata.reading import load_reader
 from memstrata.types import Slot, Status
 
 __all__ = ["ConflictsJob"]

@@ -61,6 +61,9 @@ class CascadeReader:
         unsure = [r for r in readings if r.confidence < self.read_threshold]
         if not unsure and not self.fill:
             return readings
+        if not self.fill:  # only the unsure readings' attributes need the next reader
+            asked = {r.attribute for r in unsure}
+            held = [h for h in held if h.attribute in asked]
         second = self.then.read(turn, held)
         from memstrata.reading.score import value_matches
 

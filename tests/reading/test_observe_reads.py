@@ -22,21 +22,29 @@ def mm(db_url: str, embedder: Embedder, clock: ManualClock) -> MemoryManager:
     m.close()
 
 
+#: the user's city, then a change of it, then a relative's move (EN and ZH)
+A_RELATIVES_MOVE = [
+    (["我住在北京", "我搬到上海了", "我妹妹搬到深圳了"], "上海"),
+    (["I live in Boston.", "I moved to Denver last month.", "My sister just moved to Austin."],
+     "Denver"),
+]
+
+
+def _observe_all(mm: MemoryManager, clock: ManualClock, turns: list[str]) -> None:
+    for turn in turns:
+        mm.observe("u", "s1", "user", turn)
+        clock.advance(timedelta(days=1))
+
+
 def _active(mm: MemoryManager, attribute: str) -> list[str]:
     return [r.slot.value for r in mm.lookup("u", attribute=attribute, include_pending=False)
             if r.slot is not None and r.status is Status.ACTIVE]
 
 
-@pytest.mark.parametrize(("turns", "city"), [
-    (["我住在北京", "我搬到上海了", "我妹妹搬到深圳了"], "上海"),
-    (["I live in Boston.", "I moved to Denver last month.", "My sister just moved to Austin."],
-     "Denver"),
-])
+@pytest.mark.parametrize(("turns", "city"), A_RELATIVES_MOVE)
 def test_a_relatives_move_never_becomes_the_users_city(
         mm: MemoryManager, clock: ManualClock, turns: list[str], city: str) -> None:
-    for turn in turns:
-        mm.observe("u", "s1", "user", turn)
-        clock.advance(timedelta(days=1))
+    _observe_all(mm, clock, turns)
     assert _active(mm, "city") == [city]
 
 
@@ -70,18 +78,12 @@ def test_the_rules_remain_a_choice(db_url: str, embedder: Embedder) -> None:
                 if r.slot is not None] == ["Munich"]
 
 
-@pytest.mark.parametrize(("turns", "city"), [
-    (["我住在北京", "我搬到上海了", "我妹妹搬到深圳了"], "上海"),
-    (["I live in Boston.", "I moved to Denver last month.", "My sister just moved to Austin."],
-     "Denver"),
-])
+@pytest.mark.parametrize(("turns", "city"), A_RELATIVES_MOVE)
 def test_the_nightly_jobs_keep_the_users_city_after_a_relatives_move(
         mm: MemoryManager, clock: ManualClock, turns: list[str], city: str) -> None:
     from memstrata.consolidation import Consolidator
 
-    for turn in turns:
-        mm.observe("u", "s1", "user", turn)
-        clock.advance(timedelta(days=1))
+    _observe_all(mm, clock, turns)
     clock.advance(timedelta(days=3))
     for job in ("summarize", "conflicts"):
         Consolidator(mm).run(job)

@@ -1,12 +1,14 @@
 """Choose the cascade's read threshold on dev data: ``results/cascade_dev.json``.
 
 The dev data is the model's dev split of its own training data (one line in ten, never
-trained on; the rules were never tuned on it either). For each variant - the rules, the
-model, and the cascade (the model; the rules confirm a reading under the threshold; with
-``fill``, the rules' readings of attributes the model read nothing of are added) at several
-thresholds - it reports the recall and precision of the user's own current values (what
-``observe`` writes) and F0.5, which weighs precision twice: a value wrongly written
-replaces one the user holds, a value missed waits for the next mention.
+trained on; the rules were never tuned on it either), and the dev split of the change
+cases (changes read with the right value, guards held: the blind sets' measure). For each
+variant - the rules, the model, and the cascade (the model; the rules confirm a reading
+under the threshold; with ``fill``, the rules' readings of attributes the model read
+nothing of are added) at several thresholds - it reports the recall and precision of the
+user's own current values (what ``observe`` writes) and F0.5, which weighs precision
+twice: a value wrongly written replaces one the user holds, a value missed waits for the
+next mention.
 
 Run: ``.venv/bin/python benchmarks/bench_cascade.py``
 """
@@ -20,12 +22,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import write_result
-from bench_readers import dev_lines
+from bench_readers import dev_changes, dev_lines
 from tqdm import tqdm
 
 from memstrata.reading import ModelReader, RuleReader
 from memstrata.reading.cascade import CascadeReader
-from memstrata.reading.score import score_lines
+from memstrata.reading.score import score_changes, score_lines
 from memstrata.reading.types import Held, Reading
 
 
@@ -60,6 +62,7 @@ def _f(recall: float, precision: float, beta: float = 0.5) -> float:
 
 def main() -> int:
     lines = [x for x in dev_lines() if x["task"] == "read"]
+    changes = dev_changes()
     model, rules = _Cached(ModelReader()), _Cached(RuleReader())
     variants: dict[str, Any] = {"rules": rules, "model": model}
     for t in (0.5, 0.6, 0.7, 0.8, 0.9):
@@ -74,11 +77,16 @@ def main() -> int:
         row["f05_all"] = _f(got["own_all"] or 0.0, got["own_said_all"] or 0.0)
         row["f05_en"] = _f(got["own_en"] or 0.0, got["own_said_en"] or 0.0)
         row["f05_zh"] = _f(got["own_zh"] or 0.0, got["own_said_zh"] or 0.0)
+        moved = score_changes(reader, changes)
+        row.update({k: moved[k] for k in ("change_all", "change_en", "change_zh", "guard_all",
+                                          "guard_en", "guard_zh")})
         out[name] = row
         print(f"{name:<22} recall {row['own_all']:.3f} precision {row['own_said_all']:.3f} "
-              f"F0.5 {row['f05_all']:.3f} (en {row['f05_en']:.3f}, zh {row['f05_zh']:.3f})")
+              f"F0.5 {row['f05_all']:.3f} (en {row['f05_en']:.3f}, zh {row['f05_zh']:.3f}); "
+              f"changes {row['change_all']:.3f} guards {row['guard_all']:.3f}")
     best = max(out, key=lambda k: out[k]["f05_all"])
-    write_result("cascade_dev", {"dev_lines": len(lines), "model": model.version,
+    write_result("cascade_dev", {"dev_lines": len(lines), "dev_changes": len(changes),
+                                 "model": model.version,
                                  "variants": out, "best": best})
     return 0
 

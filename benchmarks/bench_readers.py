@@ -3,11 +3,12 @@
 Readers: the frozen rules, the shipped model, and the cascade (the model, with the rules
 beside it for what the registry does not cover). Sets:
 
-* ``formation`` - every blind formation split in ``data/formation_changes*.json`` (3,800+
-  cases written blind for the rules, six kinds of change; never trained on by the model:
-  it is dev data for the model), read by the reader alone: a change is read when the
-  reader gives the user's own current value equal to the expected one, a guard holds when
-  it gives no other current value of that attribute;
+* ``changes`` - the dev split (one case in ten, by a hash of its id, never trained on) of
+  the change cases: the blind formation splits in ``data/formation_changes*.json`` and
+  the reader's earlier blind sets in ``data/reading/changes/`` (training data once their
+  first looks were recorded), read by the reader alone: a change is read when the reader
+  gives the user's own current value equal to the expected one, a guard holds when it
+  gives no other current value of that attribute;
 * ``dev`` - the model's dev split of its own training data (one line in ten, never
   trained on): own current values' recall and precision, whose / when, asked attribute,
   relations;
@@ -76,6 +77,12 @@ def formation_cases() -> list[dict[str, Any]]:
     return out
 
 
+def dev_changes() -> list[dict[str, Any]]:
+    from memstrata.reading.train import is_dev, load_changes
+
+    return [c for c in load_changes() if is_dev(c["id"])]
+
+
 def dev_lines() -> list[dict[str, Any]]:
     from memstrata.reading.train import is_dev
 
@@ -120,7 +127,7 @@ def _resident(name: str) -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--readers", default="rules,model,cascade")
-    parser.add_argument("--sets", default="formation,dev,blind,speed")
+    parser.add_argument("--sets", default="changes,dev,blind,speed")
     parser.add_argument("--out", default="readers")
     args = parser.parse_args(argv)
     readers: dict[str, Any] = {}
@@ -131,14 +138,15 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {name: {"version": r.version} for name, r in readers.items()}
     first_look_path = RESULTS / "readers_first_look.json"
     first_looks = json.loads(first_look_path.read_text()) if first_look_path.exists() else {}
-    formation = formation_cases() if "formation" in sets else []
+    changes = dev_changes() if "changes" in sets else []
     dev = dev_lines() if "dev" in sets else []
     blind = blind_sets() if "blind" in sets else {}
     for name, reader in readers.items():
-        if formation:
-            with tqdm(total=2 * len(formation), desc=f"{name}: formation", file=sys.stdout) as bar:
-                got = score_changes(_Progress(reader, bar), formation)
-            results[name]["formation"] = {k: v for k, v in got.items() if k != "misses"}
+        if changes:
+            with tqdm(total=2 * len(changes), desc=f"{name}: changes (dev)",
+                      file=sys.stdout) as bar:
+                got = score_changes(_Progress(reader, bar), changes)
+            results[name]["changes_dev"] = {k: v for k, v in got.items() if k != "misses"}
         if dev:
             with tqdm(total=len(dev), desc=f"{name}: dev", file=sys.stdout) as bar:
                 results[name]["dev"] = score_lines(_Progress(reader, bar), dev)

@@ -203,7 +203,11 @@ def _read_candidates(manager: MemoryManager, reader: Reader, user_id: str, scope
 
     reg = registry()
     held = [Held(a, v) for a, v in _held_values(manager, user_id, scope, reg.names) if v]
-    readings = [r for r in reader.read(text, held) if r.current_own]
+    read = reader.read(text, held)
+    readings = [r for r in read if r.current_own]
+    # a value said beside a denied one of the user's own ("it's july 4, not july 14",
+    # "其实是3月18号，不是8号") corrects the held value, stable or not
+    denied = {r.attribute for r in read if r.holder == "user" and r.negated}
     lang = "zh" if _text.has_cjk(text) else "en"
     own = {r.attribute for r in readings}
     ruled = extract(text, role="user")
@@ -225,7 +229,8 @@ def _read_candidates(manager: MemoryManager, reader: Reader, user_id: str, scope
         out.append(Extracted(
             content=text.strip(), type=_TYPES.get(r.attribute, MemoryType.PROFILE),
             confidence=round(min(0.95, r.confidence), 4), rule=f"reader:{reader.name}",
-            slot=slot, correction=attr.stability == "changing" and r.attribute not in plain,
+            slot=slot, correction=(attr.stability == "changing" and r.attribute not in plain)
+            or r.attribute in denied,
             reading=reading))
     return tuple(out)
 

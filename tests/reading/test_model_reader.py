@@ -14,8 +14,8 @@ import pytest
 from memstrata.errors import ReaderModelError
 from memstrata.reading import Asked, ModelReader, Reader, Reading, RuleReader, load_reader
 from memstrata.reading.cascade import CascadeReader
-from memstrata.reading.model import DEFAULT_MODEL_DIR, model_available
-from memstrata.reading.score import score_lines
+from memstrata.reading.model import DEFAULT_MODEL_DIR, check_pair, model_available
+from memstrata.reading.score import score_changes, score_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -78,7 +78,7 @@ def test_a_long_turn_is_read_in_windows(reader: ModelReader) -> None:
 
 
 def test_the_model_reproduces_its_recorded_dev_figures(reader: ModelReader) -> None:
-    from memstrata.reading.train import DATA, is_dev
+    from memstrata.reading.train import DATA, is_dev, load_changes
 
     manifest = json.loads((DEFAULT_MODEL_DIR / "manifest.json").read_text())
     lines = [json.loads(x) for p in sorted(DATA.glob("*.jsonl"))
@@ -86,7 +86,9 @@ def test_the_model_reproduces_its_recorded_dev_figures(reader: ModelReader) -> N
              for x in p.read_text("utf-8").splitlines() if x.strip()]
     dev = [x for x in lines if is_dev(x["id"])]
     assert len(dev) == manifest["data"]["dev_lines"]
-    got = score_lines(reader, dev)
+    changes = [c for c in load_changes() if is_dev(c["id"])]
+    assert len(changes) == manifest["data"]["dev_changes"]
+    got = {**score_lines(reader, dev), **score_changes(reader, changes)}
     for key, want in manifest["figures"]["dev"].items():
         if isinstance(want, float):
             assert got[key] == pytest.approx(want, abs=0.011), key
@@ -114,3 +116,22 @@ def test_reading_imports_no_torch() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=ROOT)
     assert out.stdout.strip() == "False"
+
+
+def test_the_checker_reads_the_value_marked_in_its_turn() -> None:
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(DEFAULT_MODEL_DIR / "tokenizer.json"))
+    text = "my sister moved to Leeds and I moved to Porto"
+    start = text.index("Porto")
+    pair = check_pair(tok, "city", text, start, start + 5, (0, 2))
+    assert pair is not None
+    ids, a, b = pair
+    assert ids[0] == 0 and ids[-1] == 2 and a < b <= len(ids) - 1
+    marked = tok.decode(ids[a:b]).replace(" ", "")
+    assert "Porto" in marked and "Leeds" not in marked
+    # a value past the first window is still inside the pair, marked
+    long = "filler words here. " * 60 + text
+    start = long.index("Porto")
+    ids, a, b = check_pair(tok, "city", long, start, start + 5, (0, 2)) or ([], 0, 0)
+    assert "Porto" in tok.decode(ids[a:b]).replace(" ", "")

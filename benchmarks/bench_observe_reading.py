@@ -1,0 +1,219 @@
+"""Benchmark: the reader's blind sets through ``observe`` and the nightly jobs.
+
+``bench_readers.py`` asks a reader alone; this asks the whole write path what a user
+gets. Per case of a reader set (``data/reading/blind/read_*.jsonl``: an older statement
+of a value, then a change or a guard written as messy chat): a user of its own says the
+prior in one session, three days later says the statement inside a session of small
+talk, and then
+
+* **right after observe** and again **after the nightly jobs** (``summarize``,
+  ``conflicts``, ``expire``, run the night after):
+  - a change is right when the new value is among the user's active values of the
+    attribute, the old one is not (a single-valued attribute), and the top ``recall`` hit
+    for the attribute's question carries the new value (current value first);
+  - a guard holds when the user's active values of the attribute are what they were
+    after the prior, and the top hit carries no other value;
+* standing instructions (``instruction``) have no single value to ask for: a change is
+  right when a record read as an instruction was formed from the statement, a guard
+  when none was.
+
+The values are compared as the reader scoreboard compares them
+(:func:`memstrata.reading.score.value_matches`). Each set's first run on a model version
+is recorded once in ``results/observe_reading_first_look.json``.
+
+    python benchmarks/bench_observe_reading.py [--reader auto] [--sets read_blind5,...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import RESULTS, write_result
+from tqdm import tqdm
+
+from memstrata.reading.score import change_case_attribute, value_matches
+
+BLIND = Path(__file__).resolve().parent / "data" / "reading" / "blind"
+START = datetime(2026, 3, 2, 18, tzinfo=UTC)
+#: what a user asks to get the value back (the benchmark's own questions)
+QUESTIONS = {
+    "name": ("What is my full name?", "我叫什么名字？"),
+    "preferred_name": ("What should you call me?", "你应该怎么称呼我？"),
+    "city": ("Which city do I live in?", "我住在哪个城市？"),
+    "employer": ("Which company do I work for?", "我在哪家公司上班？"),
+    "occupation": ("What is my job?", "我是做什么工作的？"),
+    "school": ("Which school do I go to?", "我在哪个学校上学？"),
+    "age": ("How old am I?", "我多大了？"),
+    "birthday": ("When is my birthday?", "我的生日是哪天？"),
+    "diet": ("What diet do I follow?", "我的饮食习惯是什么？"),
+    "allergies": ("What am I allergic to?", "我对什么过敏？"),
+    "partner": ("Who is my partner?", "我的另一半是谁？"),
+    "children": ("What are my kids called?", "我的孩子叫什么？"),
+    "pets": ("What pets do I have?", "我养了什么宠物？"),
+    "car": ("What car do I drive?", "我开什么车？"),
+    "phone": ("What phone do I have?", "我用什么手机？"),
+    "laptop": ("What laptop do I use?", "我用什么电脑？"),
+    "bank": ("Which bank am I with?", "我用哪家银行？"),
+    "mobile_carrier": ("Who is my mobile carrier?", "我的手机运营商是哪家？"),
+    "home_internet": ("Who is my home internet provider?", "我家宽带是哪家的？"),
+    "streaming": ("Which streaming services do I have?", "我开了哪些视频会员？"),
+    "gym": ("Which gym do I go to?", "我在哪家健身房办的卡？"),
+    "doctor": ("Who is my doctor?", "我的医生是谁？"),
+    "language": ("Which language should you answer me in?", "你应该用什么语言回答我？"),
+}
+SMALL_TALK = {
+    "en": ("hey, back again", "Hi! What can I do for you?"),
+    "zh": ("在吗", "在的，有什么可以帮你？"),
+}
+_FAMILY = {"name": ("name", "preferred_name"), "language": ("language", "instruction"),
+           "instruction": ("language", "instruction")}
+
+
+def _values(mm: Any, user: str, attrs: tuple[str, ...]) -> list[str]:
+    out = []
+    for r in mm.memories(user, statuses="active"):
+        read = (r.metadata or {}).get("reading") or {}
+        if r.slot is not None and r.slot.attribute in attrs:
+            out.append(r.slot.value)
+        elif read.get("attribute") in attrs:
+            out.append(str(read.get("value")))
+    return out
+
+
+def _top(mm: Any, user: str, attr: str, lang: str) -> str:
+    question = QUESTIONS[attr][0 if lang == "en" else 1]
+    hits = mm.recall(user, question, k=3, record_use=False)
+    if not hits:
+        return ""
+    slot = hits[0].record.slot
+    return hits[0].content + (f" {slot.value}" if slot is not None else "")
+
+
+def _carries(attr: str, text: str, value: str) -> bool:
+    if value_matches(attr, text, value):
+        return True
+    return bool(value) and value.casefold() in text.casefold()
+
+
+def _judge(mm: Any, case: dict[str, Any], before: list[str]) -> bool:
+    attr = change_case_attribute(case)
+    family = _FAMILY.get(attr, (attr,))
+    user, lang = case["id"], case["lang"]
+    if attr == "instruction":
+        formed = [v for v in _values(mm, user, family) if v not in before]
+        return bool(formed) if case["kind"] == "change" else not formed
+    now = _values(mm, user, family)
+    top = _top(mm, user, attr, lang)
+    if case["kind"] == "change":
+        expect = str(case["expect"])
+        new_active = any(value_matches(attr, v, expect) for v in now)
+        old_gone = attr in ("allergies", "children", "pets", "streaming") or not any(
+            any(value_matches(attr, v, b) for b in before) and not value_matches(attr, v, expect)
+            for v in now)
+        return new_active and old_gone and _carries(attr, top, expect)
+    unchanged = sorted(now) == sorted(before)
+    others = [v for v in now if v not in before]
+    return unchanged and not any(_carries(attr, top, v) for v in others)
+
+
+def run_set(cases: list[dict[str, Any]], reader: str) -> dict[str, Any]:
+    from memstrata import ManualClock, MemoryManager
+    from memstrata.consolidation import ConsolidationSettings, Consolidator
+    from memstrata.memory import default_embedder
+
+    tmp = tempfile.mkdtemp(prefix="memstrata-observe-reading-")
+    clock = ManualClock(START)
+    rows: list[dict[str, Any]] = []
+    with MemoryManager.open(f"sqlite:///{tmp}/o.db", embedder=default_embedder(), clock=clock,
+                            index_dir=Path(tmp) / "index", reader=reader) as mm:
+        jobs = Consolidator(mm, settings=ConsolidationSettings.build(
+            schedule={"timezone": "UTC"}))
+        before: dict[str, list[str]] = {}
+        for case in tqdm(cases, desc="priors", unit="case", file=sys.stdout, leave=False):
+            mm.observe(case["id"], "s1", "user", case["prior"])
+            clock.advance(minutes=1)
+            attr = change_case_attribute(case)
+            before[case["id"]] = _values(mm, case["id"], _FAMILY.get(attr, (attr,)))
+        clock.set(START + timedelta(days=3))
+        for case in tqdm(cases, desc="statements", unit="case", file=sys.stdout, leave=False):
+            greet, reply = SMALL_TALK[case["lang"]]
+            mm.observe(case["id"], "s2", "user", greet)
+            mm.observe(case["id"], "s2", "assistant", reply)
+            mm.observe(case["id"], "s2", "user", case["statement"])
+            clock.advance(minutes=1)
+        for case in cases:
+            attr = change_case_attribute(case)
+            rows.append({"id": case["id"], "lang": case["lang"], "kind": case["kind"],
+                         "attribute": attr, "expect": case["expect"],
+                         "before": before[case["id"]],
+                         "active": _values(mm, case["id"], _FAMILY.get(attr, (attr,))),
+                         "top": _top(mm, case["id"], attr, case["lang"])
+                         if attr in QUESTIONS else None,
+                         "after_observe": _judge(mm, case, before[case["id"]])})
+        clock.set(START + timedelta(days=3, hours=9))
+        for job in ("summarize", "conflicts", "expire"):
+            jobs.run(job)
+        for case, row in zip(cases, rows, strict=True):
+            row["after_nightly"] = _judge(mm, case, before[case["id"]])
+    return {"figures": _figures(rows), "misses": [r for r in rows if not (
+        r["after_observe"] and r["after_nightly"])]}
+
+
+def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for when in ("after_observe", "after_nightly"):
+        for kind in ("change", "guard"):
+            for lang in ("en", "zh", "all"):
+                sel = [r for r in rows if r["kind"] == kind and lang in (r["lang"], "all")]
+                out[f"{when}/{kind}_{lang}"] = (round(sum(r[when] for r in sel) / len(sel), 4)
+                                                if sel else None)
+                out[f"{when}/{kind}_{lang}_n"] = len(sel)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--reader", default="auto")
+    parser.add_argument("--sets", default="", help="comma-separated set names (default all)")
+    parser.add_argument("--dir", type=Path, default=BLIND, help="where the sets are")
+    args = parser.parse_args(argv)
+    from memstrata.reading import load_reader
+
+    version = load_reader(args.reader).version
+    names = [p.stem for p in sorted(args.dir.glob("read_*.jsonl"))]
+    if args.sets:
+        names = [n for n in names if n in args.sets.split(",")]
+    look_path = RESULTS / "observe_reading_first_look.json"
+    looks = json.loads(look_path.read_text()) if look_path.exists() else {}
+    results: dict[str, Any] = {"reader": args.reader, "version": version, "sets": {}}
+    for name in tqdm(names, desc="sets", unit="set", file=sys.stdout):
+        cases = [json.loads(x) for x in
+                 (args.dir / f"{name}.jsonl").read_text("utf-8").splitlines() if x.strip()]
+        got = run_set(cases, args.reader)
+        results["sets"][name] = got["figures"]
+        key = f"{name}/{args.reader}/{version}"
+        if key not in looks and args.dir == BLIND:
+            looks[key] = {**got, "when": time.strftime("%Y-%m-%d")}
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    look_path.write_text(json.dumps(looks, indent=1, ensure_ascii=False) + "\n")
+    if args.dir == BLIND:
+        write_result(f"observe_reading_{args.reader}", results)
+    else:
+        print(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -316,6 +316,25 @@ def _readers(rd: dict[str, Any]) -> Row:
     )
 
 
+def _observe_reading(ob: dict[str, Any]) -> Row:
+    sets = list(ob["sets"].values())
+
+    def f(key: str) -> str:
+        return (f"{_mean(sets, key + '_all'):.2f} (EN {_mean(sets, key + '_en'):.2f}, "
+                f"ZH {_mean(sets, key + '_zh'):.2f})")
+
+    return (
+        f"the same {len(sets)} blind change sets through `observe` with the default reader "
+        "(each case its own user: the prior, then three days later the statement after "
+        "small talk), current value first (targets: 0.85 right after observe, 0.90 after "
+        "the nightly jobs, guards 0.85)",
+        f"changes right after observe {f('after_observe/change')}, after the nightly jobs "
+        f"{f('after_nightly/change')}; guards held {f('after_observe/guard')}, after the "
+        f"nightly jobs {f('after_nightly/guard')}",
+        "`observe_reading_auto.json`, `observe_reading_first_look.json`",
+    )
+
+
 def _mean(rows: list[dict[str, Any]], key: str) -> float:
     values = [r[key] for r in rows if r.get(key) is not None]
     return sum(values) / len(values) if values else 0.0
@@ -519,6 +538,7 @@ def rows(results: Path = RESULTS) -> list[Row]:
                            j("formation_changes_blind_now.json"),
                            j("formation_changes_blind_now_model.json")),
         lambda: _readers(j("readers.json")),
+        lambda: _observe_reading(j("observe_reading_auto.json")),
         lambda: _contradiction(j("contradiction.json"), j("contradiction_first_look.json"),
                                [j(f"contradiction_blind{n}_first_look.json")
                                 for n in CONTRADICTION_BLIND]),

@@ -136,7 +136,8 @@ def span_chars(text: str, offsets: Sequence[tuple[int, int]], a: int, b: int
 
 
 def check_pair(tok: Any, attribute: str, text: str, start: int, end: int,
-               specials: tuple[int, int]) -> tuple[list[int], int, int] | None:
+               specials: tuple[int, int], window: int = L.MAX_TOKENS
+               ) -> tuple[list[int], int, int] | None:
     """The checker's input for one candidate value: ``<s> attribute: value </s></s> the turn
     with the value marked «so» </s>``, cut to a window around the value, and where the
     marked value's tokens are in it. ``None`` when the value has no tokens."""
@@ -148,7 +149,7 @@ def check_pair(tok: Any, attribute: str, text: str, start: int, end: int,
     inside = [i for i, (a, b) in enumerate(enc.offsets) if b > a and a < end + 2 and b > start]
     if not inside:
         return None
-    room = L.MAX_TOKENS - 4 - len(head)
+    room = min(window, L.MAX_TOKENS) - 4 - len(head)
     lo = max(0, min(inside[0] - room // 3, len(enc.ids) - room))
     body = enc.ids[lo:lo + room]
     first = inside[0] - lo + len(head) + 3
@@ -170,6 +171,12 @@ class ModelReader:
     #: best F0.5 of the user's own current values on the dev split,
     #: ``benchmarks/bench_cascade.py``); None reads without the checker
     check_threshold: float | None = 0.2
+
+    #: the tokens of the checker's input (the value with the words around it)
+    check_window = L.MAX_TOKENS
+    #: a value the first pass is at least this sure of is not checked (on the dev split the
+    #: same figures as checking every value, at half the time a turn: bench_cascade.py)
+    check_above = 0.95
 
     def __init__(self, path: Path | None = None, *, threads: int = 1,
                  verify: bool = True) -> None:
@@ -338,10 +345,10 @@ class ModelReader:
         for t, rs in enumerate(readings):
             for k, r in enumerate(rs):
                 assert r.span is not None
-                if not r.current_own:
+                if not r.current_own or r.confidence >= self.check_above:
                     continue  # it learnt "the user's own value now, or not": only those
                 pair = check_pair(tok, r.attribute, turns[t], r.span[0], r.span[1],
-                                  (self._bos, self._eos))
+                                  (self._bos, self._eos), self.check_window)
                 if pair is not None:
                     pairs.append((t, k, pair))
         hidden = self._hidden([pair[0] for _, _, pair in pairs]) if pairs else []

@@ -865,7 +865,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                      "pieces": len(kept), "losses": [round(x, 4) for x in losses],
                      "train_seconds": round(train_s)},
         "export_check": exported,
-        "reader": {"check_threshold": ModelReader.check_threshold},
+        "reader": {"check_threshold": ModelReader.check_threshold,
+                   "check_above": ModelReader.check_above},
     }
     write_manifest(args.out, info)
     _progress(f"train: scoring the exported reader on {len(dev_lines)} dev lines")

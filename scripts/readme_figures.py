@@ -269,7 +269,8 @@ def _formation(sn: dict[str, Any], second: dict[str, Any],
         f"; the {len(splits)} blind sets with the rules as they stand (tuned on, not what "
         f"users get): changes {sum(now_changes) / len(now_changes):.2f}, guards "
         f"{sum(now_guards) / len(now_guards):.2f}; the same sets through `observe` with the "
-        f"model reader (never trained on): changes "
+        f"first model reader ({model.get('version', 'model-94668b69f47d')}, never trained on "
+        "them; they are its successor's training data): changes "
         f"**{_avg(model, 'changes_read_correctly'):.2f}**, guards "
         f"{_avg(model, 'guards_held'):.2f}",
         "`consolidation_scenarios.json`, `formation_changes_blind_now.json`, "

@@ -325,6 +325,11 @@ def _judge(pairs: _Pairs, ctx: JobContext, errors: list[str], user_id: str
         facts = {recs[key[0]].row["type"], recs[key[1]].row["type"]} <= FACT_TYPES
         if verdict.relation in ("contradiction", "update") and not facts:
             verdicts[key] = PairVerdict("compatible", "history records do not contradict")
+        a, b = recs[key[0]].item.slot, recs[key[1]].item.slot
+        if a is not None and b is not None and a.attribute != b.attribute:
+            # one turn read as two values ("I live in Leeds with my partner": the city and
+            # the partner) is two records of the same words, neither a copy of the other
+            verdicts[key] = PairVerdict("compatible", "values of different attributes")
     _owned_changes_only(recs, verdicts, ctx)
     return verdicts, method
 

@@ -575,14 +575,16 @@ class LongTermMemory:
 
     def _asked(self, query: str) -> str | None:
         """The attribute of the user's own that ``query`` asks for now, as the configured
-        reader reads it (the model reads "我在哪个学校上学？" and "what's my carrier again?"
-        where the rules read neither); a question for the past or for someone else's
-        value asks for no current slot."""
+        reader reads it (the model reads "我在哪个学校上学？" where the rules read nothing);
+        a question for the past or for someone else's value asks for no current slot. Where
+        the reader reads no attribute asked, the rules' reading of a request that needs one
+        ("hiking spots within an hour of where I live", "motor oil for my car") stands:
+        the rules are the model's fallback."""
         reader = load_reader(self._settings.reader)
-        if reader.name == "rules":
+        asked = None if reader.name == "rules" else reader.ask(query)
+        if asked is None:
             return asked_attribute(query) or asked_possession(query)
-        asked = reader.ask(query)
-        if asked is None or asked.whose != "user" or asked.time != "current":
+        if asked.whose != "user" or asked.time != "current":
             return None
         return asked.attribute
 

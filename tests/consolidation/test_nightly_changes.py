@@ -82,7 +82,9 @@ def test_with_an_llm_summarize_reads_a_change_the_fast_path_missed(
     (leeds,) = [r for r in sqlite_manager.memories("dev", statuses="superseded")
                 if r.slot is not None and r.slot.value == "Leeds"]
     assert leeds.status is Status.SUPERSEDED
-    prompt = server.chat_requests()[-1]["messages"]
+    # the last summarize request (the conflicts job may ask about pairs after it)
+    prompt = [r["messages"] for r in server.chat_requests()
+              if "summary" in r["messages"][0]["content"]][-1]
     assert "change" in prompt[0]["content"] and "without words like 'actually'" in \
         prompt[0]["content"]
     assert "user [unread]: Waking up in Bristol instead of Leeds" in prompt[1]["content"]

@@ -127,3 +127,17 @@ def test_a_value_said_beside_the_denied_old_one_corrects_a_stable_attribute(
     _observe_all(mm, clock, ["my birthday is july 14th",
                              "oops i typed my bday wrong before, it's july 4 not july 14"])
     assert _active(mm, "birthday") == ["july 4"]
+
+
+def test_two_values_read_in_one_turn_survive_the_nightly_duplicates(
+        mm: MemoryManager, clock: ManualClock) -> None:
+    # "I live in Leeds with my partner" forms a city and a partner record of the same
+    # words; the conflicts job took them for duplicates and superseded one of the two
+    from memstrata.consolidation import ConsolidationSettings, Consolidator
+
+    mm.observe("u", "s1", "user", "I live in Leeds with my partner.")
+    assert _active(mm, "city") == ["Leeds"] and _active(mm, "partner")
+    clock.advance(timedelta(days=1))
+    jobs = Consolidator(mm, settings=ConsolidationSettings.build(schedule={"timezone": "UTC"}))
+    assert jobs.run("conflicts").status == "finished"
+    assert _active(mm, "city") == ["Leeds"] and _active(mm, "partner")

@@ -136,8 +136,7 @@ def span_chars(text: str, offsets: Sequence[tuple[int, int]], a: int, b: int
 
 
 def check_pair(tok: Any, attribute: str, text: str, start: int, end: int,
-               specials: tuple[int, int], window: int = L.MAX_TOKENS
-               ) -> tuple[list[int], int, int] | None:
+               specials: tuple[int, int]) -> tuple[list[int], int, int] | None:
     """The checker's input for one candidate value: ``<s> attribute: value </s></s> the turn
     with the value marked «so» </s>``, cut to a window around the value, and where the
     marked value's tokens are in it. ``None`` when the value has no tokens."""
@@ -149,7 +148,7 @@ def check_pair(tok: Any, attribute: str, text: str, start: int, end: int,
     inside = [i for i, (a, b) in enumerate(enc.offsets) if b > a and a < end + 2 and b > start]
     if not inside:
         return None
-    room = min(window, L.MAX_TOKENS) - 4 - len(head)
+    room = L.MAX_TOKENS - 4 - len(head)
     lo = max(0, min(inside[0] - room // 3, len(enc.ids) - room))
     body = enc.ids[lo:lo + room]
     first = inside[0] - lo + len(head) + 3
@@ -172,8 +171,6 @@ class ModelReader:
     #: ``benchmarks/bench_cascade.py``); None reads without the checker
     check_threshold: float | None = 0.2
 
-    #: the tokens of the checker's input (the value with the words around it)
-    check_window = L.MAX_TOKENS
     #: a value the first pass is at least this sure of is not checked (on the dev split the
     #: same figures as checking every value, at half the time a turn: bench_cascade.py)
     check_above = 0.95
@@ -348,7 +345,7 @@ class ModelReader:
                 if not r.current_own or r.confidence >= self.check_above:
                     continue  # it learnt "the user's own value now, or not": only those
                 pair = check_pair(tok, r.attribute, turns[t], r.span[0], r.span[1],
-                                  (self._bos, self._eos), self.check_window)
+                                  (self._bos, self._eos))
                 if pair is not None:
                     pairs.append((t, k, pair))
         hidden = self._hidden([pair[0] for _, _, pair in pairs]) if pairs else []
@@ -357,7 +354,7 @@ class ModelReader:
             feat = self._gelu(self._dense(np.concatenate([h[a:b].mean(axis=0),
                                                           h.mean(axis=0)]), "check"))
             valid = _softmax(self._dense(feat, "check_valid"))
-            if self.check_threshold is not None and valid[1] < self.check_threshold:
+            if valid[1] < (self.check_threshold or 0.0):
                 dropped.add((t, k))
         return [[r for k, r in enumerate(rs) if (t, k) not in dropped]
                 for t, rs in enumerate(readings)]

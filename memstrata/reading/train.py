@@ -265,15 +265,18 @@ _FAMILY = {"name": ("name", "preferred_name"), "language": ("language", "instruc
            "instruction": ("language", "instruction")}
 
 
-def load_changes() -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for path in sorted(FORMATION.glob("formation_changes*.json")):
-        out += json.loads(path.read_text("utf-8"))["cases"]
-    return out + load_lines(CHANGES.glob("*.jsonl"))
-
-
 def changes_paths() -> list[Path]:
     return sorted(FORMATION.glob("formation_changes*.json")) + sorted(CHANGES.glob("*.jsonl"))
+
+
+def load_changes() -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for path in changes_paths():
+        if path.suffix == ".json":
+            out += json.loads(path.read_text("utf-8"))["cases"]
+        else:
+            out += load_lines([path])
+    return out
 
 
 def tagged_spans(net: Any, tok: Any, specials: tuple[int, int], texts: Sequence[str]

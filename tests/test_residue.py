@@ -229,3 +229,35 @@ def test_forget_drops_every_vector_the_write_put_in_the_embedding_cache(memory: 
     assert d.record_id is not None
     memory.forget("u", d.record_id)
     assert not set(cache._lru.keys()) & added  # type: ignore[attr-defined]
+
+
+REINFORCED = "zqreinforced7"
+
+
+@pytest.mark.parametrize("times", [2, 3])
+def test_a_fact_restated_then_forgotten_does_not_come_back_through_the_nightly_summary(
+        memory: MemoryManager, clock: ManualClock, times: int):
+    """Issue 33: said twice (the second time ``observe`` answers ``reinforced``), forgotten,
+    then the nightly summary quoted it again - the restating turn had no link to the
+    record, so forget left it, and the summary was formed from it."""
+    v = "victim"
+    said = [f"My email is {REINFORCED}@example.com, by the way.",
+            f"As I said, my email is {REINFORCED}@example.com.",
+            f"Just so you have it, my email is {REINFORCED}@example.com."][:times]
+    outcomes = []
+    for text in said:
+        outcomes.append(memory.observe(v, "s1", "user", text))
+        clock.advance(minutes=1)
+    memory.observe(v, "s1", "user", "Also, can you help me plan a trip to the coast?")
+    reinforced = [d for o in outcomes[1:] for d in o.decisions if d.outcome == "reinforced"]
+    assert len(reinforced) == times - 1, outcomes
+    while ids := _records_with(memory, v, REINFORCED):
+        memory.forget(v, ids[0])
+    clock.advance(hours=3)
+    jobs = Consolidator(memory, settings=ConsolidationSettings.build(
+        schedule={"timezone": "UTC"}))
+    assert jobs.run("summarize").status == "finished"
+    memory.keyword_index.flush()
+    memory.vector_index.flush()
+    assert scan_database(memory, (REINFORCED,)) == {}
+    assert all(REINFORCED not in h.content for h in memory.recall(v, "what is my email"))

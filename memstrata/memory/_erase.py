@@ -65,6 +65,10 @@ def _turn_refs(row: Any) -> tuple[str | None, set[int], tuple[int, int] | None]:
     single: set[int] = set()
     if isinstance(meta.get("turn_id"), int) and meta["turn_id"] > 0:
         single.add(int(meta["turn_id"]))
+    # the turns that restated it (``observe`` answered "reinforced")
+    restated = meta.get("restated_turns")
+    if isinstance(restated, list):
+        single |= {int(t) for t in restated if isinstance(t, int) and t > 0}
     span = meta.get("turns")
     rng = None
     if isinstance(span, list) and len(span) == 2 and all(isinstance(x, int) for x in span):

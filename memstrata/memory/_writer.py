@@ -382,6 +382,13 @@ class WriteTxn:
         }
         sources = [*list(metadata.get("sources", []))[-(_MAX_SOURCES_KEPT - 1):], source]
         metadata["sources"] = sources
+        # the turn that restated it is linked for good (not trimmed like ``sources``):
+        # forgetting the record must take every turn that said it
+        turn_id = (item.metadata or {}).get("turn_id")
+        if isinstance(turn_id, int) and turn_id > 0:
+            restated = [t for t in metadata.get("restated_turns", []) if isinstance(t, int)]
+            if turn_id not in restated and turn_id != metadata.get("turn_id"):
+                metadata["restated_turns"] = [*restated, turn_id]
         expires = self.retention.extended(
             MemoryType(row["type"]),
             None if row["expires_at"] is None else from_epoch(row["expires_at"]),

@@ -76,6 +76,8 @@ class _New:
     #: the previous summary / lesson of the same source, superseded by this one
     replaces: str | None = None
     reason: str = ""
+    #: the session whose turns it was planned from (summary, statements, facts)
+    session: str | None = None
 
 
 @dataclass
@@ -83,6 +85,9 @@ class _Payload:
     new: list[_New] = field(default_factory=list)
     #: sources folded with nothing worth keeping (marked without a record)
     empty: list[tuple[str, str, int, str]] = field(default_factory=list)
+    #: session -> the ids of the turns its records were planned from (re-checked at apply:
+    #: a turn forgotten in between voids what was planned from it)
+    turns: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
 
 @dataclass
@@ -312,6 +317,8 @@ class SummarizeJob:
         session_turns, done = item.turns, item.done
         scope = _scope_of([dict(t.metadata) for t in session_turns])
         source = ("session", item.session_id, item.last)
+        payload.turns[item.session_id] = tuple(t.id for t in session_turns)
+        first = len(payload.new)
         line, facts, method = self._session_line(ctx, session_turns, max_chars, answer)
         plan.method = combine_methods(plan.method, method)
         if line is None:
@@ -342,6 +349,8 @@ class SummarizeJob:
                                    f"unusable fact {str(fact)[:120]!r}")
             else:
                 payload.new.append(extracted)
+        for new in payload.new[first:]:
+            new.session = item.session_id
 
     def _session_line(self, ctx: JobContext, session_turns: list[Turn], max_chars: int,
                       answer: Any) -> tuple[str | None, list[dict[str, Any]], Method]:
@@ -397,6 +406,16 @@ class SummarizeJob:
             out.errors.append("the turns or tasks are gone (the user was erased); nothing "
                               "written")
             return out
+        stale = self._forgotten_meanwhile(txn, user_id, payload)
+        if stale:
+            # planned from a turn forgotten since: nothing of that session is written or
+            # marked folded (the next run folds what is left of it)
+            payload = _Payload(
+                new=[n for n in payload.new if n.session not in stale],
+                empty=[e for e in payload.empty if not (e[0] == "session" and e[1] in stale)],
+                turns={s: t for s, t in payload.turns.items() if s not in stale})
+            if not payload.new and not payload.empty:
+                return out
         writer = None
         if payload.new:
             try:
@@ -412,6 +431,15 @@ class SummarizeJob:
             out.actions.append(_mark(txn.conn, user_id, kind, source_id, last, None, why,
                                      now=ctx.now, run_id=ctx.run_id or ""))
         return out
+
+    @staticmethod
+    def _forgotten_meanwhile(txn: RecordTxn, user_id: str, payload: _Payload) -> set[str]:
+        """The sessions one of whose planned turns is gone (forgotten after the plan)."""
+        planned = [t for ids in payload.turns.values() for t in ids]
+        if not planned:
+            return set()
+        present = queries.turns_present(txn.conn, user_id, planned)
+        return {s for s, ids in payload.turns.items() if not set(ids) <= present}
 
     def _write_one(self, txn: RecordTxn, writer: WriteTxn, user_id: str, new: _New,
                    errors: list[str], *, run_id: str) -> list[PlannedAction]:

@@ -260,12 +260,24 @@ class RecordTxn:
         errors: list[str] = []
         if verify and todo:
             current = self.snapshot(user_id, [str(c.memory_id) for c in todo])
+            # a record superseded by another needs that one (a merge into a keeper
+            # forgotten since the plan would point at nothing, and recall find neither)
+            pointed = {str(by) for c in todo
+                       if (by := (c.after or {}).get("superseded_by"))}
+            present = set(self.snapshot(user_id, sorted(pointed), ("status",))) \
+                if pointed else set()
+            present |= {i for w in self._writers if w.user_id == user_id
+                        for i in w.pending}  # written in this transaction
             kept = []
             for c in todo:
                 row = current.get(str(c.memory_id))
-                assert c.before is not None
+                assert c.before is not None and c.after is not None
                 if row is None:
                     errors.append(f"{c.action} {c.memory_id}: the record no longer exists")
+                elif c.after.get("superseded_by") and \
+                        str(c.after["superseded_by"]) not in present:
+                    errors.append(f"{c.action} {c.memory_id}: the record that would replace "
+                                  "it no longer exists; left as it is")
                 elif not all(json_value(row.get(k)) == json_value(v)
                              for k, v in c.before.items()):
                     errors.append(f"{c.action} {c.memory_id}: the record changed since it was "

@@ -205,6 +205,16 @@ def task_step_payloads_of(conn: Connection, wanted: Sequence[tuple[str, str]]
     return out
 
 
+def turns_present(conn: Connection, user_id: str, ids: Sequence[int]) -> set[int]:
+    """Which of these turn ids the user still has (a forget or an erase removes turns)."""
+    wanted = sorted(set(ids))
+    found: set[int] = set()
+    for i in range(0, len(wanted), 500):
+        found |= {int(x) for x in conn.execute(select(turns.c.id).where(
+            turns.c.user_id == user_id, turns.c.id.in_(wanted[i:i + 500]))).scalars()}
+    return found
+
+
 def sources_exist(conn: Connection, user_id: str,
                   folded: Sequence[tuple[str, str, int]]) -> bool:
     """Are these (kind, id, last item) sources still there? ``session`` sources need

@@ -468,6 +468,61 @@ def test_a_user_erased_between_planning_and_applying_stays_erased(manager: Memor
         assert conn.execute(select(turns).where(turns.c.user_id == "alice")).first() is None
 
 
+def test_a_memory_forgotten_between_planning_and_applying_is_not_written_back(
+        manager: MemoryManager, jobs: Consolidator, clock):
+    """Issue 33: the nightly summary was planned from the session's turns, a ``forget``
+    removed a record and its turn before the apply, and the apply (which checked only the
+    session's last turn) wrote the summary quoting the forgotten turn."""
+    from memstrata.consolidation._summarize import SummarizeJob
+
+    canary = "zqmidrun7"
+    obs = manager.observe("alice", "s1", "user", f"My email is {canary}@example.com.")
+    manager.observe("alice", "s1", "user", "I prefer quiet hotels near the sea.")
+    manager.observe("alice", "s1", "user", "Can you plan a weekend in Porto for me?")
+    clock.advance(hours=2)
+    ctx = jobs._context(dry_run=False, run_id="r1", options={}, gate=None)
+    job = SummarizeJob()
+    with manager.db.read() as conn:
+        planned = job.plan(conn, ctx, "alice")
+    assert any(canary in n.item.content for n in planned.payload.new), "the test is wrong"
+    assert obs.written
+    manager.forget("alice", obs.written[0])  # lands between the plan and the apply
+    with manager.changes() as txn:
+        assert job.apply(txn, ctx, planned).actions == []
+    assert not any(canary in r.content
+                   for r in manager.memories("alice", statuses=list(Status), limit=100))
+    # the next run folds what is left of the session, without the forgotten turn
+    jobs.run("summarize")
+    contents = [r.content for r in manager.memories("alice", statuses=list(Status), limit=100)]
+    assert any(r.startswith("Session") for r in contents), contents
+    assert not any(canary in c for c in contents)
+
+
+def test_a_merge_into_a_keeper_forgotten_between_planning_and_applying_keeps_the_copy(
+        manager: MemoryManager, jobs: Consolidator, clock):
+    """Issue 33: the keeper of a planned merge was forgotten before the apply; the copy was
+    still superseded, pointing at the deleted keeper, so recall of the fact found nothing."""
+    from memstrata.consolidation._conflicts import ConflictsJob
+
+    keep = pref(manager, "bob", "I prefer hotels near the city center.")
+    clock.advance(days=1)
+    para = pref(manager, "bob", "I like staying in hotels close to the city centre.")
+    ctx = jobs._context(dry_run=False, run_id="r1", options={}, gate=None)
+    job = ConflictsJob()
+    with manager.db.read() as conn:
+        planned = job.plan(conn, ctx, "bob")
+    merges = [a for a in planned.actions if a.action == "merge"]
+    assert merges, "the test is wrong: nothing to merge"
+    keeper = str(merges[0].after["superseded_by"])
+    copy = para if keeper == keep else keep
+    manager.forget("bob", keeper)  # lands between the plan and the apply
+    with manager.changes() as txn:
+        applied = job.apply(txn, ctx, planned)
+    assert applied.actions == [] and applied.errors
+    assert manager.get("bob", copy).status is Status.ACTIVE
+    assert [h.id for h in manager.recall("bob", "hotel location", k=5)] == [copy]
+
+
 def test_summarize_reads_a_batch_together_as_it_reads_each_user(manager: MemoryManager,
                                                                  jobs: Consolidator, clock):
     """A batch is read in a few statements for all its users (one read transaction, one

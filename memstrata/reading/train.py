@@ -6,7 +6,8 @@ model's weights). What it does, seeded, on one machine of two cores in well unde
 
 1. reads the labelled lines of ``benchmarks/data/reading/train/*.jsonl`` (format and
    labelling rules: ``scripts/check_reading_data.py``) and holds out every line whose id
-   hashes to the dev split (one in ten);
+   hashes to the dev split (one in ten); the statements of the change cases, labelled in
+   full (``changes_read/``), train with their cases (a dev case's statement is left out);
 2. trims multilingual-e5-small's 250k-piece vocabulary to the pieces that English and
    Chinese text uses (the training text, an English word list, a Chinese dictionary, the
    world's city names, and every single CJK, Latin and punctuation character), so that the
@@ -265,13 +266,33 @@ _FAMILY = {"name": ("name", "preferred_name"), "language": ("language", "instruc
            "instruction": ("language", "instruction")}
 
 
+#: the statements of change cases labelled in full as read lines (ids ``fr-<case id>``)
+CHANGES_READ = ROOT / "benchmarks" / "data" / "reading" / "changes_read"
+
+
+def changes_read_paths() -> list[Path]:
+    return sorted(CHANGES_READ.glob("*.jsonl"))
+
+
+def changes_read_lines() -> list[dict[str, Any]]:
+    """The change cases' statements as read lines, for training only: a line goes with its
+    case, so a statement of a dev case is neither trained on nor a dev line (the dev read
+    lines and the dev change cases stay what they were)."""
+    return [x for x in load_lines(changes_read_paths())
+            if not is_dev(x["id"].removeprefix("fr-"))]
+
+
 def changes_paths() -> list[Path]:
     return sorted(FORMATION.glob("formation_changes*.json")) + sorted(CHANGES.glob("*.jsonl"))
 
 
-def load_changes() -> list[dict[str, Any]]:
+def load_changes(names: Iterable[str] | None = None) -> list[dict[str, Any]]:
+    """The change cases (of the files ``names`` only, when given)."""
+    wanted = None if names is None else set(names)
     out: list[dict[str, Any]] = []
     for path in changes_paths():
+        if wanted is not None and path.name not in wanted:
+            continue
         if path.suffix == ".json":
             out += json.loads(path.read_text("utf-8"))["cases"]
         else:
@@ -818,16 +839,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.limit:
         train_lines = random.Random(SEED).sample(train_lines, min(args.limit, len(train_lines)))
     dev_lines = [x for x in lines if is_dev(x["id"])]
+    case_lines = changes_read_lines()
+    if not args.limit:
+        train_lines += case_lines
     changes = load_changes()
     train_changes = [c for c in changes if not is_dev(c["id"])]
     dev_changes = [c for c in changes if is_dev(c["id"])]
     if args.limit:
         train_changes = train_changes[:args.limit // 4]
     _progress(f"train: {len(train_lines)} training lines, {len(dev_lines)} dev lines "
-              f"from {len(paths)} files; {len(train_changes)} change cases, "
+              f"from {len(paths)} files (+{len(case_lines)} statements of change cases); "
+              f"{len(train_changes)} change cases, "
               f"{len(dev_changes)} dev")
     started = time.monotonic()
-    tok, kept = build_tokenizer(e5, _corpus([*lines, *changes]))
+    tok, kept = build_tokenizer(e5, _corpus([*lines, *case_lines, *changes]))
     _progress(f"train: tokenizer of {len(kept)} pieces (of {len(e5.pieces)})")
     specials = (int(np.searchsorted(kept, e5.bos)), int(np.searchsorted(kept, e5.eos)))
     assert int(np.searchsorted(kept, e5.pad)) == 1
@@ -860,8 +885,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                  "sha256": hashlib.sha256(base.read_bytes()).hexdigest()},
         "data": {"files": [p.name for p in paths],
                  "changes": [p.name for p in changes_paths()],
-                 "sha256": data_digest([*paths, *changes_paths()]),
-                 "train_lines": len(train_lines), "dev_lines": len(dev_lines),
+                 "changes_read": [p.name for p in changes_read_paths()],
+                 "sha256": data_digest([*paths, *changes_paths(), *changes_read_paths()]),
+                 "train_lines": len(train_lines), "case_lines": len(case_lines),
+                 "dev_lines": len(dev_lines),
                  "train_changes": len(train_changes), "dev_changes": len(dev_changes),
                  "dev_split": "sha256(id) % 10 == 0"},
         "settings": {**settings.__dict__, "max_tokens": L.MAX_TOKENS,

@@ -78,7 +78,7 @@ def test_a_long_turn_is_read_in_windows(reader: ModelReader) -> None:
 
 
 def test_the_model_reproduces_its_recorded_dev_figures(reader: ModelReader) -> None:
-    from memstrata.reading.train import DATA, is_dev, load_changes
+    from memstrata.reading.train import DATA, changes_paths, is_dev, load_changes
 
     manifest = json.loads((DEFAULT_MODEL_DIR / "manifest.json").read_text())
     lines = [json.loads(x) for p in sorted(DATA.glob("*.jsonl"))
@@ -86,7 +86,9 @@ def test_the_model_reproduces_its_recorded_dev_figures(reader: ModelReader) -> N
              for x in p.read_text("utf-8").splitlines() if x.strip()]
     dev = [x for x in lines if is_dev(x["id"])]
     assert len(dev) == manifest["data"]["dev_lines"]
-    changes = [c for c in load_changes() if is_dev(c["id"])]
+    shipped = {p.name for p in changes_paths()} & set(manifest["data"]["changes"])
+    assert shipped == set(manifest["data"]["changes"]), "the model's change files are here"
+    changes = [c for c in load_changes(shipped) if is_dev(c["id"])]
     assert len(changes) == manifest["data"]["dev_changes"]
     got = {**score_lines(reader, dev), **score_changes(reader, changes)}
     for key, want in manifest["figures"]["dev"].items():

@@ -39,6 +39,7 @@ from sqlalchemy import Connection
 
 from memstrata._sql import new_id
 from memstrata._text import normalize
+from memstrata.consolidation import _runlog
 from memstrata.consolidation._job import Applied, JobContext, UserPlan, combine_methods
 from memstrata.consolidation._llm import PAIRS_SYSTEM
 from memstrata.consolidation.reports import Method, PlannedAction
@@ -400,11 +401,16 @@ class _UnionFind:
         return [sorted(g) for g in out.values() if len(g) > 1]
 
 
-def _plan_scope(user_id: str, recs: Sequence[_Rec], ctx: JobContext, plan: UserPlan) -> None:
+def _plan_scope(user_id: str, recs: Sequence[_Rec], ctx: JobContext, plan: UserPlan,
+                undone: set[frozenset[str]]) -> None:
     pairs = _candidates(recs, ctx)
     if not pairs.cos:
         return
     verdicts, method = _judge(pairs, ctx, plan.errors, user_id)
+    # a pair an undo took apart stays apart (its records unchanged since: a new record
+    # makes new pairs, judged as usual)
+    verdicts = {k: v for k, v in verdicts.items()
+                if frozenset((recs[k[0]].id, recs[k[1]].id)) not in undone}
     plan.method = combine_methods(plan.method, method)
     now = ctx.now
     state = {i: dict(r.row) for i, r in enumerate(recs)}
@@ -532,9 +538,10 @@ class ConflictsJob:
         by_scope: dict[str, list[_Rec]] = defaultdict(list)
         for rec in _load(conn, user_id):
             by_scope[rec.row["scope"]].append(rec)
+        undone = _runlog.undone_pairs(conn, user_id) if by_scope else set()
         for scope in sorted(by_scope):
             if len(by_scope[scope]) > 1:
-                _plan_scope(user_id, by_scope[scope], ctx, plan)
+                _plan_scope(user_id, by_scope[scope], ctx, plan, undone)
         return plan
 
     def apply(self, txn: RecordTxn, ctx: JobContext, plan: UserPlan) -> Applied:

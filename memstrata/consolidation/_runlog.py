@@ -11,6 +11,7 @@ from memstrata.clock import from_epoch
 from memstrata.consolidation._job import combine_methods
 from memstrata.consolidation._tables import actions, runs
 from memstrata.consolidation.reports import ActionRecord, Method, PlannedAction, RunReport
+from memstrata.types import Status
 
 __all__ = [
     "checkpoint",
@@ -214,6 +215,31 @@ def list_actions(conn: Connection, run_id: str, *, user_id: str | None = None,
         )
         for r in conn.execute(query)
     ]
+
+
+def undone_pairs(conn: Connection, user_id: str) -> set[frozenset[str]]:
+    """Pairs of the user's records that an undo took apart: a record restored from being
+    superseded by (merged into) another, and records restored from one conflict group.
+    The ``conflicts`` job does not join them again; a new record is new evidence."""
+    pending = Status.PENDING_CONFIRMATION.value
+    pairs: set[frozenset[str]] = set()
+    groups: dict[tuple[str, str], set[str]] = {}
+    query = (select(actions.c.run_id, actions.c.memory_id, actions.c.before)
+             .join(runs, runs.c.id == actions.c.run_id)
+             .where(actions.c.user_id == user_id, actions.c.action == "restore",
+                    runs.c.job == "undo"))
+    for run_id, memory_id, before in conn.execute(query):
+        was = dict(before or {})
+        if memory_id is None:
+            continue
+        if was.get("superseded_by"):
+            pairs.add(frozenset((str(memory_id), str(was["superseded_by"]))))
+        if was.get("conflict_group") and was.get("status") == pending:
+            groups.setdefault((str(run_id), str(was["conflict_group"])), set()).add(
+                str(memory_id))
+    for members in groups.values():
+        pairs |= {frozenset((x, y)) for x in members for y in members if x < y}
+    return pairs
 
 
 def action_users(conn: Connection, run_id: str, after: str | None,

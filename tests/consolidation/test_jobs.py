@@ -202,6 +202,46 @@ def test_undo_leaves_records_changed_since_alone(manager: MemoryManager, jobs: C
     assert manager.get("alice", b).status is Status.ACTIVE
 
 
+def test_an_undone_action_is_not_planned_again_until_new_evidence_arrives(
+        manager: MemoryManager, jobs: Consolidator, clock):
+    """Issue 33: ``undo`` restored the records and the next run planned the same merge and
+    the same conflict again. An undo is the user's (or operator's) decision about those
+    records; a new record about the same thing is new evidence and is judged as usual."""
+    keep = pref(manager, "bob", "I prefer hotels near the city center.")
+    clock.advance(days=1)
+    para = pref(manager, "bob", "I like staying in hotels close to the city centre.")
+    a = pref(manager, "bob", "I like jazz.")
+    clock.advance(days=1)
+    b = pref(manager, "bob", "I don't like jazz.")
+    first = jobs.run("conflicts")
+    assert first.counts == {"merge": 1, "absorb": 1, "flag_conflict": 2}
+    jobs.undo(first.run_id)
+    assert {manager.get("bob", x).status for x in (keep, para, a, b)} == {Status.ACTIVE}
+    again = jobs.run("conflicts", dry_run=True)
+    assert again.counts == {}, again.counts
+    assert jobs.run("conflicts").counts == {}
+    assert {manager.get("bob", x).status for x in (keep, para, a, b)} == {Status.ACTIVE}
+    # new evidence: a third statement of the hotel preference is merged as before
+    clock.advance(days=1)
+    third = pref(manager, "bob", "When I travel I like a hotel close to the centre of town.")
+    later = jobs.run("conflicts")
+    assert later.counts.get("merge"), later.counts
+    assert manager.get("bob", third).status is Status.SUPERSEDED or \
+        manager.get("bob", keep).status is Status.SUPERSEDED
+
+
+def test_a_conflict_the_user_settled_as_both_true_is_not_flagged_again(
+        manager: MemoryManager, jobs: Consolidator, clock):
+    a = pref(manager, "alice", "I like jazz.")
+    clock.advance(days=1)
+    b = pref(manager, "alice", "I don't like jazz.")
+    assert jobs.run("conflicts").counts == {"flag_conflict": 2}
+    manager.resolve_conflict("alice", keep=b, keep_others=True)
+    assert {manager.get("alice", x).status for x in (a, b)} == {Status.ACTIVE}
+    assert jobs.run("conflicts").counts == {}
+    assert {manager.get("alice", x).status for x in (a, b)} == {Status.ACTIVE}
+
+
 # ---------------------------------------------------------------- expire
 
 

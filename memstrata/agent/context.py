@@ -5,6 +5,7 @@ Messages, in order::
     system: goal profile + the sentence to echo       mandatory (trusted: the goal and
             how to work (operator instructions)       the operator's words only)
     user:   <memory-data nonce=...> block              untrusted data, JSON-encoded:
+              the user's standing rules               mandatory ("always answer in English")
               pending confirmations from memory        (conflicts the user must settle)
               task table                               mandatory
               finished work, one line per round        foldable
@@ -59,6 +60,7 @@ __all__ = [
 
 
 _CONFIRM = "pending_confirmations (settle with the user before relying on them)"
+_RULES = "user_standing_rules (what the user asked of every answer in earlier conversations)"
 _TABLE = "task_table"
 _FINISHED = "finished_work (one line per earlier round)"
 _MEMORIES = "memories (long-term, may be outdated)"
@@ -165,6 +167,8 @@ class MemoryContext:
     memories: list[MemoryLine] = field(default_factory=list)
     #: lessons from past trajectories relevant to the goal
     lessons: list[MemoryLine] = field(default_factory=list)
+    #: the user's standing rules ("always answer in English"), newest first: always sent
+    rules: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,6 +326,8 @@ class ContextBuilder:
             return f"{label}: {encode(list(rows))}" if rows else ""
 
         conf_text = line(_CONFIRM, confirmations)
+        rules = list(memory.rules)
+        rules_text = line(_RULES, rules)
         table_text = line(_TABLE, table_rows)
         framing = self.count(memory_block(nonce, []))
 
@@ -346,7 +352,8 @@ class ContextBuilder:
             return _msg_tokens(self.count, fenced(messages))
 
         mandatory = (self.count(goal_text) + self.count(table_text) + self.count(conf_text)
-                     + self.count(instructions) + framing + msg_tokens(verbatim) + 8)
+                     + self.count(rules_text) + self.count(instructions) + framing
+                     + msg_tokens(verbatim) + 8)
         # ---- trim verbatim observations (oldest first) if even the mandatory part is over
         if mandatory > budget:
             for i, m in enumerate(verbatim):
@@ -436,13 +443,15 @@ class ContextBuilder:
         # untrusted data (memories, lessons, questions, the table, earlier steps) goes in
         # one escaped block outside the system message, which keeps only the goal and the
         # operator's instructions (see _fence)
-        data = [(_CONFIRM, confirmations), (_TABLE, table_rows), (_FINISHED, finished_rows),
+        data = [(_RULES, rules), (_CONFIRM, confirmations), (_TABLE, table_rows),
+                (_FINISHED, finished_rows),
                 (_MEMORIES, [m.text for m in memories]), (_LESSONS, [m.text for m in lessons])]
         system = f"{goal_text}\n\n{instructions}"
         messages = [{"role": "system", "content": system},
                     {"role": "user", "content": memory_block(nonce, data)},
                     *fenced(verbatim)]
-        parts = [("goal", goal_text, 1), ("confirmations", conf_text, len(confirmations)),
+        parts = [("goal", goal_text, 1), ("rules", rules_text, len(rules)),
+                 ("confirmations", conf_text, len(confirmations)),
                  ("task_table", table_text, len(state.subtasks)),
                  ("finished", line(_FINISHED, finished_rows), len(finished_rows)),
                  ("memories", mem_block(), len(memories)),

@@ -130,4 +130,5 @@ def brief(memory: MemoryView, user_id: str, scope: str, query: str,
             seen.add(rec.id)
             memories.append(MemoryLine(rec.id, dated(rec), round(score, 3)))
     return MemoryContext([c.question for c in b.confirmations], memories,
-                         [MemoryLine(r.id, r.content) for r in b.lessons])
+                         [MemoryLine(r.id, r.content) for r in b.lessons],
+                         rules=[r.content for r in b.rules])

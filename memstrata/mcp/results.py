@@ -147,6 +147,8 @@ class ConfirmationOut(BaseModel):
 
 
 class BriefingResult(BaseModel):
+    #: the user's standing rules (instructions to follow in every answer)
+    rules: list[MemoryOut]
     confirmations: list[ConfirmationOut]
     lessons: list[MemoryOut]
     profile: list[MemoryOut]

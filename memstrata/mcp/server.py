@@ -366,11 +366,13 @@ def build_server(
             "the task's scope; profile facts of the 'default' scope are always included "
             "(default: every scope)"))] = None,
     ) -> Annotated[CallToolResult, BriefingResult]:
-        """What memory wants you to know before a task: questions to ask the user (open
-        conflicts), lessons from earlier tasks relevant to the goal, and the user's profile
-        facts and pinned memories. Call it once at the start of a task."""
+        """What memory wants you to know before a task: the user's standing rules (follow
+        them), questions to ask the user (open conflicts), lessons from earlier tasks
+        relevant to the goal, and the user's profile facts and pinned memories. Call it
+        once at the start of a task."""
         b = await run(lambda user: memory.briefing(user, scope, goal))
         return _compact(BriefingResult(
+            rules=[memory_out(r) for r in b.rules],
             confirmations=[confirmation_out(c) for c in b.confirmations],
             lessons=[memory_out(r) for r in b.lessons],
             profile=[memory_out(r) for r in b.profile]))

@@ -6,13 +6,17 @@
     b.confirmations   # questions to ask: open conflicts, newest first
     b.lessons         # session summaries and task lessons relevant to the goal
     b.profile         # profile facts and pinned records to keep in the prompt
+    b.rules           # the user's standing rules ("always answer in English"), all of them
     b.lines()         # the same, rendered as short prompt lines
 
 One frozen value, built from three reads: the open conflict groups of the
 scope, a recall over ``summary`` and ``experience`` records with the goal as
 the query (without a goal: the freshest ones), and the active profile facts
 and pinned records of the scope plus the ``default`` scope (facts about the
-person - name, city, allergies - usually live there).
+person - name, city, allergies - usually live there). The user's standing rules
+(``rule`` records: a reply language, "always use bullet points", a constraint) of
+the scope and the ``default`` scope are always all there (up to :data:`MAX_RULES`),
+newest first: they have no expiry and hold until the user revokes or replaces them.
 
 The agent's context builder consumes this; it is documented in
 ``docs/consolidation.md``. Returning lessons counts as a use (their expiry is
@@ -40,6 +44,8 @@ DEFAULT_LESSONS_K = 3
 DEFAULT_PROFILE_K = 10
 DEFAULT_CONFIRMATIONS_K = 5
 DEFAULT_FRESH_DAYS = 14.0
+#: standing rules a briefing carries at most (newest first)
+MAX_RULES = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,15 +74,19 @@ class Briefing:
     lessons: tuple[MemoryRecord, ...]
     profile: tuple[MemoryRecord, ...]
     generated_at: datetime
+    #: the user's standing rules, newest first (every one of the scope and ``default``)
+    rules: tuple[MemoryRecord, ...] = ()
     kind: Literal["briefing"] = "briefing"
 
     @property
     def empty(self) -> bool:
-        return not (self.confirmations or self.lessons or self.profile)
+        return not (self.confirmations or self.lessons or self.profile or self.rules)
 
     def lines(self) -> list[str]:
-        """Short prompt lines: ``ask: ...``, ``lesson: ...``, ``profile: ...``."""
-        out = [f"ask: {c.question}" for c in self.confirmations]
+        """Short prompt lines: ``rule: ...``, ``ask: ...``, ``lesson: ...``,
+        ``profile: ...``."""
+        out = [f"rule: {r.content}" for r in self.rules]
+        out += [f"ask: {c.question}" for c in self.confirmations]
         out += [f"lesson: {r.content}" for r in self.lessons]
         out += [f"profile: {dated(r)}" for r in self.profile]
         return out
@@ -170,7 +180,11 @@ def build_briefing(
         profile = sorted(found.values(),
                          key=lambda r: (not r.pinned, -(r.confidence * r.importance), r.id))
         profile = profile[:profile_k]
+    scopes = None if scope is None else sorted({scope, DEFAULT_SCOPE})
+    rules = sorted(manager.memories(user_id, scope=scopes, types=[MemoryType.RULE],
+                                    statuses=[Status.ACTIVE], limit=MAX_RULES),
+                   key=lambda r: (r.valid_from, r.id), reverse=True)
     return Briefing(
         user_id=user_id, scope=scope, goal=goal, confirmations=confirmations,
-        lessons=tuple(lessons), profile=tuple(profile), generated_at=now,
+        lessons=tuple(lessons), profile=tuple(profile), generated_at=now, rules=tuple(rules),
     )

@@ -183,9 +183,22 @@ def _resolve_attributes(manager: MemoryManager, user_id: str, scope: str,
     return tuple(out)
 
 
-#: the memory type of each registry attribute's value (the rest are profile facts)
+#: the memory type of each registry attribute's value (the rest are profile facts); a
+#: standing instruction to the assistant (the reply language, "always use bullet points")
+#: is a rule: no expiry, always in the briefing, until the user revokes or replaces it
 _TYPES = {"diet": MemoryType.PREFERENCE, "streaming": MemoryType.PREFERENCE,
-          "language": MemoryType.PREFERENCE, "instruction": MemoryType.PREFERENCE}
+          "language": MemoryType.RULE, "instruction": MemoryType.RULE}
+#: the rules' extractor names of a standing instruction read as a preference
+_STANDING = frozenset({"always", "from_now_on", "dont"})
+
+
+def _kind(c: Extracted) -> MemoryType:
+    """The memory type of a candidate: a standing instruction is a rule."""
+    if c.slot is not None and _TYPES.get(c.slot.attribute) is MemoryType.RULE:
+        return MemoryType.RULE
+    if c.type is MemoryType.PREFERENCE and c.rule.removeprefix("correction+") in _STANDING:
+        return MemoryType.RULE
+    return c.type
 
 
 def _read_candidates(manager: MemoryManager, reader: Reader, user_id: str, scope: str,
@@ -334,7 +347,7 @@ def _input(c: Extracted, scope: str, session_id: str, at: datetime | None, *, tu
         meta["reading"] = dict(c.reading)
     try:
         return MemoryInput(
-            content=c.content, type=c.type, scope=scope, slot=c.slot, confidence=c.confidence,
+            content=c.content, type=_kind(c), scope=scope, slot=c.slot, confidence=c.confidence,
             source=Source.USER_EXPLICIT, session_id=session_id, correction=c.correction,
             metadata=meta, at=at,
         )

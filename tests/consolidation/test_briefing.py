@@ -84,3 +84,36 @@ def test_an_unknown_user_gets_an_empty_briefing_and_bad_input_a_typed_error(
     for scope in (["travel"], ("travel", "default"), 7, "Not A Scope"):
         with pytest.raises(InvalidInputError):
             manager.briefing("alice", scope)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("said, other", [
+    ("From now on always answer me in English.", "Also keep your answers short, please."),
+    ("以后都用中文回答我", "以后回答都简短一点"),
+])
+def test_a_standing_instruction_is_a_rule_always_briefed_and_never_expires(
+        manager: MemoryManager, clock: ManualClock, said: str, other: str):
+    """Issue 33: "From now on always answer me in English" was a preference - not in the
+    briefing, and the nightly expiry deleted it after 180 + 30 days unused."""
+    from memstrata import MemoryType, Status
+    from memstrata.agent.memory_view import brief
+    from memstrata.agent import ContextSettings
+    from memstrata.consolidation import ConsolidationSettings, Consolidator
+
+    manager.observe("carol", "s1", "user", said)
+    manager.observe("carol", "s1", "user", other)
+    manager.observe("carol", "s1", "user", "I prefer aisle seats on long flights.")
+    rules = manager.briefing("carol").rules
+    assert {r.content for r in rules} == {said, other}
+    assert all(r.type is MemoryType.RULE and r.expires_at is None for r in rules)
+    assert [x for x in manager.briefing("carol").lines() if x.startswith("rule: ")]
+    jobs = Consolidator(manager, settings=ConsolidationSettings.build(
+        schedule={"timezone": "UTC"}))
+    for _ in range(8):  # a year of nightly expiry with nothing used
+        clock.advance(days=50)
+        jobs.run("expire")
+    kept = manager.briefing("carol", "travel")
+    assert {r.content for r in kept.rules} == {said, other}
+    assert all(manager.get("carol", r.id).status is Status.ACTIVE for r in kept.rules)
+    # the planner sees them as the user's standing rules
+    context = brief(manager, "carol", "default", "book me a flight", ContextSettings())
+    assert set(context.rules) == {said, other}

@@ -1,0 +1,225 @@
+"""Benchmark: the nightly jobs never make memory worse.
+
+Every question is asked before the nightly jobs and after each of them, on real SQLite
+with the packaged MiniLM and the default reader. A question is *right* when recall puts
+what the user holds now first:
+
+* ``knowledge_update`` - the update cases of ``data/knowledge_update*.json`` (an old
+  value, weeks of filler, a new value said in passing): the new statement is returned
+  and ranked above the old one (``k=5``), as in ``bench_knowledge_update.py``;
+* ``no_change`` - the guard cases of ``data/knowledge_update_guard*.json`` (the old
+  value, then a statement close to it that changes nothing: someone else's move, a plan,
+  a one-off): the old statement is returned and ranked above that statement;
+* ``nightly_changes`` - the multi-session conversations of ``bench_nightly_changes.py``:
+  the top hit (``k=3``) carries the current value (in its text or its slot) and not
+  only the old one;
+* ``sister_move`` - issue 33's scenario in both languages (I live in Beijing / I moved to
+  Shanghai / my sister moved to Shenzhen; the same in English): the top hit of two
+  questions carries Shanghai.
+
+The conversation is observed turn by turn at its own times, then the clock stands one day
+after its last turn, and the jobs run for the user one at a time - ``summarize``,
+``conflicts``, ``expire`` - with every question asked before the first and after each.
+Per job: how many questions were right before it and wrong after (*lost*, the target is
+0) and the reverse (*gained*); the lost ones are listed with the top hits before and
+after. Offline (no LLM configured), the way most deployments run the nightly jobs.
+
+    python benchmarks/bench_never_worse.py [--per-file 12]   # -> results/never_worse.json
+
+``--per-file`` takes that many cases of each data file (the first ones, in file order;
+0 = all 2,298, about half an hour on this machine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import bench_knowledge_update as ku
+import bench_nightly_changes as nc
+from _common import write_result
+from tqdm import tqdm
+
+from memstrata import ManualClock, MemoryManager
+from memstrata.consolidation import ConsolidationSettings, Consolidator
+
+DATA = Path(__file__).parent / "data"
+JOBS = ("summarize", "conflicts", "expire")
+START = datetime(2026, 1, 5, 18, tzinfo=UTC)
+
+
+@dataclass
+class Question:
+    text: str
+    #: right(hits) -> is what the user holds now first?
+    right: Callable[[list[Any]], bool]
+    k: int
+
+
+@dataclass
+class Case:
+    set: str
+    id: str
+    lang: str
+    #: (session id, time, role, text) in date order
+    turns: list[tuple[str, datetime, str, str]]
+    questions: list[Question] = field(default_factory=list)
+
+
+def _top(hits: list[Any]) -> list[str]:
+    return [h.record.content[:100] for h in hits[:3]]
+
+
+def _carries(hit: Any, value: str) -> bool:
+    slot = hit.record.slot
+    v = nc._norm(value)
+    return v in nc._norm(hit.record.content) or (slot is not None and nc._norm(slot.value) == v)
+
+
+def _newer_first(new: str, old: str) -> Callable[[list[Any]], bool]:
+    def right(hits: list[Any]) -> bool:
+        n, o = ku._rank_of(hits, new), ku._rank_of(hits, old)
+        return n is not None and (o is None or n < o)
+    return right
+
+
+def _top_carries(new: str) -> Callable[[list[Any]], bool]:
+    return lambda hits: bool(hits) and _carries(hits[0], new)
+
+
+def ku_cases(per_file: int) -> list[Case]:
+    out: list[Case] = []
+    for path in sorted(DATA.glob("knowledge_update*.json")):
+        data = json.loads(path.read_text("utf-8"))
+        guard = "guard" in path.stem
+        cases = data["cases"][:per_file] if per_file else data["cases"]
+        for c in cases:
+            if guard:  # laid out as an update case, the distractor where the new value goes
+                c = {**c, "new": c["distractor"]}
+            turns = [(sid, at, "user", text)
+                     for sid, at, text in ku._turns(c, data["filler"][c["lang"]])]
+            right = _newer_first(c["old"], c["new"]) if guard else _newer_first(c["new"],
+                                                                                c["old"])
+            out.append(Case("no_change" if guard else "knowledge_update",
+                            f"{path.stem}/{c['id']}", c["lang"], turns,
+                            [Question(c["question"], right, 5)]))
+    return out
+
+
+def conversation_cases() -> list[Case]:
+    out: list[Case] = []
+    for conv in nc.CONVERSATIONS:
+        turns = []
+        for day, texts in conv["sessions"]:
+            for i, text in enumerate(texts):
+                role = "user" if i % 2 == 0 else "assistant"
+                turns.append((f"{conv['id']}-d{day}", START + timedelta(days=day, minutes=i),
+                              role, text.lstrip("*")))
+        questions = [Question(p["query"], _top_carries(p["new"]), 3) for p in conv["probes"]]
+        out.append(Case("nightly_changes", conv["id"], conv["lang"], turns, questions))
+    return out
+
+
+def sister_cases() -> list[Case]:
+    said = {
+        "zh": (["我住在北京，平时骑车上班。", "我搬到上海了，房子离地铁很近。",
+                "我妹妹搬到深圳了，她很喜欢那边。"], ["我住在哪里？", "我现在住哪个城市？"],
+               "上海"),
+        "en": (["I live in Beijing and cycle to work.",
+                "I moved to Shanghai, the flat is close to the metro.",
+                "My sister moved to Shenzhen, she loves it there."],
+               ["Where do I live?", "Which city do I live in now?"], "Shanghai"),
+    }
+    out = []
+    for lang, (texts, asks, now) in said.items():
+        turns = [(f"s{i}", START + timedelta(days=10 * i), "user", t)
+                 for i, t in enumerate(texts)]
+        out.append(Case("sister_move", f"sister-{lang}", lang, turns,
+                        [Question(q, _top_carries(now), 3) for q in asks]))
+    return out
+
+
+def run_case(mm: MemoryManager, clock: ManualClock, jobs: Consolidator, case: Case
+             ) -> list[dict[str, Any]]:
+    user = case.id.replace("/", "-")
+    for sid, at, role, text in case.turns:
+        clock.set(at)
+        mm.observe(user, sid, role, text, at=at)
+    clock.set(case.turns[-1][1] + timedelta(days=1))
+    rows = []
+    states: list[list[tuple[bool, list[str]]]] = []
+
+    def ask() -> None:
+        got = []
+        for q in case.questions:
+            hits = mm.recall(user, q.text, k=q.k, record_use=False)
+            got.append((q.right(hits), _top(hits)))
+        states.append(got)
+
+    ask()
+    for job in JOBS:
+        jobs.run(job, user_id=user)
+        ask()
+    for i, q in enumerate(case.questions):
+        rows.append({"set": case.set, "id": case.id, "lang": case.lang, "question": q.text,
+                     "right": [s[i][0] for s in states], "top": [s[i][1] for s in states]})
+    return rows
+
+
+def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {"questions": len(rows),
+                           "right_before": sum(r["right"][0] for r in rows),
+                           "right_after": sum(r["right"][-1] for r in rows)}
+    for j, job in enumerate(JOBS):
+        lost = [r for r in rows if r["right"][j] and not r["right"][j + 1]]
+        gained = [r for r in rows if not r["right"][j] and r["right"][j + 1]]
+        out[job] = {"lost": len(lost), "gained": len(gained)}
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--per-file", type=int, default=12)
+    parser.add_argument("--out", default="never_worse")
+    args = parser.parse_args(argv)
+    cases = ku_cases(args.per_file) + conversation_cases() + sister_cases()
+    rows: list[dict[str, Any]] = []
+    clock = ManualClock(START)
+    with tempfile.TemporaryDirectory() as tmp, MemoryManager.open(
+            f"sqlite:///{tmp}/never_worse.db", clock=clock,
+            index_dir=Path(tmp) / "index") as mm:
+        jobs = Consolidator(mm, settings=ConsolidationSettings.build(
+            schedule={"timezone": "UTC"}))
+        reader = mm.reader.version
+        for case in tqdm(cases, desc="never worse", file=sys.stdout):
+            rows += run_case(mm, clock, jobs, case)
+    sets = sorted({r["set"] for r in rows})
+    result: dict[str, Any] = {
+        "reader": reader, "per_file": args.per_file, "jobs": list(JOBS),
+        "all": summarise(rows),
+        "sets": {s: summarise([r for r in rows if r["set"] == s]) for s in sets},
+        "langs": {lang: summarise([r for r in rows if r["lang"] == lang])
+                  for lang in ("en", "zh")},
+        "lost": [{**r, "job": JOBS[j]} for r in rows for j in range(len(JOBS))
+                 if r["right"][j] and not r["right"][j + 1]],
+    }
+    write_result(args.out, result)
+    print(json.dumps({k: result[k] for k in ("all", "sets")}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

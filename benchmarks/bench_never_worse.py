@@ -26,8 +26,10 @@ after. Offline (no LLM configured), the way most deployments run the nightly job
 
     python benchmarks/bench_never_worse.py [--per-file 12]   # -> results/never_worse.json
 
-``--per-file`` takes that many cases of each data file (the first ones, in file order;
-0 = all 2,298, about half an hour on this machine).
+``--per-file`` takes that many cases of each data file (the first ones, in file order,
+after ``--offset``; 0 = all 2,298, about half an hour on this machine). The first 12 of
+each file were looked at while the jobs were changed; ``--offset 12 --out
+never_worse_heldout`` measures the next 12, which were not.
 """
 
 from __future__ import annotations
@@ -100,12 +102,12 @@ def _top_carries(new: str) -> Callable[[list[Any]], bool]:
     return lambda hits: bool(hits) and _carries(hits[0], new)
 
 
-def ku_cases(per_file: int) -> list[Case]:
+def ku_cases(per_file: int, offset: int = 0) -> list[Case]:
     out: list[Case] = []
     for path in sorted(DATA.glob("knowledge_update*.json")):
         data = json.loads(path.read_text("utf-8"))
         guard = "guard" in path.stem
-        cases = data["cases"][:per_file] if per_file else data["cases"]
+        cases = data["cases"][offset:offset + per_file] if per_file else data["cases"]
         for c in cases:
             if guard:  # laid out as an update case, the distractor where the new value goes
                 c = {**c, "new": c["distractor"]}
@@ -193,9 +195,12 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--per-file", type=int, default=12)
+    parser.add_argument("--offset", type=int, default=0,
+                        help="skip this many cases of each file (--offset 12: the next ones, "
+                             "a split the jobs' changes were not tuned on)")
     parser.add_argument("--out", default="never_worse")
     args = parser.parse_args(argv)
-    cases = ku_cases(args.per_file) + conversation_cases() + sister_cases()
+    cases = ku_cases(args.per_file, args.offset) + conversation_cases() + sister_cases()
     rows: list[dict[str, Any]] = []
     clock = ManualClock(START)
     with tempfile.TemporaryDirectory() as tmp, MemoryManager.open(
@@ -208,7 +213,8 @@ def main(argv: list[str] | None = None) -> int:
             rows += run_case(mm, clock, jobs, case)
     sets = sorted({r["set"] for r in rows})
     result: dict[str, Any] = {
-        "reader": reader, "per_file": args.per_file, "jobs": list(JOBS),
+        "reader": reader, "per_file": args.per_file, "offset": args.offset,
+        "jobs": list(JOBS),
         "all": summarise(rows),
         "sets": {s: summarise([r for r in rows if r["set"] == s]) for s in sets},
         "langs": {lang: summarise([r for r in rows if r["lang"] == lang])

@@ -617,3 +617,34 @@ def test_summarize_reads_a_batch_together_as_it_reads_each_user(manager: MemoryM
     for p in together:
         for x in p.actions:
             assert all(other not in x.after["content"] for other in users if other != p.user_id)
+
+
+@pytest.mark.parametrize("held, near, question, value", [
+    ("I bank with Chase and their app logs me out like every two minutes, it's driving me "
+     "nuts. Is there a fix?", "is ally bank legit? keep seeing ads for their high yield "
+     "savings everywhere", "Which bank should I call to dispute a weird charge on my debit "
+     "card?", "Chase"),
+    ("I've got a Pixel 7 and the battery has been draining really fast lately. Any settings "
+     "I should check?", "honest question, is the iphone 15 pro night mode actually that much "
+     "better or is it all marketing", "I need to order a case online, which phone model do I "
+     "have again?", "Pixel 7"),
+])
+@pytest.mark.xfail(strict=True, reason=(
+    "known, measured: the offline summary keeps every unread statement; dropping those the "
+    "reader reads as an offer or a plan of a held attribute saved 3 of 15 such losses on "
+    "the cases it was written on and none on the next 12 of each set (10 lost either way, "
+    "4 fewer updates gained): results/never_worse*.json"))
+def test_the_nightly_summary_keeps_no_statement_that_would_outrank_a_held_value(
+        manager: MemoryManager, jobs: Consolidator, clock, held: str, near: str,
+        question: str, value: str):
+    """Issue 33 (bench_never_worse: 15 of 228 no-change questions lost by summarize): the
+    offline summary kept an unread statement about the attribute the user holds that the
+    reader had read as not the user's own (a bank asked about, a phone compared), and it
+    outranked the held value."""
+    manager.observe("dana", "s1", "user", held)
+    clock.advance(days=30)
+    manager.observe("dana", "s2", "user", near)
+    assert manager.recall("dana", question, k=3)[0].record.content == held
+    clock.advance(days=1)
+    jobs.run("summarize")
+    assert [h.record.content for h in manager.recall("dana", question, k=3)][0] == held

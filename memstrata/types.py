@@ -119,15 +119,16 @@ class MemoryInput(BaseModel):
     type: MemoryType = MemoryType.KNOWLEDGE
     scope: str = "default"
     slot: Slot | None = None
-    confidence: float = Field(default=1.0, ge=0.0, le=1.0)
-    importance: float = Field(default=0.5, ge=0.0, le=1.0)
+    # strict: "0.9" or True is a caller's mistake, not a number (an int is fine)
+    confidence: float = Field(default=1.0, ge=0.0, le=1.0, strict=True)
+    importance: float = Field(default=0.5, ge=0.0, le=1.0, strict=True)
     source: Source = Source.USER_EXPLICIT
     session_id: str | None = None
     task_id: str | None = None
     step_id: str | None = None
     context: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
-    pinned: bool = False
+    pinned: bool = Field(default=False, strict=True)
     #: the user explicitly corrected an earlier statement: newest wins at once
     correction: bool = False
     #: for experiences: was the outcome verified (succeeded, not rejected by the user)?

@@ -379,3 +379,32 @@ def test_look_alike_user_ids(seeded: MemoryManager):
     assert [r.content for r in found] == ["I like coffee"]
     assert found[0].user_id == composed
     assert seeded.users().count(composed) == 1 and decomposed not in seeded.users()
+
+
+def test_the_first_hours_bad_input_is_refused_with_a_typed_error(
+        seeded: MemoryManager, sqlite_url: str, tmp_path: Any):
+    """Issue 34: each of these passed silently (or raised a bare ``TypeError``)."""
+    # a mistyped role formed nothing and raised nothing
+    with pytest.raises(InvalidInputError, match=r"unknown role 'usr' \(did you mean 'user'\?\)"):
+        seeded.observe("u", "s", "usr", "I live in Leeds.")
+    assert seeded.episodic.turns("u") == []
+    seeded.observe("u", "s", "Human", "Hello there.")  # any case; LangChain's names too
+    # a 200,000-character recall query held a worker for seconds
+    _rejected(seeded, InvalidInputError, lambda: seeded.recall("u", "x" * 200_000))
+    assert isinstance(seeded.recall("u", "x" * 10_000), list)  # the longest accepted
+    # a number or a flag given as text is a caller's mistake, not coerced
+    for fields in ({"confidence": "0.9"}, {"importance": "0.5"}, {"pinned": "yes"},
+                   {"confidence": True}):
+        _rejected(seeded, InvalidInputError,
+                  lambda f=fields: seeded.remember("u", "I like tea.", **f))
+    assert seeded.remember("u", "I like tea.", confidence=1).stored  # an int is a number
+    # a working-memory key that is not a string
+    wm = seeded.working("u", "s")
+    for call in (lambda: wm.set(["x"], 1), lambda: wm.get({"x": 1}),  # type: ignore[arg-type]
+                 lambda: wm.delete(3)):  # type: ignore[arg-type]
+        with pytest.raises(InvalidInputError, match="must be a string"):
+            call()
+    # a mistyped embedder name fails when the store is opened, not at the first write
+    with pytest.raises(InvalidSettingError, match="unknown embedder 'minilm-typo'"):
+        MemoryManager.open(f"sqlite:///{tmp_path / 'other.db'}", embedder_name="minilm-typo",
+                           index_dir=tmp_path / "index-other")

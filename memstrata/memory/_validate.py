@@ -57,6 +57,8 @@ __all__ = [
     "check_mapping",
     "check_memory_id",
     "check_number",
+    "check_query",
+    "check_role",
     "check_scope",
     "check_scopes",
     "check_statuses",
@@ -378,6 +380,31 @@ def check_mapping(value: Any, what: str) -> dict[str, Any]:
         raise InvalidInputError(f"{what} must be a mapping, not {type(value).__name__}")
     out: dict[str, Any] = check_json(dict(value), what)
     return out
+
+
+#: the roles a conversation turn may have (``observe``); "human" and "ai" are
+#: LangChain's names for the first two
+ROLES = ("user", "assistant", "system", "tool", "human", "ai")
+#: the longest recall query accepted (a question, not a document: a long one only costs)
+MAX_QUERY_CHARS = 10_000
+
+
+def check_role(role: Any) -> str:
+    """A turn's role, one of :data:`ROLES` (any case); a typo is an error, not a turn
+    nobody reads ("usr" formed nothing and raised nothing)."""
+    check_text(role, "role", max_len=ROLE_WIDTH)
+    if role.strip().lower() not in ROLES:
+        import difflib
+
+        close = difflib.get_close_matches(role.strip().lower(), ROLES, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise InvalidInputError(f"unknown role {role!r}{hint}; use one of {', '.join(ROLES)}")
+    return str(role)
+
+
+def check_query(query: Any, what: str = "the recall query") -> str:
+    """A recall query: a non-empty string of at most :data:`MAX_QUERY_CHARS` characters."""
+    return check_text(query, what, max_len=MAX_QUERY_CHARS)
 
 
 def check_turn(session_id: Any, role: Any, text: Any, at: Any, metadata: Any

@@ -44,6 +44,7 @@ from memstrata.memory._schema import memories
 from memstrata.memory._validate import (
     check_flag,
     check_input,
+    check_role,
     check_scope,
     check_turn,
     check_user,
@@ -111,6 +112,7 @@ def observe(
     """
     user_id = check_user(user_id)
     check_scope(scope, manager.settings.scopes)
+    check_role(role)
     _, meta = check_turn(session_id, role, text, at, metadata)
     if extract_memories is not None:
         check_flag(extract_memories, "extract_memories")

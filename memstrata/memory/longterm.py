@@ -55,6 +55,7 @@ from memstrata.memory._validate import (
     check_limit,
     check_memory_id,
     check_number,
+    check_query,
     check_scopes,
     check_statuses,
     check_text,
@@ -317,7 +318,7 @@ class LongTermMemory:
         Superseded values are not recalled; :meth:`history` shows them.
         """
         user_id = check_user(user_id)
-        check_text(query, "the recall query")
+        check_query(query)
         if display_name is not None:
             check_text(display_name, "display_name", max_len=SLOT_PART_WIDTH)
         scopes = check_scopes(scope, self._settings.scopes)

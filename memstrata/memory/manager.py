@@ -151,6 +151,15 @@ class MemoryManager:
         except BaseException:
             self.db.dispose()
             raise
+        if embedder is None:
+            # a mistyped name fails here, not at the first write
+            from memstrata.memory.embedder import available_embedders
+
+            if settings.embedder_name not in available_embedders():
+                self.db.dispose()
+                raise InvalidSettingError(
+                    f"unknown embedder {settings.embedder_name!r}; available: "
+                    f"{sorted(available_embedders())} (or pass an instance as embedder=)")
         self._embedder = embedder
         self._vector_index = vector_index
         self._owns_vector_index = vector_index is None
@@ -434,8 +443,9 @@ class MemoryManager:
         reranker: Reranker | None = None,
         display_name: str | None = None,
     ) -> list[RecallHit]:
-        """The few memories most worth showing for ``query``, best first (nothing below
-        the minimum relevance). ``scope=None`` searches every scope; ``types`` filters;
+        """The few memories most worth showing for ``query`` (a question of at most
+        10,000 characters), best first (nothing below the minimum relevance).
+        ``scope=None`` searches every scope; ``types`` filters;
         ``k`` and ``min_relevance`` override the retrieval policy for this call;
         ``record_use=False`` is a read-only look (no access count, no expiry
         extension); ``reranker`` reorders or drops the best ``policy.candidates``
@@ -581,7 +591,8 @@ class MemoryManager:
     ) -> Observation:
         """Append a conversation turn and form memories from it (fast, offline): the
         extractor reads preferences, corrections and profile facts, the write policy
-        decides. ``extract_memories`` defaults to true for the user's own turns."""
+        decides. ``role`` is one of user, assistant, system, tool (or LangChain's human,
+        ai; any case); ``extract_memories`` defaults to true for the user's own turns."""
         self._check_open()
         with telemetry.span("memstrata.observe",
                             text_chars=len(text) if isinstance(text, str) else None,

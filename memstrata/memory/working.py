@@ -22,7 +22,7 @@ from typing import Any
 from cachetools import LRUCache, TTLCache
 
 from memstrata.clock import Clock
-from memstrata.errors import NotFoundError
+from memstrata.errors import InvalidInputError, NotFoundError
 from memstrata.types import MemoryInput, WriteDecision
 
 __all__ = ["Turn", "WorkingMemory", "WorkingMemoryStore"]
@@ -37,6 +37,13 @@ class Turn:
     role: str
     text: str
     at: float
+
+
+def _check_key(key: Any) -> None:
+    """A working-memory key is a string (a list raised a bare ``TypeError: unhashable``)."""
+    if not isinstance(key, str):
+        raise InvalidInputError(
+            f"a working-memory key must be a string, not {type(key).__name__}")
 
 
 class WorkingMemory:
@@ -73,14 +80,17 @@ class WorkingMemory:
         return f"session:{self.session_id}:working"
 
     def set(self, key: str, value: Any) -> None:
+        _check_key(key)
         with self._lock:
             self._entries[key] = value
 
     def get(self, key: str, default: Any = None) -> Any:
+        _check_key(key)
         with self._lock:
             return self._entries.get(key, default)
 
     def delete(self, key: str) -> bool:
+        _check_key(key)
         with self._lock:
             return self._entries.pop(key, _MISSING) is not _MISSING
 

@@ -95,8 +95,8 @@ def test_a_standing_instruction_is_a_rule_always_briefed_and_never_expires(
     """Issue 33: "From now on always answer me in English" was a preference - not in the
     briefing, and the nightly expiry deleted it after 180 + 30 days unused."""
     from memstrata import MemoryType, Status
-    from memstrata.agent.memory_view import brief
     from memstrata.agent import ContextSettings
+    from memstrata.agent.memory_view import brief
     from memstrata.consolidation import ConsolidationSettings, Consolidator
 
     manager.observe("carol", "s1", "user", said)

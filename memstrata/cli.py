@@ -43,10 +43,16 @@ SCOPE_PATTERN = re.compile(r"\A[a-z0-9][a-z0-9_.\-]{0,63}\Z")
 MEMORY_TYPES = ("profile", "preference", "knowledge", "event", "experience", "rule", "summary")
 
 
-def _open(url: str | None, **settings: Any) -> Any:
+def _open(url: str | None, *, existing: bool = True) -> Any:
+    """The store at ``url``; with ``existing`` (the commands that read or change what a
+    store holds) a SQLite store must exist already: a mistyped ``--url`` is an error, not
+    a new empty store that answers "nothing"."""
+    from memstrata.config import require_existing_store
     from memstrata.memory.manager import MemoryManager
 
-    return MemoryManager.open(url, **settings)
+    if existing:
+        require_existing_store(url)
+    return MemoryManager.open(url)
 
 
 def check_user_argument(_ctx: click.Context | None, _param: click.Parameter | None,
@@ -173,7 +179,7 @@ def remember(url: str | None, user_id: str, content: str, kind: str, scope: str)
     """Offer one memory to the write policy and print its decision."""
     if not content.strip():
         raise click.BadParameter("the content is empty", param_hint="'CONTENT'")
-    with _open(url) as memory:
+    with _open(url, existing=False) as memory:
         d = memory.remember(user_id, content, type=kind, scope=scope)
     click.echo(f"{d.outcome}: {d.reason}" + (f" [{d.record_id}]" if d.record_id else ""))
 

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, InstanceOf, field_validator
 from pydantic import ValidationError as PydanticValidationError
 
-from memstrata.errors import InvalidSettingError, InvalidURLError
+from memstrata.errors import InvalidSettingError, InvalidURLError, StoreNotFoundError
 from memstrata.policies.conflict import ConflictPolicy
 from memstrata.policies.retention import RetentionPolicy
 from memstrata.policies.retrieval import RetrievalPolicy
@@ -116,3 +116,25 @@ class Settings(BaseModel):
             settings.url or os.environ.get("MEMSTRATA_URL") or f"sqlite:///{home / 'memstrata.db'}"
         )
         return settings.model_copy(update={"home": home, "url": url})
+
+
+def require_existing_store(url: str | None) -> None:
+    """Refuse a SQLite store that does not exist yet (:class:`StoreNotFoundError`): for
+    the commands that read or change what a store holds (``recall``, ``stats``,
+    ``forget``, ``runs``, ...), where a mistyped ``--url`` would otherwise create a new,
+    empty store and answer "nothing". The library itself creates a store on open."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    resolved = str(Settings.build(url=url).url)
+    try:
+        parsed = make_url(resolved)
+    except ArgumentError:
+        return  # MemoryManager.open says what is wrong with it
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return
+    path = Path(str(parsed.database)).expanduser()
+    if not path.exists():
+        raise StoreNotFoundError(
+            f"no memory store at {path}: check --url (or $MEMSTRATA_URL / $MEMSTRATA_HOME); "
+            "a store is created by the first write ('memstrata remember', or the library)")

@@ -79,6 +79,7 @@ __all__ = [
     "StateError",
     "StorageError",
     "StorageFullError",
+    "StoreNotFoundError",
     "TaskNotFoundError",
     "UnknownScopeError",
     "UnknownTypeError",
@@ -148,6 +149,11 @@ class InvalidSettingError(InvalidInputError):
 
 class InvalidURLError(InvalidSettingError):
     """A database URL that cannot be parsed or names an unsupported backend."""
+
+
+class StoreNotFoundError(InvalidSettingError):
+    """A command that reads an existing store was pointed at none (a mistyped ``--url``
+    would otherwise create a new, empty one)."""
 
 
 class NotFoundError(MemstrataError, KeyError):

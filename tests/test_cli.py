@@ -109,6 +109,9 @@ def test_errors_are_reported_not_raised(_isolated_home: Path):
     r = CliRunner().invoke(main, ["forget", "alice"])
     assert r.exit_code == 2 and "give a MEMORY_ID or --all" in r.output
     r = CliRunner().invoke(main, ["forget", "alice", "--all", "--yes"])
+    assert r.exit_code == 2 and "no memory store at" in r.output  # nothing to forget in
+    assert CliRunner().invoke(main, ["remember", "bob", "I like tea."]).exit_code == 0
+    r = CliRunner().invoke(main, ["forget", "alice", "--all", "--yes"])
     assert r.exit_code == 0
     r = CliRunner().invoke(main, ["forget", "alice", "nope"])
     assert r.exit_code == 2 and "no memory 'nope'" in r.stderr
@@ -201,3 +204,20 @@ def test_a_refused_connection_is_not_a_write_failure(_isolated_home: Path):
     assert r.exit_code == 2
     assert "cannot connect to postgresql+psycopg://me:***@127.0.0.1:1/x" in r.stderr
     assert "write failed" not in r.output and "secret" not in r.output
+
+
+@pytest.mark.parametrize("args", [["stats"], ["recall", "alice", "where do I live"],
+                                  ["forget", "alice", "abc", "--yes"], ["reindex"],
+                                  ["runs"], ["consolidate", "--dry-run"]])
+def test_a_mistyped_url_is_an_error_not_a_new_empty_store(tmp_path: Path, args: list[str]):
+    """Issue 34: a mistyped --url silently created a new empty database, and the read-only
+    commands then answered "nothing" with exit 0."""
+    typo = tmp_path / "no-such-dir" / "memstrat.db"
+    r = CliRunner().invoke(main, [*args, "--url", f"sqlite:///{typo}"])
+    assert r.exit_code == 2, r.output
+    assert f"no memory store at {typo}" in r.output
+    assert not typo.exists() and not typo.parent.exists()
+    # the first write creates one, as before
+    r = CliRunner().invoke(main, ["remember", "alice", "I live in Leeds.", "--url",
+                                  f"sqlite:///{tmp_path / 'new.db'}"])
+    assert r.exit_code == 0 and (tmp_path / "new.db").exists()

@@ -30,10 +30,15 @@ url_option = click.option(
 
 
 @contextmanager
-def _consolidator(url: str | None) -> Iterator[Any]:
+def _consolidator(url: str | None, *, existing: bool = True) -> Iterator[Any]:
+    """The jobs of the store at ``url``, which must exist unless ``existing`` is false (a
+    mistyped ``--url`` would run the jobs on a new, empty store and report nothing)."""
+    from memstrata.config import require_existing_store
     from memstrata.consolidation.runner import Consolidator
     from memstrata.memory.manager import MemoryManager
 
+    if existing:
+        require_existing_store(url)
     with MemoryManager.open(url) as memory:
         yield Consolidator(memory)
 
@@ -129,7 +134,7 @@ def scheduler(url: str | None, workers: int, create_only: bool) -> None:
     """Run the jobs on their cron schedule, in the foreground (stop with SIGTERM / Ctrl-C)."""
     from memstrata.consolidation.scheduler import ConsolidationScheduler
 
-    with _consolidator(url) as jobs:
+    with _consolidator(url, existing=False) as jobs:  # may start before the first write
         sched = ConsolidationScheduler(
             jobs, workers=workers, create_only=create_only,
             on_report=lambda r: click.echo(r.summary_line()),

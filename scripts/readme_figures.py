@@ -468,6 +468,22 @@ def _nightly(n: dict[str, Any]) -> Row:
     )
 
 
+def _never_worse(tuned: dict[str, Any], held: dict[str, Any]) -> Row:
+    def lost(r: dict[str, Any]) -> str:
+        a = r["all"]
+        per = ", ".join(f"{job} {a[job]['lost']} / +{a[job]['gained']}" for job in r["jobs"])
+        return f"{a['questions']} questions: {per}"
+
+    return (
+        "never worse: every question asked before the nightly jobs and after each, offline "
+        "(knowledge-update and no-change sets, the nightly conversations, the sister-move "
+        "scenario; EN + ZH), questions whose current value lost its place (target 0) / gained",
+        f"first 12 cases of each set: {lost(tuned)}; the next 12 (not looked at while "
+        f"changing the jobs): **{lost(held)}**",
+        "`never_worse.json`, `never_worse_heldout.json`",
+    )
+
+
 def _workers(w: dict[str, Any]) -> Row:
     llm = w["llm"]
     base = llm["baseline_single_sequential_worker"]["users_per_second"]
@@ -550,6 +566,7 @@ def rows(results: Path = RESULTS) -> list[Row]:
         lambda: _ku_guards(j("knowledge_update.json"), guard_looks(j, results)),
         lambda: _temporal(j("temporal.json")),
         lambda: _nightly(j("nightly_changes.json")),
+        lambda: _never_worse(j("never_worse.json"), j("never_worse_heldout.json")),
         lambda: _workers(j("consolidation_workers.json")),
         lambda: _agent(j("agent.json")),
         lambda: _cold_start(j("cold_start.json")),

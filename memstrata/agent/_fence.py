@@ -9,8 +9,9 @@ and the goal profile), inside a block whose tags carry a random per-run nonce::
     memories: ["My delivery city is Paris", "..."]
     </memory-data nonce="9f2c61d0a4b7e813">
 
-Every item is JSON-encoded (a newline in stored text becomes ``\\n``, so a
-stored ``## How to work`` or ``SYSTEM:`` can never start a line), and ``<``,
+Every item is JSON-encoded (a newline in stored text becomes ``\\n``, and the line
+breaks JSON leaves raw - U+0085, U+2028, U+2029 - become escapes too, so a stored
+``## How to work`` or ``SYSTEM:`` can never start a line), and ``<``,
 ``>`` and backticks are written as JSON escapes, so stored text can neither
 close the block, nor open a block of its own, nor start a code fence. Stored
 text cannot know the nonce either: it is drawn when the run starts.
@@ -29,7 +30,9 @@ __all__ = ["DATA_TAG", "TOOL_TAG", "encode", "memory_block", "new_nonce", "outsi
 
 DATA_TAG = "memory-data"
 TOOL_TAG = "tool-output"
-_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "`": "\\u0060"}
+_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "`": "\\u0060",
+            # line breaks JSON leaves raw (str.splitlines and many readers break on them)
+            "\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
 
 def new_nonce() -> str:
@@ -39,7 +42,7 @@ def new_nonce() -> str:
 def encode(value: Any) -> str:
     """JSON with the characters that could form a tag or a fence escaped."""
     text = json.dumps(value, ensure_ascii=False, default=str)
-    return re.sub(r"[<>`]", lambda m: _ESCAPES[m.group(0)], text)
+    return re.sub("[<>`\u0085\u2028\u2029]", lambda m: _ESCAPES[m.group(0)], text)
 
 
 def memory_block(nonce: str, sections: Sequence[tuple[str, Sequence[Any]]]) -> str:

@@ -131,9 +131,12 @@ def demo(db: Path | None) -> None:
                                  param_hint="'--db'")
     from memstrata._demo import run_demo
 
-    if db is None:
-        db = Path(tempfile.mkdtemp(prefix="memstrata-demo-")) / "demo.db"
-    summary = run_demo(db)
+    if db is None:  # a temporary folder, removed afterwards (--db keeps one)
+        with tempfile.TemporaryDirectory(prefix="memstrata-demo-") as tmp:
+            summary = run_demo(Path(tmp) / "demo.db")
+        click.echo("(that temporary database is removed again; --db PATH keeps one)")
+    else:
+        summary = run_demo(db)
     if not summary["isolation_ok"]:
         sys.exit(1)
 

@@ -221,3 +221,15 @@ def test_a_mistyped_url_is_an_error_not_a_new_empty_store(tmp_path: Path, args: 
     r = CliRunner().invoke(main, ["remember", "alice", "I live in Leeds.", "--url",
                                   f"sqlite:///{tmp_path / 'new.db'}"])
     assert r.exit_code == 0 and (tmp_path / "new.db").exists()
+
+
+def test_the_demo_leaves_no_temporary_folder_behind(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch):
+    """Issue 34: each ``memstrata demo`` left a memstrata-demo-* folder in the temp dir."""
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    result = CliRunner().invoke(main, ["demo"])
+    assert result.exit_code == 0, result.output
+    assert "temporary database is removed" in result.output
+    assert not list(tmp_path.glob("memstrata-demo-*"))

@@ -23,8 +23,21 @@ def test_names_are_read_from_the_package_then_from_the_cache(fresh: Path):
     path = gazetteer.cache_file()
     assert path.parent == fresh / "memstrata" and path.exists()
     gazetteer._data.cache_clear()
-    path.write_text("Atlantis\n\n亚特兰蒂斯", encoding="utf-8")  # the cache is what is read
-    assert gazetteer._data() == (frozenset({"Atlantis"}), frozenset({"亚特兰蒂斯"}))
+    body = "Atlantis\n\n亚特兰蒂斯"
+    path.write_text(body + "\n#sha256 " + gazetteer._digest(body), encoding="utf-8")
+    assert gazetteer._data() == (frozenset({"Atlantis"}), frozenset({"亚特兰蒂斯"}))  # read
+
+
+def test_a_cache_cut_inside_its_chinese_list_is_rebuilt(fresh: Path):
+    """Issue 34: a cache file cut short (a full disk, a killed process) inside its Chinese
+    list was trusted forever, and the Chinese cities after the cut were never read."""
+    _, zh = gazetteer._data()
+    path = gazetteer.cache_file()
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text[: text.index("\n\n") + 40], encoding="utf-8")  # cut
+    gazetteer._data.cache_clear()
+    assert gazetteer._data()[1] == zh
+    assert path.read_text(encoding="utf-8") == text  # rewritten whole
 
 
 def test_an_unreadable_cache_falls_back_to_the_package(fresh: Path):

@@ -9,8 +9,9 @@ them (MIT; no download at run time). Loaded on first use only: a turn that has n
 home cue, or a user who holds no city, never pays it. Reading the package's 16 MB
 table takes about 0.5 s, so the names drawn from it (about 0.4 MB) are cached in
 ``$XDG_CACHE_HOME/memstrata/`` (default ``~/.cache/memstrata/``), keyed by the
-package's version; later processes read that file in milliseconds. A cache that
-cannot be written or read is skipped: the table is read instead.
+package's version; later processes read that file in milliseconds. It ends with the
+digest of its contents: a file cut short or changed is rebuilt. A cache that cannot be
+written or read is skipped: the table is read instead.
 """
 
 from __future__ import annotations
@@ -41,8 +42,10 @@ _ZH_NOT_THE_CITY = re.compile(r"大学|学院|路|街|站|机场|银行|医院|�
 
 
 #: what the cache file holds: 3 added the ASCII-folded names (Montreal for Montréal) of
-#: cities of ``_FOLDED_MIN`` people or more
-_FORMAT = 3
+#: cities of ``_FOLDED_MIN`` people or more; 4 ends with the digest of what comes before
+#: it (a file cut short - a full disk, a killed process - was trusted for good)
+_FORMAT = 4
+_DIGEST = "#sha256 "
 _FOLDED_MIN = 100_000
 
 
@@ -66,21 +69,29 @@ def cache_file() -> Path:
 def _data() -> tuple[frozenset[str], frozenset[str]]:
     path = cache_file()
     try:
-        head, _, tail = path.read_text(encoding="utf-8").partition("\n\n")
-        if head and tail:
+        body, _, trailer = path.read_text(encoding="utf-8").rpartition("\n")
+        head, _, tail = body.partition("\n\n")
+        if head and tail and trailer == _DIGEST + _digest(body):
             return frozenset(head.split("\n")), frozenset(tail.split("\n"))
     except (OSError, UnicodeDecodeError):
         pass
-    en, zh = _from_package()
+    en, zh = _from_package()  # no cache yet, or a damaged one: rebuilt
+    body = "\n".join(sorted(en)) + "\n\n" + "\n".join(sorted(zh))
     try:  # atomically: a concurrent reader sees the old file or the whole new one
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent,
                                          delete=False, suffix=".tmp") as f:
-            f.write("\n".join(sorted(en)) + "\n\n" + "\n".join(sorted(zh)))
+            f.write(body + "\n" + _DIGEST + _digest(body))
         os.replace(f.name, path)
     except OSError:
         pass
     return en, zh
+
+
+def _digest(body: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
 def _from_package() -> tuple[frozenset[str], frozenset[str]]:

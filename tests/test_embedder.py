@@ -4,6 +4,7 @@ imports no torch; a corrupt or impossible export never reaches the caller."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -103,7 +104,8 @@ def test_embedding_cache_and_forget_cached_on_the_onnx_path(cache: Path):
 
 
 @pytest.mark.parametrize("damage", ["bit-flip", "truncate"])
-def test_a_corrupt_export_is_detected_deleted_and_never_used(cache: Path, damage: str):
+def test_a_corrupt_export_is_detected_deleted_and_never_used(
+        cache: Path, damage: str, caplog: pytest.LogCaptureFixture):
     spec = read_spec(packaged_model_path())
     assert spec is not None
     onnx_file = _entry(cache) / "model.onnx"
@@ -113,8 +115,32 @@ def test_a_corrupt_export_is_detected_deleted_and_never_used(cache: Path, damage
         onnx_file.write_bytes(bytes(data))
     else:
         onnx_file.write_bytes(bytes(data[: len(data) // 3]))
-    assert _onnx.load(spec, cache) is None
+    with caplog.at_level(logging.WARNING, logger="memstrata"):
+        assert _onnx.load(spec, cache) is None
     assert not _entry(cache).exists()
+    # issue 34: it was rebuilt with no word of why
+    assert any("failed a check" in r.getMessage() for r in caplog.records), caplog.records
+
+
+def test_a_new_export_prunes_the_cache_of_other_environments(cache: Path):
+    """Issue 34: each new environment (another onnxruntime, another model file) added an
+    entry of ~90 MB that nothing ever removed."""
+    import os
+    import time
+
+    spec = read_spec(packaged_model_path())
+    assert spec is not None
+    kept = _entry(cache)
+    old = []
+    for n in range(4):  # four other environments' entries, used n days ago
+        other = cache / f"{kept.name.rsplit('-', 1)[0]}-{'0' * 23}{n}"
+        shutil.copytree(kept, other)
+        when = time.time() - 86400 * (n + 1)
+        os.utime(other / "manifest.json", (when, when))
+        old.append(other)
+    gone = _onnx.prune(spec, cache, keep=kept)
+    assert sorted(gone) == sorted(old[_onnx.KEEP_OTHERS:])
+    assert kept.exists() and all(p.exists() for p in old[:_onnx.KEEP_OTHERS])
 
 
 def test_a_corrupt_export_still_embeds_correctly(cache: Path, reference: np.ndarray):

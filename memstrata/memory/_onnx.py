@@ -21,16 +21,23 @@ set of texts, one at a time and as padded batches, including texts cut by trunca
 a session on it skips those passes. Loading re-checks the identity, the versions, the
 file's size and SHA-256 (read on a thread while the session is built, ~0.1 s for the
 90 MB MiniLM) and two recorded probe vectors. An entry that fails any check (a
-truncated or bit-flipped file, a foreign manifest) is deleted; the caller then exports
-again or stays on PyTorch - a corrupt cache never reaches the caller as an ONNX Runtime
-error.
+truncated or bit-flipped file, a foreign manifest) is deleted, with a warning on the
+``memstrata`` logger that says why; the caller then exports again or stays on PyTorch -
+a corrupt cache never reaches the caller as an ONNX Runtime error.
+
+Loading marks an entry used (its manifest's time); a new export keeps the
+:data:`KEEP_OTHERS` most recently used other entries of the same model (other
+environments on the machine) and deletes older ones, so a cache shared by many
+environments does not grow by ~90 MB with each.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.metadata
 import json
+import logging
 import os
 import shutil
 import threading
@@ -45,6 +52,9 @@ from memstrata.memory._onnx_embedder import ModelSpec, OnnxEncoder, ort_errors
 __all__ = ["MIN_COSINE", "default_cache_dir", "entry_dir", "export", "load", "writable"]
 
 FORMAT = 4  # 4: the graph is saved optimised (3: short load probes)
+#: other entries of a model a new export keeps (the most recently used)
+KEEP_OTHERS = 2
+log = logging.getLogger("memstrata")
 MIN_COSINE = 0.9999999
 _OPSET = 17
 _SMALL = 1 << 20  # files up to 1 MiB are hashed by content, larger ones by size and time
@@ -153,8 +163,12 @@ def load(spec: ModelSpec, cache_dir: Path, **encoder_options: Any) -> OnnxEncode
         reference = np.asarray([p["vector"] for p in probes], dtype=np.float64)
         if not texts or _min_cosine(reference, encoder.encode(texts)) < MIN_COSINE:
             raise ValueError("the export no longer reproduces its probe vectors")
+        with contextlib.suppress(OSError):
+            os.utime(manifest_path)  # used: kept when another environment prunes
         return encoder
-    except _errors():
+    except _errors() as exc:
+        log.warning("the cached ONNX export %s failed a check (%s); it is deleted and "
+                    "made again", entry, exc)
         shutil.rmtree(entry, ignore_errors=True)
         return None
 
@@ -201,11 +215,29 @@ def export(model: Any, spec: ModelSpec, cache_dir: Path,
             os.replace(tmp, entry)
         except OSError:  # another process stored the same export first
             pass
+        prune(spec, cache_dir, keep=entry)
         return encoder
     except _errors():
         return None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def prune(spec: ModelSpec, cache_dir: Path, *, keep: Path) -> list[Path]:
+    """Delete the entries of ``spec``'s model but ``keep`` and the :data:`KEEP_OTHERS`
+    most recently used others; returns what was deleted."""
+    others = []
+    for path in cache_dir.glob(f"{spec.path.name}-*"):
+        if path == keep or not path.is_dir():
+            continue
+        try:
+            others.append((path.joinpath("manifest.json").stat().st_mtime, path))
+        except OSError:
+            others.append((0.0, path))  # half an entry: nothing uses it
+    gone = [path for _, path in sorted(others, reverse=True)[KEEP_OTHERS:]]
+    for path in gone:
+        shutil.rmtree(path, ignore_errors=True)
+    return gone
 
 
 def _optimize(source: Path, target: Path) -> None:

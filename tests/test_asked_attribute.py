@@ -85,9 +85,6 @@ def test_other_questions_ask_for_none(query):
     assert asked_attribute(query) is None
 
 
-@pytest.mark.xfail(strict=True, reason="a miss of model-5b111323b1cf: it reads 今天是我30岁生日！ "
-                   "as an age planned, not held now (the previous model and the rules read it); "
-                   "left to training data, not to a rule")
 def test_the_current_slot_outranks_a_summary_quoting_the_old_value(manager: MemoryManager,
                                                                    clock: ManualClock):
     for text in ("我住在北京，平时坐地铁上班。", "我在腾讯工作。", "帮我订个周末的餐厅吧。"):
@@ -149,9 +146,6 @@ _FILLER = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="misses of model-5b111323b1cf: 'First week at Spotify' "
-                   "read as a streaming service, and 'Where do I currently work? ... for a "
-                   "friend' as asking for someone else's employer; left to training data")
 def test_a_new_employer_said_in_passing_answers_where_the_user_works(
         manager: MemoryManager, clock: ManualClock) -> None:
     """Reproduction (blind knowledge-update splits heldout10-19): "Where do I currently

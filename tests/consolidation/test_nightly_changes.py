@@ -68,8 +68,10 @@ def test_with_an_llm_summarize_reads_a_change_the_fast_path_missed(
     server.push(Reply.text(json.dumps({"summary": "Talked about hikes.", "facts": []})))
     nightly(jobs)
     clock.advance(days=30)
+    # (model-5b111323b1cf missed "Waking up in Bristol instead of Leeds ..."; its successor
+    # reads that one, and misses this)
     chat(sqlite_manager, "dev", "s2",
-         "Waking up in Bristol instead of Leeds has made my commute so much shorter.")
+         "Swapping Leeds for Bristol was the best thing for my commute.")
     assert city(sqlite_manager, "dev") == ["Leeds"]  # the fast path cannot read it
     clock.advance(days=1)
     server.push(Reply.text("```json\n" + json.dumps({
@@ -87,7 +89,7 @@ def test_with_an_llm_summarize_reads_a_change_the_fast_path_missed(
               if "summary" in r["messages"][0]["content"]][-1]
     assert "change" in prompt[0]["content"] and "without words like 'actually'" in \
         prompt[0]["content"]
-    assert "user [unread]: Waking up in Bristol instead of Leeds" in prompt[1]["content"]
+    assert "user [unread]: Swapping Leeds for Bristol" in prompt[1]["content"]
 
 
 def test_an_llm_fact_without_the_change_flag_does_not_overrule_at_once(

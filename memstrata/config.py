@@ -25,7 +25,7 @@ from memstrata.policies.retention import RetentionPolicy
 from memstrata.policies.retrieval import RetrievalPolicy
 from memstrata.policies.write import WritePolicy
 
-__all__ = ["DEFAULT_SCOPE", "SCOPE_PATTERN", "Settings", "default_home"]
+__all__ = ["DEFAULT_SCOPE", "SCOPE_PATTERN", "Settings", "default_home", "require_existing_store"]
 
 DEFAULT_SCOPE = "default"
 #: a scope name; ``\Z``, not ``$`` (which also matches before a trailing newline) -

@@ -633,7 +633,7 @@ def test_summarize_reads_a_batch_together_as_it_reads_each_user(manager: MemoryM
     "known, measured: the offline summary keeps every unread statement; dropping those the "
     "reader reads as an offer or a plan of a held attribute saved 3 of 15 such losses on "
     "the cases it was written on and none on the next 12 of each set (10 lost either way, "
-    "4 fewer updates gained): results/never_worse*.json"))
+    "4 fewer updates gained; with model-5b111323b1cf): results/never_worse*.json"))
 def test_the_nightly_summary_keeps_no_statement_that_would_outrank_a_held_value(
         manager: MemoryManager, jobs: Consolidator, clock, held: str, near: str,
         question: str, value: str):

@@ -408,3 +408,4 @@ def test_the_first_hours_bad_input_is_refused_with_a_typed_error(
     with pytest.raises(InvalidSettingError, match="unknown embedder 'minilm-typo'"):
         MemoryManager.open(f"sqlite:///{tmp_path / 'other.db'}", embedder_name="minilm-typo",
                            index_dir=tmp_path / "index-other")
+    assert not (tmp_path / "other.db").exists()  # nothing was created

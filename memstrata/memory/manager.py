@@ -52,6 +52,7 @@ from memstrata.memory._schema import memory_vectors
 from memstrata.memory._sync import IndexSync
 from memstrata.memory._validate import (
     REF_WIDTH,
+    ROLES,
     check_flag,
     check_memory_id,
     check_text,
@@ -142,6 +143,16 @@ class MemoryManager:
         vector_index: VectorIndex | None = None,
         clock: Clock | None = None,
     ) -> None:
+        if embedder is None:
+            # a mistyped name fails here, before the store is created or migrated, not at
+            # the first write
+            from memstrata.memory.embedder import available_embedders
+
+            known = available_embedders()
+            if settings.embedder_name not in known:
+                raise InvalidSettingError(
+                    f"unknown embedder {settings.embedder_name!r}; available: "
+                    f"{sorted(known)} (or pass an instance as embedder=)")
         self.settings = settings
         self.clock: Clock = clock or SystemClock()
         assert settings.url is not None
@@ -151,15 +162,6 @@ class MemoryManager:
         except BaseException:
             self.db.dispose()
             raise
-        if embedder is None:
-            # a mistyped name fails here, not at the first write
-            from memstrata.memory.embedder import available_embedders
-
-            if settings.embedder_name not in available_embedders():
-                self.db.dispose()
-                raise InvalidSettingError(
-                    f"unknown embedder {settings.embedder_name!r}; available: "
-                    f"{sorted(available_embedders())} (or pass an instance as embedder=)")
         self._embedder = embedder
         self._vector_index = vector_index
         self._owns_vector_index = vector_index is None
@@ -596,7 +598,7 @@ class MemoryManager:
         self._check_open()
         with telemetry.span("memstrata.observe",
                             text_chars=len(text) if isinstance(text, str) else None,
-                            role=role if isinstance(role, str) and role in _ROLES else "other",
+                            role=role if isinstance(role, str) and role in ROLES else "other",
                             ) as sp:
             sp.set_content(user_id=user_id, session_id=session_id, text=text)
             seen = observe(self, user_id, session_id, role, text, scope=scope, at=at,
@@ -735,9 +737,6 @@ class MemoryManager:
             "index_dir": None if self.index_dir is None else str(self.index_dir),
         }
 
-
-#: turn roles put on spans as they are; any other role is an application's word ("other")
-_ROLES = frozenset({"user", "assistant", "system", "tool", "human", "ai"})
 
 
 def _outcome_counts(decisions: Iterable[WriteDecision]) -> dict[str, int]:

@@ -168,9 +168,10 @@ def build_briefing(
             lessons = [r for r in manager.memories(user_id, scope=scope, types=kinds,
                                                    statuses=[Status.ACTIVE], limit=lessons_k)
                        if r.created_at >= fresh]
+    # profile facts and rules of the scope and of default (facts about the person)
+    scopes = None if scope is None else sorted({scope, DEFAULT_SCOPE})
     profile: list[MemoryRecord] = []
     if profile_k:
-        scopes = None if scope is None else sorted({scope, DEFAULT_SCOPE})
         found = {r.id: r for r in manager.memories(
             user_id, scope=scopes, types=[MemoryType.PROFILE], statuses=[Status.ACTIVE],
             limit=max(profile_k * 3, 30))}
@@ -180,7 +181,6 @@ def build_briefing(
         profile = sorted(found.values(),
                          key=lambda r: (not r.pinned, -(r.confidence * r.importance), r.id))
         profile = profile[:profile_k]
-    scopes = None if scope is None else sorted({scope, DEFAULT_SCOPE})
     rules = sorted(manager.memories(user_id, scope=scopes, types=[MemoryType.RULE],
                                     statuses=[Status.ACTIVE], limit=MAX_RULES),
                    key=lambda r: (r.valid_from, r.id), reverse=True)

@@ -62,7 +62,7 @@ from memstrata.types import (
 if TYPE_CHECKING:
     from memstrata.memory.manager import MemoryManager
     from memstrata.policies.extraction import Extracted
-    from memstrata.reading import Reader
+    from memstrata.reading import Held, Reader, Reading, Registry
 
 __all__ = ["Observation", "observe"]
 
@@ -122,8 +122,9 @@ def observe(
 
     reader = manager.reader
     candidates: tuple[Extracted, ...] = ()
+    readings: tuple[Reading, ...] | None = None
     if wanted and text.strip() and reader.name != "rules":
-        candidates = _read_candidates(manager, reader, user_id, scope, text)
+        candidates, readings = _read_candidates(manager, reader, user_id, scope, text)
     elif wanted and text.strip():
         candidates = tuple(extract(text, role="user"))
         if any(c.alternatives for c in candidates):
@@ -135,8 +136,9 @@ def observe(
     turn_meta = {**meta, "scope": scope, "fast_extracted": len(candidates)}
     # check the memories as remember would before the turn is stored, so bad input
     # changes nothing (PostgreSQL would refuse an over-wide slot after the append)
+    stored = None if readings is None else _stored_readings(reader.version, readings)
     inputs = [
-        check_input(_input(c, scope, session_id, at, turn_id=0), {},
+        check_input(_input(c, scope, session_id, at, turn_id=0, readings=stored), {},
                     limit=manager.settings.max_content_chars,
                     allowed_scopes=manager.settings.scopes)
         for c in candidates
@@ -145,7 +147,8 @@ def observe(
                                            metadata=turn_meta)
     if not inputs:
         return Observation(turn_id, user_id, session_id, role, (), ())
-    inputs = [_input(c, scope, session_id, at, turn_id=turn_id) for c in candidates]
+    inputs = [_input(c, scope, session_id, at, turn_id=turn_id, readings=stored)
+              for c in candidates]
     decisions = manager.remember_many(user_id, inputs)
     corrected: list[str] = []
     for c, d in zip(candidates, decisions, strict=True):
@@ -204,8 +207,9 @@ def _kind(c: Extracted) -> MemoryType:
 
 
 def _read_candidates(manager: MemoryManager, reader: Reader, user_id: str, scope: str,
-                     text: str) -> tuple[Extracted, ...]:
-    """Candidates from a reader's readings of ``text`` (the user's own values, now).
+                     text: str) -> tuple[tuple[Extracted, ...], tuple[Reading, ...]]:
+    """Candidates from a reader's readings of ``text`` (the user's own values, now), and
+    every reading of it (stored with each memory formed from the turn).
 
     The reader reads the registry's attributes; what it does not cover (a free-text
     preference, "I prefer aisle seats") is still read by the rules' extractor. A value of a
@@ -218,8 +222,8 @@ def _read_candidates(manager: MemoryManager, reader: Reader, user_id: str, scope
 
     reg = registry()
     held = [Held(a, v) for a, v in _held_values(manager, user_id, scope, reg.names) if v]
-    read = reader.read(text, held)
-    readings = [r for r in read if r.current_own]
+    read = tuple(reader.read(text, held))
+    readings = _one_value_each(reg, [r for r in read if r.current_own], held)
     # a value said beside a denied one of the user's own ("it's july 4, not july 14",
     # "其实是3月18号，不是8号") corrects the held value, stable or not
     denied = {r.attribute for r in read if r.holder == "user" and r.negated}
@@ -247,7 +251,41 @@ def _read_candidates(manager: MemoryManager, reader: Reader, user_id: str, scope
             slot=slot, correction=(attr.stability == "changing" and r.attribute not in plain)
             or r.attribute in denied,
             reading=reading))
-    return tuple(out)
+    return tuple(out), read
+
+
+def _one_value_each(reg: Registry, readings: list[Reading], held: list[Held]) -> list[Reading]:
+    """At most one reading of each single-valued attribute: a turn that names the held
+    value beside a new one ("monzo card came and the barclays account is closed" while
+    Barclays is held) changes it to the new one; of several new ones, the reader's surest
+    ("GP is now Dr Eze at Riverside Medical") - not whichever came last."""
+    kept: dict[str, Reading] = {}
+    for r in readings:
+        if reg[r.attribute].cardinality != "single":
+            continue
+        best = kept.get(r.attribute)
+        if best is None or _rank_reading(r, held) > _rank_reading(best, held):
+            kept[r.attribute] = r
+    return [r for r in readings
+            if reg[r.attribute].cardinality != "single" or kept[r.attribute] is r]
+
+
+def _rank_reading(r: Reading, held: list[Held]) -> tuple[bool, float]:
+    """A new value before a restated held one, then the surer."""
+    value = _text.normalize(r.value)
+    restated = any(h.attribute == r.attribute and value and (
+        value in _text.normalize(h.value) or _text.normalize(h.value) in value) for h in held)
+    return (not restated, r.confidence)
+
+
+def _stored_readings(version: str, readings: Iterable[Reading]) -> list[dict[str, Any]]:
+    """Every reading of a turn as it is stored with each memory formed from it
+    (``metadata["readings"]``): recall answers a question for an attribute from these,
+    never by reading stored text again."""
+    return [{"reader": version, "attribute": r.attribute, "value": r.value,
+             "holder": r.holder, "when": r.when, "negated": r.negated,
+             "confidence": round(r.confidence, 4),
+             "span": None if r.span is None else list(r.span)} for r in readings]
 
 
 def _held_values(manager: MemoryManager, user_id: str, scope: str,
@@ -338,9 +376,11 @@ def _supersede_replaced(manager: MemoryManager, user_id: str, scope: str, new_id
     return [r.id for r in targets]
 
 
-def _input(c: Extracted, scope: str, session_id: str, at: datetime | None, *, turn_id: int
-           ) -> MemoryInput:
+def _input(c: Extracted, scope: str, session_id: str, at: datetime | None, *, turn_id: int,
+           readings: list[dict[str, Any]] | None = None) -> MemoryInput:
     meta: dict[str, Any] = {"turn_id": turn_id, "extractor": c.rule}
+    if readings is not None:
+        meta["readings"] = readings
     if c.correction:
         meta["correction"] = True
     if c.replaces:

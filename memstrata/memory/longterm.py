@@ -505,7 +505,7 @@ class LongTermMemory:
                     types=sorted(t.value for t in policy.updatable),
                     statuses=[Status.ACTIVE.value], limit=_RECENT_STATEMENTS)
                 stating = [str(r.id) for r in recent if r.slot_key is None
-                           and _states_attribute(r.content, wanted, held)]
+                           and _states(r, wanted, held)]
                 ids = list(dict.fromkeys([*ids, *sorted(answers), *stating]))
             rows = _store.rank_rows(conn, user_id, ids) if ids and state is not None else []
         if asked is not None:
@@ -516,7 +516,7 @@ class LongTermMemory:
                               default=-math.inf)
             stated = [r for r in rows if r.slot_key is None and _TYPE[r.type] in policy.updatable
                       and float(r.valid_from) > newest_slot
-                      and _states_attribute(r.content, wanted, held)]
+                      and _states(r, wanted, held)]
             if stated:
                 answers.add(str(max(stated, key=lambda r: float(r.valid_from)).id))
         for row in rows:
@@ -1053,6 +1053,21 @@ def _read_attributes(content: str) -> frozenset[str]:
     return _digest_cached(_READ_ATTRIBUTES, (content,), lambda: frozenset(
         canonical_attribute(e.slot.attribute) for e in extract(content)
         if e.slot is not None and e.slot.subject in _SELF_SUBJECTS))
+
+
+def _states(row: Any, attributes: Sequence[str], held: str) -> bool:
+    """Does the record of ``row`` state one of the user's ``attributes`` now? Read from
+    the readings stored with it when it was formed (``metadata["readings"]``): the user's
+    own value, now, not denied. A record formed before readings were stored (or by the
+    rules, which store none) is read by :func:`_states_attribute`."""
+    raw = row.metadata
+    meta = json.loads(raw) if isinstance(raw, str | bytes) else raw
+    readings = meta.get("readings") if isinstance(meta, dict) else None
+    if not isinstance(readings, list):
+        return _states_attribute(row.content, attributes, held)
+    return any(isinstance(r, dict) and r.get("attribute") in attributes
+               and r.get("holder") == "user" and r.get("when") == "now"
+               and not r.get("negated") for r in readings)
 
 
 def _states_attribute(content: str, attributes: Sequence[str], held: str) -> bool:

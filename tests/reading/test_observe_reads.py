@@ -142,3 +142,78 @@ def test_two_values_read_in_one_turn_survive_the_nightly_duplicates(
     jobs = Consolidator(mm, settings=ConsolidationSettings.build(schedule={"timezone": "UTC"}))
     assert jobs.run("conflicts").status == "finished"
     assert _active(mm, "city") == ["Leeds"] and _active(mm, "partner")
+
+
+@pytest.mark.parametrize(("prior", "turn", "attribute", "value"), [
+    # the held value named beside the new one: the last value read used to win
+    ("I bank with Barclays.", "monzo card turned up this morning and the barclays account "
+     "is officially closed 🎉 easiest way to move all my direct debits over?", "bank", "monzo"),
+    # two new values: the reader's surer one, not the last ("coverage" was kept)
+    ("I'm with Vodafone for my mobile", "ported my number over to Telstra this arvo, vodafone "
+     "reception at the farm was shocking. hows coverage out past Mudgee", "mobile_carrier",
+     "Telstra"),
+])
+def test_one_turn_changes_a_single_valued_attribute_to_one_value(
+        mm: MemoryManager, clock: ManualClock, prior: str, turn: str, attribute: str,
+        value: str) -> None:
+    _observe_all(mm, clock, [prior, turn])
+    assert _active(mm, attribute) == [value]
+
+
+def test_of_several_readings_of_one_attribute_a_new_value_then_the_surer_is_kept() -> None:
+    from memstrata.memory.formation import _one_value_each
+    from memstrata.reading import Held, Reading, registry
+
+    reg = registry()
+    old = Reading("bank", "barclays", confidence=0.99)
+    new = Reading("bank", "Monzo", confidence=0.8)
+    pets = [Reading("pets", "Mochi"), Reading("pets", "corgi")]
+    held = [Held("bank", "Barclays")]
+    assert _one_value_each(reg, [old, new, *pets], held) == [new, *pets]
+    # nothing held: the surer
+    assert _one_value_each(reg, [old, new], []) == [old]
+
+
+def test_every_reading_of_a_turn_is_stored_with_its_memories(mm: MemoryManager) -> None:
+    obs = mm.observe("u", "s1", "user",
+                     "家里新添了一只柯基叫旺财 咪咪好像不太高兴 怎么让它们和平相处")
+    assert obs.written
+    for record_id in obs.written:
+        readings = mm.get("u", record_id).metadata["readings"]
+        assert {r["value"] for r in readings if r["attribute"] == "pets"} >= {"旺财", "柯基"}
+        assert all(r["reader"] == mm.reader.version for r in readings)
+
+
+@pytest.mark.parametrize(("prior", "turn", "asked", "value"), [
+    ("I have two kids, Maya and Leo.", "baby Theo arrived at 3.12am, 3.4kg, everyone's fine "
+     "and i'm running on zero sleep 😭💙 remind me to register the birth",
+     "What are my kids called?", "Theo"),
+    ("我有一个女儿叫朵朵", "二胎是个小子 小名叫豆豆 朵朵天天抢着抱 月子里老睡不好怎么办",
+     "我的孩子叫什么？", "豆豆"),
+])
+def test_a_question_for_a_multi_valued_attribute_finds_the_newest_stored_reading(
+        mm: MemoryManager, clock: ManualClock, prior: str, turn: str, asked: str,
+        value: str) -> None:
+    # the rules read no child in the newer turn: recall returned the older statement
+    # ("Maya and Leo") or nothing at all for the Chinese question
+    _observe_all(mm, clock, [prior, turn])
+    hits = mm.recall("u", asked, k=3, record_use=False)
+    assert hits and value in hits[0].content
+
+
+def test_recall_reads_stored_readings_not_the_stored_text(
+        mm: MemoryManager, clock: ManualClock, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memstrata.memory import longterm
+
+    _observe_all(mm, clock, ["I have two kids, Maya and Leo.",
+                             "baby Theo arrived last night, everyone's fine"])
+    calls: list[str] = []
+    rules = longterm._states_attribute
+
+    def counted(content: str, attributes: object, held: str) -> bool:
+        calls.append(content)
+        return rules(content, attributes, held)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(longterm, "_states_attribute", counted)
+    assert mm.recall("u", "What are my kids called?", k=3, record_use=False)
+    assert calls == []

@@ -18,7 +18,7 @@ to the spec's ``default_cron``), the scheduler schedules every registered job an
 module with a class following :class:`~memstrata.consolidation._job.Job` plus one
 :func:`register_job` call that runs before those are built.
 
-The built-ins (``summarize``, ``conflicts``, ``expire``, in the order
+The built-ins (``reread``, ``summarize``, ``conflicts``, ``expire``, in the order
 ``consolidate`` runs them) are registered here; their factories import the job
 classes on first use, so importing the registry stays cheap.
 
@@ -142,7 +142,16 @@ def _expire() -> Job:
     return ExpireJob()
 
 
+def _reread() -> Job:
+    from memstrata.consolidation._reread import RereadJob
+
+    return RereadJob()
+
+
 _BUILTINS = (
+    JobSpec("reread", _reread, "30 2 * * *", uses_llm=False,
+            description="Read the user's memories again where another reader stored "
+                        "their readings (after a reader upgrade)."),
     JobSpec("summarize", _summarize, "0 3 * * *", uses_llm=True,
             description="Fold ended sessions and finished tasks into summaries and lessons."),
     JobSpec("conflicts", _conflicts, "0 3 * * *", uses_llm=True,

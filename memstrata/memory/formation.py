@@ -119,6 +119,7 @@ def observe(
     wanted = role.strip().lower() in ("user", "human") if extract_memories is None \
         else extract_memories
     from memstrata.policies.extraction import extract  # the rules load on the first turn
+    from memstrata.reading import to_stored
 
     reader = manager.reader
     candidates: tuple[Extracted, ...] = ()
@@ -136,7 +137,7 @@ def observe(
     turn_meta = {**meta, "scope": scope, "fast_extracted": len(candidates)}
     # check the memories as remember would before the turn is stored, so bad input
     # changes nothing (PostgreSQL would refuse an over-wide slot after the append)
-    stored = None if readings is None else _stored_readings(reader.version, readings)
+    stored = None if readings is None else (reader.version, to_stored(readings, reader.version))
     inputs = [
         check_input(_input(c, scope, session_id, at, turn_id=0, readings=stored), {},
                     limit=manager.settings.max_content_chars,
@@ -278,16 +279,6 @@ def _rank_reading(r: Reading, held: list[Held]) -> tuple[bool, float]:
     return (not restated, r.confidence)
 
 
-def _stored_readings(version: str, readings: Iterable[Reading]) -> list[dict[str, Any]]:
-    """Every reading of a turn as it is stored with each memory formed from it
-    (``metadata["readings"]``): recall answers a question for an attribute from these,
-    never by reading stored text again."""
-    return [{"reader": version, "attribute": r.attribute, "value": r.value,
-             "holder": r.holder, "when": r.when, "negated": r.negated,
-             "confidence": round(r.confidence, 4),
-             "span": None if r.span is None else list(r.span)} for r in readings]
-
-
 def _held_values(manager: MemoryManager, user_id: str, scope: str,
                  attributes: Iterable[str]) -> list[tuple[str, str | None]]:
     """(attribute, value) of the user's active slots about themselves in ``scope``."""
@@ -377,10 +368,12 @@ def _supersede_replaced(manager: MemoryManager, user_id: str, scope: str, new_id
 
 
 def _input(c: Extracted, scope: str, session_id: str, at: datetime | None, *, turn_id: int,
-           readings: list[dict[str, Any]] | None = None) -> MemoryInput:
+           readings: tuple[str, list[dict[str, Any]]] | None = None) -> MemoryInput:
     meta: dict[str, Any] = {"turn_id": turn_id, "extractor": c.rule}
     if readings is not None:
-        meta["readings"] = readings
+        # the readings of the turn, and which reader read them: the re-read job reads a
+        # memory again when the configured reader is another
+        meta["read_by"], meta["readings"] = readings
     if c.correction:
         meta["correction"] = True
     if c.replaces:

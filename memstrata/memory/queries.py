@@ -19,7 +19,7 @@ from memstrata._sql import new_id
 from memstrata.memory import _store
 from memstrata.memory._schema import memories, memory_vectors, task_steps, tasks, turns, users
 from memstrata.memory._store import index_text
-from memstrata.types import MemoryInput, Status
+from memstrata.types import MemoryInput, Source, Status
 
 __all__ = [
     "RECORD_FIELDS",
@@ -31,6 +31,7 @@ __all__ = [
     "live_records",
     "new_id",
     "previous_user",
+    "readable_records",
     "session_turns_of",
     "slot_key",
     "sources_exist",
@@ -123,6 +124,19 @@ def expiry_candidates(conn: Connection, user_id: str, now: float, purge_before: 
         )
         .order_by(m.id)
     ))
+
+
+def readable_records(conn: Connection, user_id: str) -> list[Row[Any]]:
+    """The user's live records said by the user themself (``source`` user_explicit: what
+    ``observe`` formed from their turns and what they asked to ``remember``), with what a
+    reader reads them with: id, content, metadata (decoded), subject, attribute, value,
+    status; oldest first."""
+    m = memories.c
+    return list(conn.execute(
+        select(m.id, m.content, m.metadata, m.subject, m.attribute, m.value, m.status)
+        .where(m.user_id == user_id, m.status.in_(_LIVE),
+               m.source == Source.USER_EXPLICIT.value)
+        .order_by(m.valid_from, m.id)))
 
 
 # ---------------------------------------------------------------- episodes

@@ -20,7 +20,7 @@ from memstrata.reading.model import ModelReader, model_available
 from memstrata.reading.protocol import Reader
 from memstrata.reading.registry import Attribute, Registry, registry
 from memstrata.reading.rules import RuleReader
-from memstrata.reading.types import Asked, Held, Reading, Relation
+from memstrata.reading.types import Asked, Held, Reading, Relation, from_stored, to_stored
 
 __all__ = [
     "Asked",
@@ -34,9 +34,11 @@ __all__ = [
     "Registry",
     "Relation",
     "RuleReader",
+    "from_stored",
     "load_reader",
     "model_available",
     "registry",
+    "to_stored",
 ]
 
 #: the readers a manager can be configured with; ``auto`` is the cascade (the model, the

@@ -8,8 +8,9 @@ for. Readers only say what text means; the policies decide what to do with it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 __all__ = [
     "HOLDERS",
@@ -22,6 +23,8 @@ __all__ = [
     "Relation",
     "RelationKind",
     "When",
+    "from_stored",
+    "to_stored",
 ]
 
 #: whose fact a reading is: the user's own, or someone else's (a partner, a friend ...)
@@ -86,3 +89,29 @@ class Asked:
     whose: Holder = "user"
     time: Literal["current", "past"] = "current"
     confidence: float = 1.0
+
+
+def to_stored(readings: Iterable[Reading], version: str) -> list[dict[str, Any]]:
+    """Readings as they are stored with a memory (``metadata["readings"]``, JSON), each
+    with the version of the reader that read it."""
+    return [{"reader": version, "attribute": r.attribute, "value": r.value,
+             "holder": r.holder, "when": r.when, "negated": r.negated,
+             "confidence": round(r.confidence, 4),
+             "span": None if r.span is None else list(r.span)} for r in readings]
+
+
+def from_stored(items: object) -> list[Reading]:
+    """The readings of :func:`to_stored` back (an item that is not one is skipped)."""
+    out: list[Reading] = []
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, Mapping):
+            continue
+        holder, when, span = item.get("holder"), item.get("when"), item.get("span")
+        if holder not in HOLDERS or when not in WHENS:
+            continue
+        out.append(Reading(
+            str(item.get("attribute")), str(item.get("value")), holder, when,
+            bool(item.get("negated")), float(item.get("confidence") or 0.0),
+            (int(span[0]), int(span[1])) if isinstance(span, list) and len(span) == 2
+            else None))
+    return out

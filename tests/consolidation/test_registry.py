@@ -72,9 +72,9 @@ def tally_manager(sqlite_manager: MemoryManager) -> MemoryManager:
 
 
 def test_the_builtins_are_registered_in_run_order():
-    assert BUILTIN_JOB_NAMES == JOB_NAMES == ("summarize", "conflicts", "expire")
-    assert job_names()[:3] == BUILTIN_JOB_NAMES
-    assert [get_job(n).uses_llm for n in BUILTIN_JOB_NAMES] == [True, True, False]
+    assert BUILTIN_JOB_NAMES == JOB_NAMES == ("reread", "summarize", "conflicts", "expire")
+    assert job_names()[:4] == BUILTIN_JOB_NAMES
+    assert [get_job(n).uses_llm for n in BUILTIN_JOB_NAMES] == [False, True, True, False]
     with pytest.raises(UnknownJobError):
         get_job("tally")
 

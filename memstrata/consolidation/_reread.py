@@ -1,0 +1,73 @@
+"""The ``reread`` job: the memories read again by the configured reader.
+
+``observe`` stores every reading of a turn with the memories it forms
+(``metadata["readings"]``, and ``metadata["read_by"]``: the reader's version), and recall
+answers a question for an attribute from those stored readings, never by reading stored
+text again. When the reader changes (a new model ships with an upgrade, or the manager is
+configured with another reader), the stored readings are the old reader's: this job reads
+each of the user's own memories (``source`` user_explicit) whose readings are another
+reader's, or missing (formed before readings were stored, or by the rules), again and
+stores the new readings in their place - like ``reindex`` for vectors.
+
+It changes nothing but the stored readings: no slot, status or text (what a new reading
+means for the user's current values is the ``conflicts`` job's to settle). It plans
+outside the write transaction (reading takes milliseconds a memory) and applies with each
+memory's metadata re-checked, so a memory forgotten or changed meanwhile is left alone. A
+dry run lists what would be read again; a run interrupted resumes after the last user
+done. With the rules configured there is nothing to do: they store no readings.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Connection
+
+from memstrata.consolidation._job import Applied, JobContext, UserPlan
+from memstrata.consolidation.reports import PlannedAction
+from memstrata.memory import RecordTxn, queries
+from memstrata.reading import Held, load_reader, registry, to_stored
+from memstrata.types import USER_SUBJECT, Status
+
+__all__ = ["RereadJob"]
+
+
+class RereadJob:
+    name = "reread"
+    lease = "reread"
+    plan_in_txn = False
+
+    def users(self, conn: Connection, ctx: JobContext, after: str | None,
+              limit: int | None) -> list[str]:
+        if load_reader(ctx.memory_settings.reader).name == "rules":
+            return []
+        return queries.user_page(conn, after, limit)
+
+    def plan(self, conn: Connection, ctx: JobContext, user_id: str) -> UserPlan:
+        reader = load_reader(ctx.memory_settings.reader)
+        plan = UserPlan(user_id, method="offline")
+        rows = queries.readable_records(conn, user_id)
+        names = set(registry().names)
+        # what the user holds now: the reader tells a change from a restatement with it
+        held = [Held(str(r.attribute), str(r.value)) for r in rows
+                if r.subject == USER_SUBJECT and r.attribute in names and r.value
+                and r.status == Status.ACTIVE.value]
+        for r in rows:
+            meta: dict[str, Any] = dict(r.metadata or {})
+            if meta.get("read_by") == reader.version and isinstance(meta.get("readings"), list):
+                continue
+            readings = to_stored(reader.read(str(r.content), held), reader.version)
+            after = {**meta, "readings": readings, "read_by": reader.version}
+            was = meta.get("read_by")
+            plan.actions.append(PlannedAction(
+                user_id, str(r.id), "reread",
+                f"read by {reader.version}" + (f" (was {was})" if was else
+                                                " (no readings were stored)"),
+                {"metadata": meta}, {"metadata": after}))
+        return plan
+
+    def apply(self, txn: RecordTxn, ctx: JobContext, plan: UserPlan) -> Applied:
+        if not plan.actions or not txn.lock(plan.user_id):
+            return Applied()
+        done, errors = txn.update(plan.user_id, plan.actions, verify=True)
+        return Applied(done, errors)

@@ -82,27 +82,44 @@ _FAMILY = {"name": ("name", "preferred_name"), "language": ("language", "instruc
 
 
 def _values(mm: Any, user: str, attrs: tuple[str, ...]) -> list[str]:
+    """The user's active values of ``attrs``: a slot's value, or the values of the user's
+    own, now, of a multi-valued attribute stored with a statement ("a corgi called Mochi";
+    a single-valued one is a slot)."""
+    from memstrata.reading import registry
+
+    multi = {a.name for a in registry().attributes if a.cardinality == "multi"}
     out = []
     for r in mm.memories(user, statuses="active"):
-        read = (r.metadata or {}).get("reading") or {}
-        if r.slot is not None and r.slot.attribute in attrs:
-            out.append(r.slot.value)
-        elif read.get("attribute") in attrs:
-            out.append(str(read.get("value")))
+        meta = r.metadata or {}
+        if r.slot is not None:
+            if r.slot.attribute in attrs:
+                out.append(r.slot.value)
+            continue
+        read = meta.get("readings")
+        if read is None:  # formed before readings were stored with memories
+            read = [meta["reading"]] if meta.get("reading") else []
+        out += [str(x["value"]) for x in read if x.get("attribute") in attrs
+                and (x.get("attribute") in multi or "readings" not in meta)
+                and x.get("holder", "user") == "user" and x.get("when", "now") == "now"
+                and not x.get("negated")]
     return out
 
 
-def _top(mm: Any, user: str, attr: str, lang: str) -> str:
+def _top(mm: Any, user: str, attr: str, lang: str) -> tuple[str, str]:
+    """The top hit of the attribute's question: its text and its slot's value."""
     question = QUESTIONS[attr][0 if lang == "en" else 1]
     hits = mm.recall(user, question, k=3, record_use=False)
     if not hits:
-        return ""
+        return "", ""
     slot = hits[0].record.slot
-    return hits[0].content + (f" {slot.value}" if slot is not None else "")
+    return hits[0].content, "" if slot is None else slot.value
 
 
-def _carries(attr: str, text: str, value: str) -> bool:
-    if value_matches(attr, text, value):
+def _carries(attr: str, top: tuple[str, str], value: str) -> bool:
+    """Does the top hit carry ``value``: its slot's value is it (a diet stored as 低碳水 is
+    low-carb), or its text names it?"""
+    text, slot = top
+    if (slot and value_matches(attr, slot, value)) or value_matches(attr, text, value):
         return True
     return bool(value) and value.casefold() in text.casefold()
 
@@ -159,7 +176,7 @@ def run_set(cases: list[dict[str, Any]], reader: str) -> dict[str, Any]:
                          "attribute": attr, "expect": case["expect"],
                          "before": before[case["id"]],
                          "active": _values(mm, case["id"], _FAMILY.get(attr, (attr,))),
-                         "top": _top(mm, case["id"], attr, case["lang"])
+                         "top": " ".join(_top(mm, case["id"], attr, case["lang"])).strip()
                          if attr in QUESTIONS else None,
                          "after_observe": _judge(mm, case, before[case["id"]])})
         clock.set(START + timedelta(days=3, hours=9))

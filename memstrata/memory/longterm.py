@@ -86,7 +86,7 @@ from memstrata.policies.slot_change import change_of
 from memstrata.policies.standing import reads_as_own_change, reports_own_state
 from memstrata.policies.temporal import DateRange, TemporalQuery, read_query
 from memstrata.policies.write import screen
-from memstrata.reading import load_reader
+from memstrata.reading import from_stored, load_reader
 from memstrata.types import (
     RETRIEVABLE,
     USER_SUBJECT,
@@ -1065,9 +1065,7 @@ def _states(row: Any, attributes: Sequence[str], held: str) -> bool:
     readings = meta.get("readings") if isinstance(meta, dict) else None
     if not isinstance(readings, list):
         return _states_attribute(row.content, attributes, held)
-    return any(isinstance(r, dict) and r.get("attribute") in attributes
-               and r.get("holder") == "user" and r.get("when") == "now"
-               and not r.get("negated") for r in readings)
+    return any(r.attribute in attributes and r.current_own for r in from_stored(readings))
 
 
 def _states_attribute(content: str, attributes: Sequence[str], held: str) -> bool:

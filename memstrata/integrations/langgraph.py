@@ -21,7 +21,9 @@ both a :class:`memstrata.errors.InvalidInputError` and LangGraph's
 empty label, no ``.`` - are checked by its ``get``/``put``/``search``/... before the
 store runs and raise its plain ``InvalidNamespaceError``; ``batch`` raises
 :class:`NamespaceError` for them too.) ``search`` and ``list_namespaces``
-with a prefix take the user from its first label; ``search`` needs it.
+with a prefix take the user from its first label; ``search`` needs it. Labels and keys
+that differ only in Unicode normalisation (NFC / NFD) are the same label, as look-alike
+user ids are one user: items are stored and returned under the NFC form.
 
 **Items are memories.** ``put(namespace, key, value)`` writes one long-term
 record of the store's ``memory_type`` (default ``knowledge``) through the write
@@ -53,6 +55,7 @@ import contextvars
 import functools
 import hashlib
 import json
+import unicodedata
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
@@ -110,6 +113,19 @@ def _namespace(namespace: tuple[str, ...]) -> tuple[str, str, tuple[str, ...]]:
         raise NamespaceError(
             f"namespace {namespace!r} does not map to memstrata: use (user_id, scope, *path)")
     return _user(namespace), _scope(namespace[1], namespace), tuple(namespace[2:])
+
+
+def _canonical(namespace: tuple[str, ...]) -> tuple[str, ...]:
+    """The namespace as items are stored and compared: the user id and the scope as
+    memstrata checks them, every other label in NFC. Labels that differ only in Unicode
+    normalisation are one label, as look-alike user ids are one user (a put under
+    ``("jose\u0301", ...)`` and a get under ``("jos\u00e9", ...)`` find the same item)."""
+    user, scope, path = _namespace(namespace)
+    return (user, scope, *(unicodedata.normalize("NFC", label) for label in path))
+
+
+def _key(key: str) -> str:
+    return unicodedata.normalize("NFC", key)
 
 
 def _user(namespace: tuple[str, ...]) -> str:
@@ -297,6 +313,7 @@ class MemstrataStore(BaseStore):
     # ------------------------------------------------------------ operations
 
     def _current(self, namespace: tuple[str, ...], key: str) -> MemoryRecord | None:
+        namespace, key = _canonical(namespace), _key(key)
         user, scope, path = _namespace(namespace)
         subject, attribute = _slot_parts(path, key)
         # newest first; pending too: two first puts of a key racing each other can
@@ -304,8 +321,8 @@ class MemstrataStore(BaseStore):
         for record in self._memory.lookup(user, subject=subject, attribute=attribute,
                                           scope=scope, include_pending=True, limit=10):
             meta = record.metadata.get(META_KEY)
-            if isinstance(meta, dict) and tuple(meta.get("namespace", ())) == namespace \
-                    and meta.get("key") == key:
+            if isinstance(meta, dict) and _stored_namespace(meta) == namespace \
+                    and _key(str(meta.get("key"))) == key:
                 return record
         return None
 
@@ -319,6 +336,7 @@ class MemstrataStore(BaseStore):
 
     def _put(self, namespace: tuple[str, ...], key: str, value: Mapping[str, Any],
              index: list[str] | bool | None) -> None:
+        namespace, key = _canonical(namespace), _key(key)
         user, scope, path = _namespace(namespace)
         subject, attribute = _slot_parts(path, key)
         plain = dict(value)
@@ -370,9 +388,11 @@ class MemstrataStore(BaseStore):
             offset += _PAGE
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
-        prefix = tuple(op.namespace_prefix)
-        user = _user(prefix)
-        scope = prefix[1] if len(prefix) > 1 else None
+        raw = tuple(op.namespace_prefix)
+        user = _user(raw)
+        scope = _scope(raw[1], raw) if len(raw) > 1 else None
+        prefix = tuple(label for label in (user, scope) if label is not None) + tuple(
+            unicodedata.normalize("NFC", label) for label in raw[2:])
         if isinstance(op.limit, bool) or not isinstance(op.limit, int) or op.limit < 0 \
                 or isinstance(op.offset, bool) or not isinstance(op.offset, int) \
                 or op.offset < 0:
@@ -402,6 +422,7 @@ class MemstrataStore(BaseStore):
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         conditions = tuple(op.match_conditions or ())
+        conditions = tuple(_canonical_condition(c) for c in conditions)
         users = {c.path[0] for c in conditions
                  if c.match_type == "prefix" and c.path and c.path[0] != "*"}
         if len(users) > 1:
@@ -410,15 +431,35 @@ class MemstrataStore(BaseStore):
         seen: set[tuple[str, ...]] = set()
         for user in targets:
             for record in self._records(user, None):
-                namespace = tuple(record.metadata[META_KEY]["namespace"])
+                namespace = _stored_namespace(record.metadata[META_KEY])
                 if all(_matches(namespace, c) for c in conditions):
                     seen.add(namespace if op.max_depth is None else namespace[:op.max_depth])
         return sorted(seen)[op.offset:op.offset + op.limit]
 
 
+def _stored_namespace(meta: Mapping[str, Any]) -> tuple[str, ...]:
+    """An item's namespace as stored, canonical (items stored before labels were
+    normalised kept the caller's form)."""
+    stored = tuple(str(label) for label in meta.get("namespace", ()))
+    try:
+        return _canonical(stored)
+    except InvalidInputError:
+        return stored
+
+
+def _canonical_condition(condition: MatchCondition) -> MatchCondition:
+    """A namespace match condition with its labels compared as items are stored: the
+    user label is the user id, the others NFC ("*" stays a wildcard)."""
+    path = tuple(condition.path)
+    labels = [label if label == "*" else unicodedata.normalize("NFC", label) for label in path]
+    if condition.match_type == "prefix" and labels and labels[0] != "*":
+        labels[0] = _user((labels[0],))
+    return MatchCondition(match_type=condition.match_type, path=tuple(labels))
+
+
 def _item(record: MemoryRecord, score: float | None = None) -> SearchItem:
     meta = record.metadata[META_KEY]
     created = datetime.fromisoformat(meta["created_at"])
-    return SearchItem(namespace=tuple(meta["namespace"]), key=meta["key"],
+    return SearchItem(namespace=_stored_namespace(meta), key=_key(meta["key"]),
                       value=dict(meta["value"]), created_at=created,
                       updated_at=max(record.updated_at, created), score=score)

@@ -252,6 +252,22 @@ def test_list_namespaces(store: MemstrataStore) -> None:
     assert store.list_namespaces(limit=2, offset=1) == everything[1:3]
 
 
+def test_labels_that_differ_only_in_unicode_normalisation_are_one(
+        store: MemstrataStore) -> None:
+    # issue 34: a put under the NFD form of a user label, after one under its NFC form,
+    # overwrote the item (one user, one slot) and the NFC get then found nothing
+    nfc, nfd = ("jos\u00e9", "memories", "caf\u00e9"), ("jose\u0301", "memories", "cafe\u0301")
+    store.put(nfc, "order", {"fact": "a flat white"})
+    store.put(nfd, "order", {"fact": "an oat latte"})
+    for namespace in (nfc, nfd):
+        item = store.get(namespace, "order")
+        assert item is not None and item.value == {"fact": "an oat latte"}
+        assert tuple(item.namespace) == nfc
+    assert [i.value for i in store.search(("jose\u0301",))] == [{"fact": "an oat latte"}]
+    assert store.list_namespaces(prefix=("jose\u0301",)) == [nfc]
+    assert store.list_namespaces(suffix=("cafe\u0301",)) == [nfc]
+
+
 def test_users_are_isolated(store: MemstrataStore) -> None:
     store.put(NS, "secret", {"fact": "My blood type is O negative"})
     bob = ("bob", "memories")

@@ -9,7 +9,9 @@ drift hits every case alike:
 * ``import memstrata`` (lazy: names load on first use) and
   ``from memstrata import MemoryManager``;
 * open + first ``recall`` (k=5) - time to the result, and to the process's exit;
-* open + first ``observe`` of a turn that forms a memory.
+* open + first ``observe`` of a turn that forms a memory;
+* the command line: ``memstrata --help``, ``memstrata consolidate --help`` and a mistyped
+  command (``memstrata recal``, answered with "Did you mean") - to the process's exit.
 
 After the recall and the observe the child reports whether torch, transformers or
 sentence_transformers were imported (they must not be: the ONNX export is cached by
@@ -80,13 +82,21 @@ def _env(tree: Path) -> dict[str, str]:
     return env
 
 
-def _run(code: str, args: list[str], tree: Path) -> tuple[float, float | None, dict[str, Any]]:
+#: the command line as the console script runs it
+_CLI = "from memstrata.cli import main; main()"
+#: (name, arguments, the exit status expected)
+_CLI_CASES = (("cli_help", ["--help"], 0), ("cli_command_help", ["consolidate", "--help"], 0),
+              ("cli_unknown_command", ["recal"], 2))
+
+
+def _run(code: str, args: list[str], tree: Path, expect: int = 0
+         ) -> tuple[float, float | None, dict[str, Any]]:
     """(seconds to exit, seconds to the reported result, the child's report)."""
     start = time.time()
     proc = subprocess.run([sys.executable, "-c", code, *args], cwd=tree, env=_env(tree),
                           capture_output=True, text=True, check=False)
     end = time.time()
-    if proc.returncode != 0:
+    if proc.returncode != expect:
         raise RuntimeError(f"child failed: {proc.stderr[-2000:]}")
     report: dict[str, Any] = {}
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
@@ -111,13 +121,15 @@ def cold_start(tree: Path, runs: int) -> dict[str, Any]:
         _run(_PREPARE, [str(base), "\n".join(sentences)], tree)
         times: dict[str, list[float]] = {k: [] for k in (
             "import_numpy", "import_memstrata", "import_manager", "first_recall", "recall_exit",
-            "first_observe", "observe_exit")}
+            "first_observe", "observe_exit", *(name for name, _, _ in _CLI_CASES))}
         reports: dict[str, dict[str, Any]] = {}
         for i in range(runs):
             times["import_numpy"].append(_run("import numpy", [], tree)[0])
             times["import_memstrata"].append(_run("import memstrata", [], tree)[0])
             times["import_manager"].append(
                 _run("from memstrata import MemoryManager", [], tree)[0])
+            for name, cli_args, status in _CLI_CASES:
+                times[name].append(_run(_CLI, cli_args, tree, status)[0])
             for kind, code in (("recall", _RECALL), ("observe", _OBSERVE)):
                 copy = work / f"{kind}-{i}"
                 shutil.copytree(base, copy)
@@ -133,7 +145,8 @@ def cold_start(tree: Path, runs: int) -> dict[str, Any]:
         numpy_p50 = out["import_numpy"]["p50_s"]
         out["ratio_to_import_numpy_p50"] = {
             k: round(out[k]["p50_s"] / numpy_p50, 1)
-            for k in ("import_memstrata", "import_manager", "first_recall", "first_observe")}
+            for k in ("import_memstrata", "import_manager", "first_recall", "first_observe",
+                      *(name for name, _, _ in _CLI_CASES))}
         out["recall_hits"] = reports["recall"].get("hits")
         out["observe_written"] = reports["observe"].get("written")
         out["heavy_modules_loaded"] = {k: reports[k].get("loaded") for k in reports}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -409,3 +410,19 @@ def test_the_first_hours_bad_input_is_refused_with_a_typed_error(
         MemoryManager.open(f"sqlite:///{tmp_path / 'other.db'}", embedder_name="minilm-typo",
                            index_dir=tmp_path / "index-other")
     assert not (tmp_path / "other.db").exists()  # nothing was created
+
+
+def test_open_with_create_false_refuses_a_store_that_does_not_exist(tmp_path: Path) -> None:
+    """Issue 34: opening a mistyped path created a new, empty store."""
+    from memstrata.errors import StoreNotFoundError
+
+    missing = tmp_path / "typo" / "memstrata.db"
+    with pytest.raises(StoreNotFoundError, match="typo"):
+        MemoryManager.open(f"sqlite:///{missing}", create=False)
+    assert not missing.exists() and not missing.parent.exists()
+    with pytest.raises(InvalidInputError):
+        MemoryManager.open(f"sqlite:///{missing}", create="no")  # type: ignore[arg-type]
+    with MemoryManager.open(f"sqlite:///{tmp_path / 'made.db'}") as mm:
+        mm.stats()
+    with MemoryManager.open(f"sqlite:///{tmp_path / 'made.db'}", create=False) as mm:
+        assert mm.stats()["records"] == 0

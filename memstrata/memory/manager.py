@@ -28,7 +28,7 @@ from sqlalchemy import select
 from memstrata import telemetry
 from memstrata._progress import Progress
 from memstrata.clock import Clock, SystemClock, to_epoch
-from memstrata.config import DEFAULT_EMBEDDER, DEFAULT_SCOPE, Settings
+from memstrata.config import DEFAULT_EMBEDDER, DEFAULT_SCOPE, Settings, require_existing_store
 from memstrata.erasure import load_erasers, user_tombstone
 from memstrata.errors import (
     ClosedError,
@@ -192,13 +192,22 @@ class MemoryManager:
         embedder: Embedder | None = None,
         vector_index: VectorIndex | None = None,
         clock: Clock | None = None,
+        create: bool = True,
         **settings: Any,
     ) -> MemoryManager:
-        """Open (and migrate) the memory at ``url``; see :class:`~memstrata.config.Settings`."""
+        """Open (and migrate) the memory at ``url``; see :class:`~memstrata.config.Settings`.
+
+        With ``create=False`` a SQLite store that does not exist yet is refused
+        (:class:`~memstrata.errors.StoreNotFoundError`, naming the path) instead of being
+        created empty: for tools that only read or change what a store holds, where a
+        mistyped path would otherwise answer "nothing"."""
+        check_flag(create, "create")
         if url is not None:
             settings["url"] = url
-        return cls(Settings.build(**settings), embedder=embedder, vector_index=vector_index,
-                   clock=clock)
+        built = Settings.build(**settings)
+        if not create:
+            require_existing_store(str(built.url))
+        return cls(built, embedder=embedder, vector_index=vector_index, clock=clock)
 
     # ------------------------------------------------------------ lifecycle
 

@@ -129,11 +129,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--readers", default="rules,model,cascade")
     parser.add_argument("--sets", default="changes,dev,blind,speed")
     parser.add_argument("--out", default="readers")
+    parser.add_argument("--model-dir", type=Path, default=None,
+                        help="another model's files (the previous model, from git history)")
     args = parser.parse_args(argv)
     readers: dict[str, Any] = {}
     for name in args.readers.split(","):
-        readers[name] = {"rules": RuleReader, "model": ModelReader,
-                         "cascade": CascadeReader}[name]()
+        if name == "rules":
+            readers[name] = RuleReader()
+        elif name == "model":
+            readers[name] = ModelReader(args.model_dir)
+        else:
+            readers[name] = CascadeReader(ModelReader(args.model_dir), RuleReader())
     sets = set(args.sets.split(","))
     results: dict[str, Any] = {name: {"version": r.version} for name, r in readers.items()}
     first_look_path = RESULTS / "readers_first_look.json"

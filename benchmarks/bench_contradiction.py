@@ -28,7 +28,8 @@ regression on SNLI in a pickle), so there is no ``model`` row.
 
 Blind splits (``data/contradiction_pairs_blindN.json``, written by a helper who read
 neither the rules nor the pairs above): ``--blind N`` evaluates one and writes its first
-look once (``results/contradiction_blindN_first_look.json``); the main run reports the
+look once (``blindN`` in ``results/contradiction_first_looks.json``, one entry a set, never
+overwritten); the main run reports the
 rules on every blind split as the code stands (``blind_splits_now``, not first looks).
 
     python benchmarks/bench_contradiction.py [--before-root /tmp/memstrata-a348772]
@@ -55,6 +56,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 DATA = Path(__file__).parent / "data" / "contradiction_pairs.json"
 RESULTS = Path(__file__).parent / "results" / "contradiction.json"
 FIRST_LOOK = Path(__file__).parent / "results" / "contradiction_first_look.json"
+#: the first looks at the blind splits, keyed by split (``blind1``, ...); an entry is
+#: written once and never overwritten
+BLIND_LOOKS = Path(__file__).parent / "results" / "contradiction_first_looks.json"
 START = datetime(2026, 3, 1, 9, tzinfo=UTC)
 
 
@@ -65,6 +69,38 @@ def _pairs(path: Path = DATA) -> list[dict[str, Any]]:
 def _blind_paths() -> list[Path]:
     return sorted(DATA.parent.glob("contradiction_pairs_blind*.json"),
                   key=lambda p: int(p.stem.removeprefix("contradiction_pairs_blind")))
+
+
+def blind_first_looks(path: Path = BLIND_LOOKS) -> dict[str, Any]:
+    """The blind splits' first looks (``{"benchmark", "note", "sets": {split: entry}}``);
+    an empty one when ``path`` does not exist yet."""
+    if not path.exists():
+        return {"benchmark": path.stem,
+                "note": "the first evaluation of each blind set, written once before any "
+                        "tuning on it; an entry is never overwritten",
+                "sets": {}}
+    looks: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return looks
+
+
+def _write_blind_once(n: int, found: dict[str, Any], path: Path = BLIND_LOOKS) -> None:
+    """Adds blind split ``n``'s first look to ``path`` unless it holds one already."""
+    looks = blind_first_looks(path)
+    name = f"blind{n}"
+    if name in looks["sets"]:
+        print(f"{path.name} holds {name} already (a first look is never overwritten); "
+              "not written")
+        return
+    looks["sets"][name] = {
+        "note": f"the first evaluation of the blind split {name}, written before any tuning "
+                "on it; never overwritten",
+        "when": datetime.now(UTC).isoformat(timespec="seconds"), "rules": found}
+    looks["sets"] = dict(sorted(looks["sets"].items(),
+                                key=lambda kv: int(kv[0].removeprefix("blind"))))
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(looks, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    print(f"wrote {name} to {path}")
 
 
 def blind_report(pairs: list[dict[str, Any]], pred: list[bool]) -> dict[str, Any]:
@@ -204,16 +240,7 @@ def main() -> None:
         found = blind_report(blind, rules_predictions(blind)[0])
         print(json.dumps({k: v for k, v in found.items() if k != "errors"}, indent=1,
                          ensure_ascii=False))
-        look = RESULTS.parent / f"contradiction_blind{args.blind}_first_look.json"
-        if look.exists():
-            print(f"{look.name} exists (the first look is never overwritten); not written")
-        else:
-            look.write_text(json.dumps(
-                {"note": f"the first evaluation of the blind split blind{args.blind}, written "
-                         "before any tuning on it; never overwritten",
-                 "when": datetime.now(UTC).isoformat(timespec="seconds"), "rules": found},
-                indent=2, ensure_ascii=False) + "\n")
-            print(f"wrote {look}")
+        _write_blind_once(args.blind, found)
         return
     pairs = _pairs()
     if args.rules_only_json:  # run under another tree's code (rules_before)

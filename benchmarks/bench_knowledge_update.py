@@ -307,7 +307,7 @@ def blind_splits_now(tmp: str, clock: ManualClock) -> dict[str, Any]:
     """The blind splits as the code stands now (``remember``, and ``observe`` with the
     nightly offline ``summarize``), with MiniLM and with
     multilingual-e5-small for every language: not first looks (those are kept in
-    ``knowledge_update_heldout{N}_first_look.json``); the later splits' fixes and the
+    ``knowledge_update_first_looks.json``, keyed by split); the later splits' fixes and the
     choice of embedder may have been made after the earlier splits were seen."""
     out: dict[str, Any] = {"note": " ".join((blind_splits_now.__doc__ or "").split())}
     for embedder in ("minilm", "e5-small"):

@@ -19,9 +19,10 @@ the harnesses of ``consolidation_scenarios.py`` (formation) and
   around both, asked 100 days after the start; newest first = the new statement
   ranks above the old one (or the old one is not returned).
 
-The first evaluation is written to ``results/formation_changes_heldout3_first_look.json``
-and ``results/knowledge_update_heldout3_first_look.json`` once and never
-overwritten; later runs print without writing.
+The first evaluation is written once, as the entry ``heldout3`` of
+``results/formation_changes_first_looks.json`` and of
+``results/knowledge_update_first_looks.json`` (one file a benchmark, keyed by set), and
+never overwritten; later runs print without writing.
 
     python benchmarks/heldout3_first_look.py [--heldout4 | ... | --heldout9]
 
@@ -29,7 +30,7 @@ After that first look, heldout3 became a development split: the reader of a new
 value of what the user already holds (``memstrata.policies.slot_change``) was built
 on its misses. ``--heldout4`` evaluates a fourth formation split (64 cases), written
 blind after it, and writes its first look once
-(``results/formation_changes_heldout4_first_look.json``). heldout4 then became a
+(``heldout4`` in ``results/formation_changes_first_looks.json``). heldout4 then became a
 development split too (the Chinese reader of held values and the mid-sentence
 "from now on" guard were built on its misses); ``--heldout5`` evaluates a fifth
 split (80 cases, half Chinese), written blind after that. heldout5 then became a
@@ -83,7 +84,8 @@ heldout39's first look).
 ``--updates4`` evaluates a fourth knowledge-update split (``data/knowledge_update_heldout4.json``,
 40 cases, 22 English / 18 Chinese), written blind after heldout3's knowledge-update misses
 were used to build the reading of questions about the present ("where do I work these
-days?"), and writes its first look once (``results/knowledge_update_heldout4_first_look.json``).
+days?"), and writes its first look once (``heldout4`` in
+``results/knowledge_update_first_looks.json``; the guard splits' are ``guardN`` there).
 heldout4 then became a development split (questions and requests about the user read
 as about the present, "have been ... since" and "left for" as changes); ``--updates5``
 evaluates a fifth split (40 cases), written blind after that, with the Chinese cases
@@ -180,8 +182,12 @@ from memstrata.memory import default_embedder
 DATA = Path(__file__).parent / "data"
 FORMATION = DATA / "formation_changes_heldout3.json"
 UPDATES = DATA / "knowledge_update_heldout3.json"
-FORMATION_LOOK = RESULTS / "formation_changes_heldout3_first_look.json"
-UPDATES_LOOK = RESULTS / "knowledge_update_heldout3_first_look.json"
+#: the first looks, one file a benchmark: an entry per blind set (``heldoutN``, ``guardN``),
+#: each written once and never overwritten
+FORMATION_LOOKS = RESULTS / "formation_changes_first_looks.json"
+UPDATE_LOOKS = RESULTS / "knowledge_update_first_looks.json"
+LOOKS_NOTE = ("the first evaluation of each blind set, written once before any tuning on it; "
+              "an entry is never overwritten")
 #: the later blind splits, each written after the fixes of the one before it (the
 #: docstring says what each followed): ``--heldoutN`` evaluates
 #: ``data/formation_changes_heldoutN.json``, ``--updatesN``
@@ -193,14 +199,13 @@ UPDATE_SPLITS = range(4, 40)
 GUARD_SPLITS = range(2, 20)
 
 
-def _formation_split(n: int) -> tuple[Path, Path]:
-    return (DATA / f"formation_changes_heldout{n}.json",
-            RESULTS / f"formation_changes_heldout{n}_first_look.json")
+def _formation_split(n: int) -> Path:
+    return DATA / f"formation_changes_heldout{n}.json"
 
 
-def _update_split(n: int) -> tuple[Path, Path]:
-    return (DATA / f"knowledge_update_heldout{n}.json",
-            RESULTS / f"knowledge_update_heldout{n}_first_look.json")
+def _update_split(n: int) -> Path:
+    return DATA / f"knowledge_update_heldout{n}.json"
+
 
 def _prior_value(mm: MemoryManager, case: dict[str, Any]) -> str | None:
     """The slot value the fast extractor reads from the prior alone."""
@@ -281,16 +286,45 @@ def guards(path: Path) -> dict[str, Any]:
     return results
 
 
+def first_looks(path: Path) -> dict[str, Any]:
+    """The first-look file ``path`` (``{"benchmark", "note", "sets": {set: entry}}``); an
+    empty one when it does not exist yet."""
+    if not path.exists():
+        return {"benchmark": path.stem, "note": LOOKS_NOTE, "sets": {}}
+    looks: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return looks
+
+
+def _set_order(sets: dict[str, Any]) -> dict[str, Any]:
+    """``sets`` with each kind of set (``heldout``, ``guard``) in the order it first appears,
+    and the sets of a kind in numeric order."""
+    kinds: list[str] = []
+    keys = []
+    for key in sets:
+        kind = key.rstrip("0123456789")
+        if kind not in kinds:
+            kinds.append(kind)
+        keys.append((kinds.index(kind), int(key[len(kind):] or 0), key))
+    return {key: sets[key] for *_, key in sorted(keys)}
+
+
 def _write_once(path: Path, name: str, payload: dict[str, Any]) -> None:
-    if path.exists():
-        print(f"{path.name} exists (the first look is never overwritten); not written")
+    """Adds the first look at the blind set ``name`` to ``path`` unless it holds one: an
+    entry is never overwritten."""
+    looks = first_looks(path)
+    if name in looks["sets"]:
+        print(f"{path.name} holds {name} already (a first look is never overwritten); "
+              "not written")
         return
-    path.write_text(json.dumps({
-        "benchmark": path.stem, "note": f"the first evaluation of the blind {name} split, "
-        "written before any tuning on it; never overwritten",
-        "when": datetime.now(UTC).isoformat(timespec="seconds"), name: payload},
-        indent=2, ensure_ascii=False) + "\n")
-    print(f"wrote {path}")
+    looks["sets"][name] = {
+        "note": f"the first evaluation of the blind {name} split, written before any tuning "
+                "on it; never overwritten",
+        "when": datetime.now(UTC).isoformat(timespec="seconds"), **payload}
+    looks["sets"] = _set_order(looks["sets"])
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(looks, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    print(f"wrote {name} to {path}")
 
 
 def formation_now(reader: str = "auto") -> dict[str, Any]:
@@ -301,7 +335,7 @@ def formation_now(reader: str = "auto") -> dict[str, Any]:
     splits = [3, *FORMATION_SPLITS]
     out: dict[str, Any] = {}
     for n in tqdm(splits, desc="formation splits", unit="split"):
-        data = FORMATION if n == 3 else _formation_split(n)[0]
+        data = FORMATION if n == 3 else _formation_split(n)
         found = formation(data, reader=reader)
         out[f"heldout{n}"] = {k: found[k] for k in ("all", "en", "zh")}
     return out
@@ -316,8 +350,8 @@ def main() -> None:
         path.write_text(json.dumps({
             "benchmark": path.stem,
             "note": "every blind formation split on the code as it stands; rewritten on each "
-                    "run (not first looks: the first looks are formation_changes_heldoutN_"
-                    "first_look.json)",
+                    "run (not first looks: the first looks are in formation_changes_"
+                    "first_looks.json)",
             "when": datetime.now(UTC).isoformat(timespec="seconds"), "splits": now},
             indent=2, ensure_ascii=False) + "\n")
         for name, entry in now.items():
@@ -327,33 +361,30 @@ def main() -> None:
         return
     for n in FORMATION_SPLITS:
         if f"--heldout{n}" in sys.argv:
-            data, look = _formation_split(n)
-            found = formation(data)
+            found = formation(_formation_split(n))
             print(json.dumps({k: v for k, v in found.items() if k != "by_category"},
                              indent=1, ensure_ascii=False))
-            _write_once(look, f"heldout{n}", found)
+            _write_once(FORMATION_LOOKS, f"heldout{n}", found)
             return
     for n in GUARD_SPLITS:
         if f"--guards{n}" in sys.argv:
             found = guards(DATA / f"knowledge_update_guard{n}.json")
             print(json.dumps(found, indent=1, ensure_ascii=False))
-            _write_once(RESULTS / f"knowledge_update_guard{n}_first_look.json", f"guard{n}",
-                        found)
+            _write_once(UPDATE_LOOKS, f"guard{n}", found)
             return
     for n in UPDATE_SPLITS:
         if f"--updates{n}" in sys.argv:
-            data, look = _update_split(n)
-            ranked = updates(data, chinese_with_e5=n != 4)
+            ranked = updates(_update_split(n), chinese_with_e5=n != 4)
             print(json.dumps(ranked, indent=1, ensure_ascii=False))
-            _write_once(look, f"heldout{n}", ranked)
+            _write_once(UPDATE_LOOKS, f"heldout{n}", ranked)
             return
     found = formation()
     print(json.dumps({k: v for k, v in found.items() if k != "by_category"}, indent=1,
                      ensure_ascii=False))
-    _write_once(FORMATION_LOOK, "heldout3", found)
+    _write_once(FORMATION_LOOKS, "heldout3", found)
     ranked = updates()
     print(json.dumps(ranked, indent=1, ensure_ascii=False))
-    _write_once(UPDATES_LOOK, "heldout3", ranked)
+    _write_once(UPDATE_LOOKS, "heldout3", ranked)
 
 
 if __name__ == "__main__":

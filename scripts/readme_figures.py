@@ -21,7 +21,10 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
-CONTRADICTION_BLIND = range(1, 7)
+#: the first looks at the blind sets, one file a benchmark, keyed by set
+FORMATION_LOOKS = "formation_changes_first_looks.json"
+UPDATE_LOOKS = "knowledge_update_first_looks.json"
+CONTRADICTION_LOOKS = "contradiction_first_looks.json"
 README = REPO / "README.md"
 #: every blind split's first look and its figure as the code stands, one table a kind
 FIRST_LOOKS = REPO / "docs" / "first_looks.md"
@@ -44,30 +47,34 @@ def _loader(results: Path) -> Loader:
     return j
 
 
-def _numbered(results: Path, pattern: str) -> list[int]:
-    """The N of every ``pattern`` (holding ``{}``) in ``results``, in order."""
-    head, tail = pattern.split("{}")
-    found = (p.name[len(head):-len(tail)] for p in results.glob(pattern.replace("{}", "*")))
-    return sorted(int(n) for n in found if n.isdigit())
+def _sets(j: Loader, name: str, prefix: str) -> list[tuple[str, dict[str, Any]]]:
+    """The entries of the first-look file ``name`` keyed ``prefix`` + a number, in numeric
+    order of the number."""
+    sets: dict[str, dict[str, Any]] = j(name)["sets"]
+    found = sorted((int(key[len(prefix):]), key) for key in sets
+                   if key.startswith(prefix) and key[len(prefix):].isdigit())
+    return [(key, sets[key]) for _, key in found]
 
 
-def formation_looks(j: Loader, results: Path = RESULTS) -> list[tuple[str, dict[str, Any]]]:
+def formation_looks(j: Loader) -> list[tuple[str, dict[str, Any]]]:
     """The blind formation splits' first looks (heldout3 on; heldout2 is the project's
     own second held-out set), in the order written."""
-    return [(f"heldout{n}", j(f"formation_changes_heldout{n}_first_look.json")[f"heldout{n}"])
-            for n in _numbered(results, "formation_changes_heldout{}_first_look.json") if n >= 3]
+    return _sets(j, FORMATION_LOOKS, "heldout")
 
 
-def update_looks(j: Loader, results: Path = RESULTS) -> list[tuple[str, dict[str, Any]]]:
+def update_looks(j: Loader) -> list[tuple[str, dict[str, Any]]]:
     """The blind knowledge-update splits' first looks (heldout3 on)."""
-    return [(f"heldout{n}", j(f"knowledge_update_heldout{n}_first_look.json")[f"heldout{n}"])
-            for n in _numbered(results, "knowledge_update_heldout{}_first_look.json") if n >= 3]
+    return _sets(j, UPDATE_LOOKS, "heldout")
 
 
-def guard_looks(j: Loader, results: Path = RESULTS) -> list[tuple[str, dict[str, Any]]]:
+def guard_looks(j: Loader) -> list[tuple[str, dict[str, Any]]]:
     """The knowledge-update guard splits' first looks (guard1 was tuned on)."""
-    return [(f"guard{n}", j(f"knowledge_update_guard{n}_first_look.json")[f"guard{n}"])
-            for n in _numbered(results, "knowledge_update_guard{}_first_look.json")]
+    return _sets(j, UPDATE_LOOKS, "guard")
+
+
+def contradiction_looks(j: Loader) -> list[tuple[str, dict[str, Any]]]:
+    """The blind contradiction splits' first looks (blind1 on)."""
+    return _sets(j, CONTRADICTION_LOOKS, "blind")
 
 
 def _load(results: Path, name: str) -> dict[str, Any]:
@@ -551,19 +558,18 @@ def rows(results: Path = RESULTS) -> list[Row]:
         lambda: _scenarios(j("consolidation_scenarios.json")),
         lambda: _formation(j("consolidation_scenarios.json"),
                            j("formation_changes_heldout2_first_look.json")["heldout2"],
-                           formation_looks(j, results),
+                           formation_looks(j),
                            j("formation_changes_blind_now.json"),
                            j("formation_changes_blind_now_model.json")),
         lambda: _readers(j("readers.json")),
         lambda: _observe_reading(j("observe_reading_auto.json")),
         lambda: _contradiction(j("contradiction.json"), j("contradiction_first_look.json"),
-                               [j(f"contradiction_blind{n}_first_look.json")
-                                for n in CONTRADICTION_BLIND]),
+                               [look for _, look in contradiction_looks(j)]),
         lambda: _knowledge_update(j("knowledge_update.json"),
                                   [j("knowledge_update_first_look.json")["heldout"],
                                    j("knowledge_update_heldout2_first_look.json")["heldout2"]],
-                                  update_looks(j, results)),
-        lambda: _ku_guards(j("knowledge_update.json"), guard_looks(j, results)),
+                                  update_looks(j)),
+        lambda: _ku_guards(j("knowledge_update.json"), guard_looks(j)),
         lambda: _temporal(j("temporal.json")),
         lambda: _nightly(j("nightly_changes.json")),
         lambda: _never_worse(j("never_worse.json"), j("never_worse_heldout.json")),
@@ -589,7 +595,7 @@ def render_first_looks(results: Path = RESULTS) -> str:
             "Changes read correctly and guards held through `observe` (each case its own user).",
             "", "| set | cases | first look: changes (EN / ZH) | guards | now: changes | guards |",
             "|---|---|---|---|---|---|"]
-    for name, look in formation_looks(j, results):
+    for name, look in formation_looks(j):
         now = formation_now.get(name, {}).get("all", {})
         a = look["all"]
         out.append(f"| {name} | {a['cases']} | {_f(a['changes_read_correctly'])} "
@@ -605,7 +611,7 @@ def render_first_looks(results: Path = RESULTS) -> str:
             "| set | cases | first look (EN / ZH) | ZH with e5 | observe + nightly | "
             "now: MiniLM | e5-small | observe + nightly (MiniLM / e5) |",
             "|---|---|---|---|---|---|---|---|"]
-    for name, look in update_looks(j, results):
+    for name, look in update_looks(j):
         r = _ku_look(name, look)
         now = ku.get(name)
 
@@ -621,7 +627,7 @@ def render_first_looks(results: Path = RESULTS) -> str:
             "it stays below the old value (guard1 was tuned on and has no first look here).", "",
             "| set | first look (EN / ZH) | observe + nightly | now: MiniLM | e5-small |",
             "|---|---|---|---|---|"]
-    for name, look in guard_looks(j, results):
+    for name, look in guard_looks(j):
         r = look["remember"]
         now = ku.get(name)
         out.append(
@@ -634,10 +640,10 @@ def render_first_looks(results: Path = RESULTS) -> str:
     out += ["", "### Contradictions", "",
             "The offline rules' precision / recall of \"contradiction\" on pairs written blind.",
             "", "| set | pairs | first look (EN, ZH) | now |", "|---|---|---|---|"]
-    for n in CONTRADICTION_BLIND:
-        r = j(f"contradiction_blind{n}_first_look.json")["rules"]
-        now = contradiction.get(f"blind{n}", {}).get("all", {})
-        out.append(f"| blind{n} | {r['all']['pairs']} | {_f(r['all']['precision'])} / "
+    for name, look in contradiction_looks(j):
+        r = look["rules"]
+        now = contradiction.get(name, {}).get("all", {})
+        out.append(f"| {name} | {r['all']['pairs']} | {_f(r['all']['precision'])} / "
                    f"{_f(r['all']['recall'])} ({_f(r['en']['precision'])} / "
                    f"{_f(r['en']['recall'])}, {_f(r['zh']['precision'])} / "
                    f"{_f(r['zh']['recall'])}) | {_f(now.get('precision'))} / "

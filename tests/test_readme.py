@@ -54,12 +54,15 @@ def test_a_new_first_look_shows_in_the_summary_and_in_every_set(tmp_path: Path):
     figures = _script()
     results = tmp_path / "results"
     shutil.copytree(REPO / "benchmarks" / "results", results)
-    last = figures.guard_looks(lambda name: json.loads((results / name).read_text()), results)
+    last = figures.guard_looks(lambda name: json.loads((results / name).read_text()))
     n = int(last[-1][0].removeprefix("guard")) + 1
-    look = json.loads((results / f"knowledge_update_guard{n - 1}_first_look.json").read_text())
-    look[f"guard{n}"] = look.pop(f"guard{n - 1}")
-    look[f"guard{n}"]["remember"]["all"]["old_first"] = 0.123
-    (results / f"knowledge_update_guard{n}_first_look.json").write_text(json.dumps(look))
+    path = results / figures.UPDATE_LOOKS
+    looks = json.loads(path.read_text())
+    look = json.loads(json.dumps(looks["sets"][f"guard{n - 1}"]))
+    look["remember"]["all"]["old_first"] = 0.123
+    # first in the file: the sets are read in numeric order, not in the file's order
+    looks["sets"] = {f"guard{n}": look, **looks["sets"]}
+    path.write_text(json.dumps(looks))
     assert f"the latest (guard{n}, on the final code) **0.12**" in figures.render(results)
     assert f"| guard{n} | 0.12 (" in figures.render_first_looks(results)
 
@@ -79,13 +82,13 @@ def test_the_prose_on_the_blind_sets_says_what_their_first_looks_say():
 
     text = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
     formation = _last_ten([x["all"]["changes_read_correctly"]
-                           for _, x in figures.formation_looks(j, results)])
+                           for _, x in figures.formation_looks(j)])
     updates = _last_ten([x["remember"]["default"]["all"]["newest_first"]
-                         for _, x in figures.update_looks(j, results)])
+                         for _, x in figures.update_looks(j)])
     guards = _last_ten([x["remember"]["all"]["old_first"]
-                        for _, x in figures.guard_looks(j, results)])
-    contradictions = _last_ten([j(f"contradiction_blind{n}_first_look.json")["rules"]["all"]
-                                ["recall"] for n in figures.CONTRADICTION_BLIND])
+                        for _, x in figures.guard_looks(j)])
+    contradictions = _last_ten([x["rules"]["all"]["recall"]
+                                for _, x in figures.contradiction_looks(j)])
     claims = [("about three in four changes said in new words", formation, 0.70, 0.80),
               ("about two of three knowledge updates", updates, 0.60, 0.73),
               ("in about three of five", guards, 0.55, 0.65),

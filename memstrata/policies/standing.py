@@ -17,9 +17,9 @@ patterns, no storage: what is read is predictable and cheap (recall reads a few
 candidates per question). A person named in the question ("Which school is 朵朵
 at now?") is not "someone else". Patterns read the phrasings they were written for: on
 blind guard sets the reader keeps the old value first in 0.525-0.70 of cases at first
-look (``benchmarks/results/knowledge_update_guard*_first_look.json``); a related thing
-of the user's own ("switched our home internet to Verizon Fios" for the mobile
-carrier) is beyond it.
+look (the ``guardN`` entries of ``benchmarks/results/knowledge_update_first_looks.json``);
+a related thing of the user's own ("switched our home internet to Verizon Fios" for the
+mobile carrier) is beyond it.
 """
 
 from __future__ import annotations

@@ -1100,12 +1100,21 @@ def _reads_change(content: str, attribute: str, current: str) -> bool:
                           lambda: change_of(content, attribute, current) is not None)
 
 
+#: a candidate this close to the query (cosine) repeats it (see :func:`_answers_first`)
+_REPEATS_QUERY = 0.95
+
+
 def _answers_first(scored: list[tuple[ScoreParts, Any]], answers: set[str],
                    policy: RetrievalPolicy) -> list[tuple[ScoreParts, Any]]:
     """The user's current value of the slot a question asks for, ranked above every
     candidate said before it (a newer statement the extractor did not read as a change
     of the slot - "we finally settled into our flat in Munich" - may be the newer
-    value: it keeps its place); the rest keep their scores."""
+    value: it keeps its place); the rest keep their scores. A candidate that repeats the
+    query (cosine at least ``_REPEATS_QUERY``: "I volunteer at the food bank on Saturday
+    mornings" looked up by its own words, which a reader may take for a question about the
+    bank) is what the query asks for: then the asked attribute's value is not lifted."""
+    if any(parts.dense >= _REPEATS_QUERY for parts, row in scored if row.id not in answers):
+        return scored
     out = []
     for parts, row in scored:
         if row.id not in answers:

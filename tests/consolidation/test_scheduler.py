@@ -57,7 +57,8 @@ def test_cron_triggers_fire_on_schedule(night_manager: MemoryManager, night_cloc
     sched = ConsolidationScheduler(Consolidator(night_manager, settings=settings))
     sched.start(thread=False)
     try:
-        assert sched.jobs() == {"expire": at(1, 2), "summarize": at(1, 3), "conflicts": at(1, 3)}
+        assert sched.jobs() == {"reread": at(1, 2, 30), "expire": at(1, 2),
+                                "summarize": at(1, 3), "conflicts": at(1, 3)}
         assert sched.tick() == []
         night_clock.set(at(1, 2, 0, 1))
         (hourly,) = sched.tick()
@@ -65,11 +66,14 @@ def test_cron_triggers_fire_on_schedule(night_manager: MemoryManager, night_cloc
         night_clock.set(at(1, 3, 0, 5))
         nightly = sched.tick()
         assert sorted((r.job, r.slot) for r in nightly) == [
-            ("conflicts", at(1, 3)), ("expire", at(1, 3)), ("summarize", at(1, 3))]
+            ("conflicts", at(1, 3)), ("expire", at(1, 3)), ("reread", at(1, 2, 30)),
+            ("summarize", at(1, 3))]
         assert all(r.status == "finished" for r in nightly)
         assert sched.tick() == []
-        assert sched.jobs() == {"expire": at(1, 4), "summarize": at(2, 3), "conflicts": at(2, 3)}
-        assert run_counts(night_manager) == {"expire": 2, "summarize": 1, "conflicts": 1}
+        assert sched.jobs() == {"reread": at(2, 2, 30), "expire": at(1, 4),
+                                "summarize": at(2, 3), "conflicts": at(2, 3)}
+        assert run_counts(night_manager) == {"expire": 2, "summarize": 1, "conflicts": 1,
+                                             "reread": 1}
     finally:
         sched.shutdown()
 
@@ -87,10 +91,12 @@ def test_a_sleeping_laptop_runs_a_missed_night_once(night_manager: MemoryManager
         assert again.jobs()["summarize"] == at(1, 3)  # still due: it was not replaced
         reports = again.tick()
         assert sorted((r.job, r.slot) for r in reports) == [
-            ("conflicts", at(6, 3)), ("expire", at(6, 10)), ("summarize", at(6, 3))]
-        assert run_counts(night_manager) == {"conflicts": 1, "expire": 1, "summarize": 1}
-        assert again.jobs() == {"expire": at(6, 11), "summarize": at(7, 3),
-                                "conflicts": at(7, 3)}
+            ("conflicts", at(6, 3)), ("expire", at(6, 10)), ("reread", at(6, 2, 30)),
+            ("summarize", at(6, 3))]
+        assert run_counts(night_manager) == {"conflicts": 1, "expire": 1, "reread": 1,
+                                             "summarize": 1}
+        assert again.jobs() == {"reread": at(7, 2, 30), "expire": at(6, 11),
+                                "summarize": at(7, 3), "conflicts": at(7, 3)}
         assert again.tick() == []
     finally:
         again.shutdown()
@@ -140,8 +146,9 @@ def test_two_schedulers_racing_run_each_job_once(night_manager: MemoryManager,
                 t.join()
             assert {r.status for r in out["a"] + out["b"]} <= {"finished", "skipped"}
             finished = sorted(r.job for r in out["a"] + out["b"] if r.status == "finished")
-            assert finished == ["conflicts", "expire", "summarize"]
-            assert run_counts(night_manager) == {"conflicts": 1, "expire": 1, "summarize": 1}
+            assert finished == ["conflicts", "expire", "reread", "summarize"]
+            assert run_counts(night_manager) == {"conflicts": 1, "expire": 1, "reread": 1,
+                                                 "summarize": 1}
             # a scheduler that comes late for the same slot finds it done
             report = b.consolidator.run_scheduled("conflicts", at(1, 3))
             assert report.status == "skipped"

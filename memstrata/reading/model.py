@@ -166,13 +166,14 @@ class ModelReader:
 
     name = "model"
 
-    #: the checker's least probability that a marked value is one of its attribute (the
-    #: best F0.5 of the user's own current values on the dev split,
-    #: ``benchmarks/bench_cascade.py``); None reads without the checker
+    #: the checker's least probability that a marked value is one of its attribute; None
+    #: reads without the checker. The trainer chooses it on the dev split and records it in
+    #: the manifest (``reader``), which sets it for that model; this is the value for a
+    #: manifest that records none
     check_threshold: float | None = 0.2
 
-    #: a value the first pass is at least this sure of is not checked (on the dev split the
-    #: same figures as checking every value, at half the time a turn: bench_cascade.py)
+    #: a value the first pass is at least this sure of is not checked (from the manifest
+    #: likewise)
     check_above = 0.95
 
     def __init__(self, path: Path | None = None, *, threads: int = 1,
@@ -198,6 +199,11 @@ class ModelReader:
             except (OSError, ValueError) as exc:
                 raise ReaderModelError(f"the reader model's manifest in {self.path} cannot "
                                        f"be read: {exc}") from exc
+            chosen = self._manifest.get("reader") or {}
+            # the checker's thresholds chosen for this model, unless set on the instance
+            for name in ("check_threshold", "check_above"):
+                if name in chosen and name not in self.__dict__:
+                    setattr(self, name, chosen[name])
         return self._manifest
 
     @property

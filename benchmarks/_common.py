@@ -187,3 +187,49 @@ class PrecomputedEmbedder:
         if all(v is not None for v in known):
             return np.vstack(known).astype(np.float32)  # type: ignore[arg-type]
         return self.inner.embed(texts)
+
+
+#: the note of a first-look file (one file a benchmark, keyed by set)
+LOOKS_NOTE = ("the first evaluation of each blind set, written once before any tuning on it; "
+              "an entry is never overwritten")
+
+
+def first_looks(path: Path) -> dict[str, Any]:
+    """The first-look file ``path`` (``{"benchmark", "note", "sets": {set: entry}}``); an
+    empty one when it does not exist yet."""
+    if not path.exists():
+        return {"benchmark": path.stem, "note": LOOKS_NOTE, "sets": {}}
+    looks: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return looks
+
+
+def _set_order(sets: dict[str, Any]) -> dict[str, Any]:
+    """``sets`` with each kind of set (``heldout``, ``guard``) in the order it first appears,
+    and the sets of a kind in numeric order."""
+    kinds: list[str] = []
+    keys = []
+    for key in sets:
+        kind = key.rstrip("0123456789")
+        if kind not in kinds:
+            kinds.append(kind)
+        keys.append((kinds.index(kind), int(key[len(kind):] or 0), key))
+    return {key: sets[key] for *_, key in sorted(keys)}
+
+
+def record_first_look(path: Path, name: str, payload: dict[str, Any]) -> None:
+    """Adds the first look at the blind set ``name`` to ``path`` unless it holds one: an
+    entry is never overwritten."""
+    looks = first_looks(path)
+    if name in looks["sets"]:
+        print(f"{path.name} holds {name} already (a first look is never overwritten); "
+              "not written")
+        return
+    looks["sets"][name] = {
+        "note": f"the first evaluation of the blind {name} split, written before any tuning "
+                "on it; never overwritten",
+        "when": datetime.now(UTC).isoformat(timespec="seconds"), **payload}
+    looks["sets"] = _set_order(looks["sets"])
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(looks, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    print(f"wrote {name} to {path}")

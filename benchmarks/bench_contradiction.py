@@ -71,38 +71,6 @@ def _blind_paths() -> list[Path]:
                   key=lambda p: int(p.stem.removeprefix("contradiction_pairs_blind")))
 
 
-def blind_first_looks(path: Path = BLIND_LOOKS) -> dict[str, Any]:
-    """The blind splits' first looks (``{"benchmark", "note", "sets": {split: entry}}``);
-    an empty one when ``path`` does not exist yet."""
-    if not path.exists():
-        return {"benchmark": path.stem,
-                "note": "the first evaluation of each blind set, written once before any "
-                        "tuning on it; an entry is never overwritten",
-                "sets": {}}
-    looks: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return looks
-
-
-def _write_blind_once(n: int, found: dict[str, Any], path: Path = BLIND_LOOKS) -> None:
-    """Adds blind split ``n``'s first look to ``path`` unless it holds one already."""
-    looks = blind_first_looks(path)
-    name = f"blind{n}"
-    if name in looks["sets"]:
-        print(f"{path.name} holds {name} already (a first look is never overwritten); "
-              "not written")
-        return
-    looks["sets"][name] = {
-        "note": f"the first evaluation of the blind split {name}, written before any tuning "
-                "on it; never overwritten",
-        "when": datetime.now(UTC).isoformat(timespec="seconds"), "rules": found}
-    looks["sets"] = dict(sorted(looks["sets"].items(),
-                                key=lambda kv: int(kv[0].removeprefix("blind"))))
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(looks, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(path)
-    print(f"wrote {name} to {path}")
-
-
 def blind_report(pairs: list[dict[str, Any]], pred: list[bool]) -> dict[str, Any]:
     """Precision / recall of one blind split per language, by category, and its errors."""
     gold = [p["label"] == "contradiction" for p in pairs]
@@ -240,7 +208,10 @@ def main() -> None:
         found = blind_report(blind, rules_predictions(blind)[0])
         print(json.dumps({k: v for k, v in found.items() if k != "errors"}, indent=1,
                          ensure_ascii=False))
-        _write_blind_once(args.blind, found)
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from _common import record_first_look
+
+        record_first_look(BLIND_LOOKS, f"blind{args.blind}", {"rules": found})
         return
     pairs = _pairs()
     if args.rules_only_json:  # run under another tree's code (rules_before)

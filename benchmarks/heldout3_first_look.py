@@ -174,7 +174,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import bench_knowledge_update as ku
 import consolidation_scenarios as cs
-from _common import RESULTS
+from _common import RESULTS, record_first_look
 
 from memstrata import ManualClock, MemoryManager
 from memstrata.memory import default_embedder
@@ -186,8 +186,6 @@ UPDATES = DATA / "knowledge_update_heldout3.json"
 #: each written once and never overwritten
 FORMATION_LOOKS = RESULTS / "formation_changes_first_looks.json"
 UPDATE_LOOKS = RESULTS / "knowledge_update_first_looks.json"
-LOOKS_NOTE = ("the first evaluation of each blind set, written once before any tuning on it; "
-              "an entry is never overwritten")
 #: the later blind splits, each written after the fixes of the one before it (the
 #: docstring says what each followed): ``--heldoutN`` evaluates
 #: ``data/formation_changes_heldoutN.json``, ``--updatesN``
@@ -286,47 +284,6 @@ def guards(path: Path) -> dict[str, Any]:
     return results
 
 
-def first_looks(path: Path) -> dict[str, Any]:
-    """The first-look file ``path`` (``{"benchmark", "note", "sets": {set: entry}}``); an
-    empty one when it does not exist yet."""
-    if not path.exists():
-        return {"benchmark": path.stem, "note": LOOKS_NOTE, "sets": {}}
-    looks: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return looks
-
-
-def _set_order(sets: dict[str, Any]) -> dict[str, Any]:
-    """``sets`` with each kind of set (``heldout``, ``guard``) in the order it first appears,
-    and the sets of a kind in numeric order."""
-    kinds: list[str] = []
-    keys = []
-    for key in sets:
-        kind = key.rstrip("0123456789")
-        if kind not in kinds:
-            kinds.append(kind)
-        keys.append((kinds.index(kind), int(key[len(kind):] or 0), key))
-    return {key: sets[key] for *_, key in sorted(keys)}
-
-
-def _write_once(path: Path, name: str, payload: dict[str, Any]) -> None:
-    """Adds the first look at the blind set ``name`` to ``path`` unless it holds one: an
-    entry is never overwritten."""
-    looks = first_looks(path)
-    if name in looks["sets"]:
-        print(f"{path.name} holds {name} already (a first look is never overwritten); "
-              "not written")
-        return
-    looks["sets"][name] = {
-        "note": f"the first evaluation of the blind {name} split, written before any tuning "
-                "on it; never overwritten",
-        "when": datetime.now(UTC).isoformat(timespec="seconds"), **payload}
-    looks["sets"] = _set_order(looks["sets"])
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(looks, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(path)
-    print(f"wrote {name} to {path}")
-
-
 def formation_now(reader: str = "auto") -> dict[str, Any]:
     """Every blind formation split on the code as it stands (not first looks), read by
     ``reader`` (``--reader rules|model|cascade``; the default is the manager's)."""
@@ -364,27 +321,27 @@ def main() -> None:
             found = formation(_formation_split(n))
             print(json.dumps({k: v for k, v in found.items() if k != "by_category"},
                              indent=1, ensure_ascii=False))
-            _write_once(FORMATION_LOOKS, f"heldout{n}", found)
+            record_first_look(FORMATION_LOOKS, f"heldout{n}", found)
             return
     for n in GUARD_SPLITS:
         if f"--guards{n}" in sys.argv:
             found = guards(DATA / f"knowledge_update_guard{n}.json")
             print(json.dumps(found, indent=1, ensure_ascii=False))
-            _write_once(UPDATE_LOOKS, f"guard{n}", found)
+            record_first_look(UPDATE_LOOKS, f"guard{n}", found)
             return
     for n in UPDATE_SPLITS:
         if f"--updates{n}" in sys.argv:
             ranked = updates(_update_split(n), chinese_with_e5=n != 4)
             print(json.dumps(ranked, indent=1, ensure_ascii=False))
-            _write_once(UPDATE_LOOKS, f"heldout{n}", ranked)
+            record_first_look(UPDATE_LOOKS, f"heldout{n}", ranked)
             return
     found = formation()
     print(json.dumps({k: v for k, v in found.items() if k != "by_category"}, indent=1,
                      ensure_ascii=False))
-    _write_once(FORMATION_LOOKS, "heldout3", found)
+    record_first_look(FORMATION_LOOKS, "heldout3", found)
     ranked = updates()
     print(json.dumps(ranked, indent=1, ensure_ascii=False))
-    _write_once(UPDATE_LOOKS, "heldout3", ranked)
+    record_first_look(UPDATE_LOOKS, "heldout3", ranked)
 
 
 if __name__ == "__main__":

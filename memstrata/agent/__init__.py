@@ -3,8 +3,9 @@ memory-fed context builder, and the audited loop. See ``docs/agent.md``."""
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from memstrata._lazy import lazy_names
 
 if TYPE_CHECKING:
     from memstrata.agent.agent import (
@@ -169,13 +170,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'memstrata.agent' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _WHERE)
 
 
 def __dir__() -> list[str]:

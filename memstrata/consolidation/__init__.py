@@ -20,8 +20,9 @@ client. See ``docs/consolidation.md``.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from memstrata._lazy import lazy_names
 
 if TYPE_CHECKING:
     from memstrata.consolidation._lease import LeaseLostError
@@ -70,13 +71,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'memstrata.consolidation' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"memstrata.consolidation.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _WHERE)
 
 
 def __dir__() -> list[str]:

@@ -14,8 +14,9 @@ See ``docs/eval.md`` for the JSONL format and how to read the report.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from memstrata._lazy import lazy_names
 
 if TYPE_CHECKING:
     from memstrata.eval._data import (
@@ -196,13 +197,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'memstrata.eval' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _WHERE)
 
 
 def __dir__() -> list[str]:

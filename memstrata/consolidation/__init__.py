@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memstrata._lazy import lazy_names
+from memstrata._lazy import lazy_names as _lazy_names
 
 if TYPE_CHECKING:
     from memstrata.consolidation._lease import LeaseLostError
@@ -71,7 +71,7 @@ __all__ = [
 ]
 
 
-__getattr__ = lazy_names(__name__, _WHERE)
+__getattr__ = _lazy_names(__name__, _WHERE)
 
 
 def __dir__() -> list[str]:

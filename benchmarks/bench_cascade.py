@@ -5,7 +5,8 @@ trained on; the rules were never tuned on it either), and the dev split of the c
 cases (changes read with the right value, guards held: the blind sets' measure). For each
 variant - the rules, the model, and the cascade (the model; the rules confirm a reading
 under the threshold; with ``fill``, the rules' readings of attributes the model read
-nothing of are added) at several thresholds - it reports the recall and precision of the
+nothing of are added) at several thresholds, and with ``changes`` (an unsure new value stands beside a sure old
+one of the same attribute) - it reports the recall and precision of the
 user's own current values (what ``observe`` writes) and F0.5, which weighs precision
 twice: a value wrongly written replaces one the user holds, a value missed waits for the
 next mention.
@@ -66,9 +67,10 @@ def main() -> int:
     model, rules = _Cached(ModelReader()), _Cached(RuleReader())
     variants: dict[str, Any] = {"rules": rules, "model": model}
     for t in (0.5, 0.6, 0.7, 0.8, 0.9):
-        for fill in (False, True):
-            name = f"cascade t={t}{' fill' if fill else ''}"
-            variants[name] = CascadeReader(model, rules, read_threshold=t, fill=fill)
+        for fill, told in ((False, False), (True, False), (False, True), (True, True)):
+            name = f"cascade t={t}{' fill' if fill else ''}{' changes' if told else ''}"
+            variants[name] = CascadeReader(model, rules, read_threshold=t, fill=fill,
+                                           changes=told)
     out: dict[str, Any] = {}
     for name, reader in tqdm(variants.items(), desc="variants", file=sys.stdout):
         got = score_lines(reader, lines)

@@ -5,8 +5,8 @@ trained on; the rules were never tuned on it either), and the dev split of the c
 cases (changes read with the right value, guards held: the blind sets' measure). For each
 variant - the rules, the model, and the cascade (the model; the rules confirm a reading
 under the threshold; with ``fill``, the rules' readings of attributes the model read
-nothing of are added) at several thresholds, and with ``changes`` (an unsure new value stands beside a sure old
-one of the same attribute) - it reports the recall and precision of the
+nothing of are added; with ``changes``, an unsure new value stands beside a sure old one
+of the same attribute) at several thresholds - it reports the recall and precision of the
 user's own current values (what ``observe`` writes) and F0.5, which weighs precision
 twice: a value wrongly written replaces one the user holds, a value missed waits for the
 next mention.

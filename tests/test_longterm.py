@@ -43,7 +43,10 @@ def test_remember_then_get_round_trips_every_field(manager: MemoryManager, clock
     assert record.status is Status.ACTIVE
     assert (record.session_id, record.task_id, record.step_id) == ("s1", "t1", "3")
     assert record.confidence == pytest.approx(0.9)
-    assert record.metadata == {"lang": "en"}
+    # the caller's metadata, and the reader's readings of what the user stated
+    assert {k: v for k, v in record.metadata.items() if k not in ("read_by", "readings")
+            } == {"lang": "en"}
+    assert record.metadata["read_by"] == manager.reader.version
     assert record.created_at == clock.now() and record.valid_from == clock.now()
     assert record.valid_to is None
     assert record.expires_at == clock.now() + manager.settings.retention.ttl_for(

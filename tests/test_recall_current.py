@@ -320,11 +320,14 @@ def test_a_newer_free_text_statement_of_the_asked_attribute_answers_first(
     hits = [h.id for h in manager.recall("emp", "Where do I work these days?",
                                          record_use=False)]
     assert hits[0] == ids[2]
-    # the readings are cached by a digest of the text: no copy of what a user said stays
-    # in the process after it is forgotten
+    # remember stored the reader's readings with each statement: recall read those
+    stored = manager.get("emp", ids[2]).metadata["readings"]
+    assert ("employer", "user", "now") in {(r["attribute"], r["holder"], r["when"])
+                                           for r in stored}
+    # what the rules read of records without readings is cached by a digest of the text:
+    # no copy of what a user said stays in the process after it is forgotten
     from memstrata.memory import longterm
 
-    assert longterm._READ_ATTRIBUTES
     for key, value in longterm._READ_ATTRIBUTES.items():
         assert isinstance(key, bytes) and len(key) == 16
         assert b"Pinecrest" not in key and all("Pinecrest" not in v for v in value)

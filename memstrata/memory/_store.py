@@ -24,6 +24,7 @@ from sqlalchemy import (
     Text,
     and_,
     bindparam,
+    cast,
     delete,
     func,
     insert,
@@ -600,6 +601,23 @@ def list_rows(
         query = query.where(and_(*conds))
     order = memories.c.valid_from.desc() if newest_first else memories.c.valid_from.asc()
     query = query.order_by(order, memories.c.id).limit(limit).offset(offset)
+    return list(conn.execute(query))
+
+
+def stating_rows(conn: Connection, user_id: str, attributes: Sequence[str], *,
+                 statuses: Sequence[str], limit: int) -> list[Row[Any]]:
+    """The newest of the user's own statements (``source`` user_explicit, no slot) whose
+    stored readings name one of ``attributes`` (id, metadata, valid_from).
+
+    The text of the stored readings narrows the search in SQL (the same on SQLite's JSON
+    and PostgreSQL's JSONB); the caller decides on the readings themselves."""
+    m = memories.c
+    text = cast(m.metadata, Text)
+    named = or_(*(text.like(f'%"attribute": "{a}"%') for a in attributes))
+    query = (select(m.id, m.metadata, m.valid_from)
+             .where(m.user_id == user_id, m.status.in_(list(statuses)),
+                    m.source == Source.USER_EXPLICIT.value, m.slot_key.is_(None), named)
+             .order_by(m.valid_from.desc(), m.id).limit(limit))
     return list(conn.execute(query))
 
 

@@ -111,6 +111,8 @@ _TYPE = {t.value: t for t in MemoryType}
 _SELF_SUBJECTS = frozenset({USER_SUBJECT, "me", "i"})
 #: profile slots (subject "user") whose value is the user's own name
 NAME_ATTRIBUTES = ("name", "preferred name", "preferred_name")
+#: the registry's attributes of the user's names (as stored readings name them)
+_READ_NAMES = ("name", "preferred_name")
 #: a question naming a date range also admits records dated this close to it
 _RANGE_SLACK_DAYS = 1
 
@@ -156,10 +158,12 @@ class LongTermMemory:
         )
 
     def remember(
-        self, user_id: str, item: MemoryInput | str | dict[str, Any], **fields: Any
+        self, user_id: str, item: MemoryInput | str | dict[str, Any], *,
+        read: Callable[[Sequence[MemoryInput]], list[MemoryInput]] | None = None,
+        **fields: Any,
     ) -> WriteDecision:
         """Offer one memory to the write policy; returns its decision."""
-        return self.remember_many(user_id, [self.coerce(item, **fields)])[0]
+        return self.remember_many(user_id, [self.coerce(item, **fields)], read=read)[0]
 
     def remember_many(
         self,
@@ -167,12 +171,15 @@ class LongTermMemory:
         items: Iterable[MemoryInput | str | dict[str, Any]],
         *,
         progress: Progress = False,
+        read: Callable[[Sequence[MemoryInput]], list[MemoryInput]] | None = None,
     ) -> list[WriteDecision]:
         """Offer a batch; one decision per item, in order.
 
         Every item is validated before anything is written. Items are stored in
         transactions of ``WRITE_CHUNK``; if storage fails part-way,
         :class:`PartialWriteError` carries the decisions of the committed chunks.
+        ``read`` (the manager's) stores a reader's readings with each chunk's items
+        before it is written.
         """
         user_id = check_user(user_id)
         if isinstance(items, str | bytes | dict | MemoryInput) or not isinstance(items, Iterable):
@@ -182,6 +189,8 @@ class LongTermMemory:
         with ProgressBar(progress, len(inputs), "remember") as bar:
             for start in range(0, len(inputs), WRITE_CHUNK):
                 chunk = inputs[start : start + WRITE_CHUNK]
+                if read is not None:
+                    chunk = read(chunk)
                 try:
                     decisions.extend(self._write_chunk(user_id, chunk))
                 except StorageError as exc:
@@ -370,7 +379,9 @@ class LongTermMemory:
         return hits
 
     def _user_names(self, user_id: str, seen: Watermark) -> tuple[str, ...]:
-        """The values of the user's name profile slots (read once per change of SQL)."""
+        """The user's names: the values of their name profile slots, and the names their
+        own statements were read to state (``remember("My name is Priya")`` stores the
+        reading, not a slot); read once per change of SQL."""
         cache = self._names
         found = cache.get(user_id)
         if found is not None and found[0] == seen:
@@ -381,7 +392,12 @@ class LongTermMemory:
                     for row in _store.list_rows(conn, user_id, scopes=None, types=None,
                                                 statuses=statuses, limit=5,
                                                 subject=USER_SUBJECT, attribute=attribute)]
-        names = tuple(dict.fromkeys(str(r.value) for r in rows if r.value))
+            stating = _store.stating_rows(conn, user_id, _READ_NAMES, statuses=statuses,
+                                          limit=5)
+        said = [r.value for row in stating
+                for r in from_stored((row.metadata or {}).get("readings"))
+                if r.attribute in _READ_NAMES and r.current_own]
+        names = tuple(dict.fromkeys([*(str(r.value) for r in rows if r.value), *said]))
         if len(cache) > 4096:
             cache.clear()
         cache[user_id] = (seen, names)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import logging
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -79,7 +79,7 @@ from memstrata.memory.rerank import Reranker
 from memstrata.memory.vector import VectorIndex, load_backend
 from memstrata.memory.working import WorkingMemory, WorkingMemoryStore
 from memstrata.policies.retrieval import RetrievalPolicy
-from memstrata.reading import Reader, load_reader
+from memstrata.reading import Reader, load_reader, to_stored
 from memstrata.types import (
     RETRIEVABLE,
     MemoryInput,
@@ -275,6 +275,30 @@ class MemoryManager:
         """The reader of meaning ``observe`` uses (``settings.reader``; one per process)."""
         return load_reader(self.settings.reader)
 
+    def _read_stated(self, items: Sequence[MemoryInput]) -> list[MemoryInput]:
+        """What the user stated (``source`` user_explicit) is stored with the reader's
+        readings of it, as ``observe`` stores a turn's: recall reads them (which
+        attribute a memory states, whose, when) and never reads stored text again.
+
+        Items that carry readings already (``observe``'s), or come from elsewhere (a
+        tool, an import, the agent), are left as they are; so is everything under the
+        rules reader (recall reads those memories with the rules, as before).
+        """
+        wanted = [i for i, x in enumerate(items)
+                  if x.source is Source.USER_EXPLICIT and "readings" not in x.metadata]
+        out = list(items)
+        if not wanted:
+            return out
+        reader = self.reader
+        if reader.name == "rules":
+            return out
+        for i in wanted:
+            x = items[i]
+            stored = to_stored(reader.read(x.content), reader.version)
+            out[i] = x.model_copy(update={"metadata": {
+                **x.metadata, "read_by": reader.version, "readings": stored}})
+        return out
+
     @property
     def index_dir(self) -> Path | None:
         if self.settings.index_dir is not None:
@@ -421,7 +445,7 @@ class MemoryManager:
         fields = {k: v for k, v in passed.items() if v is not None}
         with telemetry.span("memstrata.remember") as sp:
             sp.set_content(user_id=user_id, text=item if isinstance(item, str) else None)
-            decision = self.longterm.remember(user_id, item, **fields)
+            decision = self.longterm.remember(user_id, item, read=self._read_stated, **fields)
             sp.set(outcome=decision.outcome, memory_id=decision.record_id,
                    related=len(decision.related_ids),  # the type was validated by now
                    memory_type=None if type is None else str(getattr(type, "value", type)))
@@ -436,7 +460,8 @@ class MemoryManager:
         per item, in order."""
         with telemetry.span("memstrata.remember_many") as sp:
             sp.set_content(user_id=user_id)
-            decisions = self.longterm.remember_many(user_id, items, progress=progress)
+            decisions = self.longterm.remember_many(user_id, items, progress=progress,
+                                                    read=self._read_stated)
             sp.set(_outcome_counts(decisions), items=len(decisions))
             return decisions
 

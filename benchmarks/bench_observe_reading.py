@@ -12,7 +12,8 @@ talk, and then
     attribute, the old one is not (a single-valued attribute), and the top ``recall`` hit
     for the attribute's question carries the new value (current value first);
   - a guard holds when the user's active values of the attribute are what they were
-    after the prior, and the top hit carries no other value;
+    after the prior (compared value by value as below: "netflix" said again beside the
+    "Netflix" held is no change; until the fifth blind round the lists had to be equal);
 * standing instructions (``instruction``) have no single value to ask for: a change is
   right when a record read as an instruction was formed from the statement, a guard
   when none was.
@@ -140,9 +141,11 @@ def _judge(mm: Any, case: dict[str, Any], before: list[str]) -> bool:
             any(value_matches(attr, v, b) for b in before) and not value_matches(attr, v, expect)
             for v in now)
         return new_active and old_gone and _carries(attr, top, expect)
-    unchanged = sorted(now) == sorted(before)
-    others = [v for v in now if v not in before]
-    return unchanged and not any(_carries(attr, top, v) for v in others)
+    # the same values, however often and in whatever case they are stated ("netflix" said
+    # again beside the "Netflix" held is no change)
+    others = [v for v in now if not any(value_matches(attr, v, b) for b in before)]
+    kept = all(any(value_matches(attr, v, b) for v in now) for b in before)
+    return kept and not others
 
 
 def run_set(cases: list[dict[str, Any]], reader: str) -> dict[str, Any]:

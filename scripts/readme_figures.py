@@ -1,23 +1,30 @@
-"""Render README.md's "Measured on this machine" table from benchmarks/results/*.json.
+"""Render the measured figures from benchmarks/results/*.json into README.md and the docs.
 
-The table sits between ``<!-- figures:start -->`` and ``<!-- figures:end -->``;
-every figure in it is read from a benchmark's JSON, so the README cannot drift
-from the measurements. The README sums up the blind splits (mean, last ten, range,
-latest); ``docs/first_looks.md`` lists every one, between the same markers.
-``tests/test_readme.py`` fails when either file differs from what this script renders.
+Each page has its figures between ``<!-- figures:start -->`` and ``<!-- figures:end -->``,
+and every figure there is read from a benchmark's JSON, so no page can drift from the
+measurements:
 
-    python scripts/readme_figures.py           # rewrite the table in README.md
-    python scripts/readme_figures.py --check   # exit 1 if README.md is out of date
+* README.md, "Measured on this machine": one short row a measurement (the figure, its
+  target, one qualifier), each linking to its section of docs/measured.md;
+* docs/measured.md: one section a measurement, with what was measured and every figure
+  (the blind splits summed up: mean, last ten, range, latest);
+* docs/first_looks.md: every blind split, its first look and as the code stands.
+
+``tests/test_readme.py`` fails when any of them differs from what this script renders.
+
+    python scripts/readme_figures.py           # rewrite the figures in the three pages
+    python scripts/readme_figures.py --check   # exit 1 if any page is out of date
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
@@ -26,13 +33,36 @@ FORMATION_LOOKS = "formation_changes_first_looks.json"
 UPDATE_LOOKS = "knowledge_update_first_looks.json"
 CONTRADICTION_LOOKS = "contradiction_first_looks.json"
 README = REPO / "README.md"
+#: every measurement in full: what was measured, every figure, the files
+MEASURED = REPO / "docs" / "measured.md"
 #: every blind split's first look and its figure as the code stands, one table a kind
 FIRST_LOOKS = REPO / "docs" / "first_looks.md"
 START = "<!-- figures:start -->"
 END = "<!-- figures:end -->"
 
-Row = tuple[str, str, str]
 Loader = Callable[[str], dict[str, Any]]
+
+
+class Figure(NamedTuple):
+    """One measurement: in full for docs/measured.md, in short for the README's table."""
+
+    #: what was measured, in full (docs/measured.md)
+    measured: str
+    #: every figure of it (docs/measured.md)
+    figures: str
+    #: the JSON files in benchmarks/results/ (and links, relative to the repository root)
+    where: str
+    #: the heading of its section on docs/measured.md: letters, digits and spaces only, so
+    #: that its anchor is the same on GitHub and on the MkDocs site
+    title: str
+    #: the README's row: what, in a few words
+    what: str
+    #: the README's row: the figure, the target, one qualifier
+    result: str
+
+    @property
+    def anchor(self) -> str:
+        return self.title.lower().replace(" ", "-")
 
 
 def _loader(results: Path) -> Loader:
@@ -88,54 +118,71 @@ def _ci(est: dict[str, Any]) -> str:
     return f"**{est['mean']:.3f}** [{est['low']:.3f}, {est['high']:.3f}]"
 
 
-def _recall_quality(r: dict[str, Any]) -> Row:
+def _recall_quality(r: dict[str, Any]) -> Figure:
     ret, ref = r["retrievers"], r["references"]
     d = ret["default"]
-    return (
+    return Figure(
         "LoCoMo dev, evidence recall@5 / @10 (default hybrid, cat. 5 excluded)",
         f"{_ci(d['recall@5'])} / {_ci(d['recall@10'])} — BM25 "
         f"{ret['keyword']['recall@5']['mean']:.3f}, dense {ret['dense']['recall@5']['mean']:.3f},"
         f" RRF {ret['rrf']['recall@5']['mean']:.3f} on the same ingest; outside references "
         f"BM25 {ref['bm25']['recall@5']:.3f}, mem0 {ref['mem0 (no LLM)']['recall@5']:.3f}",
         "`recall_quality.json`",
+        title="Recall quality on LoCoMo",
+        what="LoCoMo dev, evidence recall@5 / @10 (default hybrid)",
+        result=f"{_ci(d['recall@5'])} / {_ci(d['recall@10'])}; BM25 alone "
+               f"{ret['keyword']['recall@5']['mean']:.3f}",
     )
 
 
-def _recall_latency(r: dict[str, Any], ab: dict[str, Any]) -> Row:
+def _recall_latency(r: dict[str, Any], ab: dict[str, Any]) -> Figure:
     app = r["latency"]["with_embedding_and_use_recorded"]
     cur = ab["results"]["current"]["use_recorded"]
     mem0 = r["references"]["mem0 (no LLM)"]["p50_ms"]
-    return (
+    return Figure(
         "recall latency incl. the query embedding, as apps call it",
         f"p50 **{app['p50_ms']:.1f} ms**, p95 {app['p95_ms']:.1f} ms (interleaved A/B run: "
         f"{cur['p50_ms']:.1f} / {cur['p95_ms']:.1f} ms) (mem0: {mem0:.0f} ms p50)",
         "`recall_quality.json`, `latency_ab.json`",
+        title="Recall latency",
+        what="recall latency incl. the query embedding",
+        result=f"p50 **{app['p50_ms']:.1f} ms**, p95 {app['p95_ms']:.1f} ms (mem0: {mem0:.0f} ms "
+               "p50)",
     )
 
 
-def _vector_search(ix: dict[str, Any]) -> Row:
+def _vector_search(ix: dict[str, Any]) -> Figure:
     single = ix["single_user"]
     agreement = min(v["top5_agreement_vs_exact_float32"] for v in single.values())
-    return (
+    return Figure(
         "vector search, one user, top-5 (exact float16)",
         f"p95 **{single['10000']['top5']['p95_ms']:.2f} ms** at 10k, "
         f"**{single['100000']['top5']['p95_ms']:.2f} ms** at 100k; top-5 agreement with exact "
         f"float32 search **{agreement:.2f}**",
         "`index.json`",
+        title="Vector search",
+        what="vector search, one user, top-5 (exact float16)",
+        result=f"p95 **{single['10000']['top5']['p95_ms']:.2f} ms** at 10k, "
+               f"**{single['100000']['top5']['p95_ms']:.2f} ms** at 100k; same top-5 as float32 "
+               f"**{agreement:.2f}**",
     )
 
 
-def _cold_load(ix: dict[str, Any]) -> Row:
+def _cold_load(ix: dict[str, Any]) -> Figure:
     c = ix["cold_load"]
-    return (
+    return Figure(
         f"cold load of a {c['n'] // 1000}k-memory user (vectors + BM25), and its memory",
         f"**{c['total_cold_load_s']:.2f} s**; {c['rss_growth_vector_mb']:.0f} MB + "
         f"{c['rss_growth_keyword_mb']:.0f} MB resident",
         "`index.json`",
+        title="Cold load of a large user",
+        what=f"cold load of a {c['n'] // 1000}k-memory user, and its memory",
+        result=f"**{c['total_cold_load_s']:.2f} s**; {c['rss_growth_vector_mb']:.0f} MB + "
+               f"{c['rss_growth_keyword_mb']:.0f} MB resident",
     )
 
 
-def _full_recall(st: dict[str, Any]) -> Row:
+def _full_recall(st: dict[str, Any]) -> Figure:
     one, many = st["recall_one_user"], st["recall_many_users"]
 
     def pp(x: dict[str, Any]) -> str:
@@ -143,18 +190,24 @@ def _full_recall(st: dict[str, Any]) -> Row:
         return f"{e['p50_ms']:.1f} / {e['p95_ms']:.1f} ms"
 
     mem0 = st["references"]["mem0_search_ms_excluding_embedding_at_600_per_user"]
-    return (
+    return Figure(
         "full recall excluding the embedding (p50 / p95)",
         f"{pp(one['10000'])} at 10k memories, {pp(one['100000'])} at 100k, {pp(many)} with "
         f"{many['users']:,} users x {many['per_user']:,} (mem0: {mem0} ms at 600)",
         "`store.json`",
+        title="Full recall without the embedding",
+        what="full recall excluding the embedding (p50 / p95)",
+        result=f"{pp(one['10000'])} at 10k memories, {pp(one['100000'])} at 100k (mem0: {mem0} ms "
+               "at 600)",
     )
 
 
-def _batch_remember(st: dict[str, Any]) -> Row:
+def _batch_remember(st: dict[str, Any]) -> Figure:
     ing = st["ingest"]
     turns = ing["conversation_turns"]
-    return (
+    empty = ing["into_empty_user"]["store_overhead_share_of_embedding"]
+    full = ing["into_user_with_10000"]["store_overhead_share_of_embedding"]
+    return Figure(
         "batch `remember`: store overhead per record, share of its embedding time; "
         "conversation turns with and without a vector per sentence",
         f"**{100 * ing['into_empty_user']['store_overhead_share_of_embedding']:.1f} %** into a "
@@ -165,31 +218,47 @@ def _batch_remember(st: dict[str, Any]) -> Row:
         f"{turns['ms_per_turn_without']:.1f} ms without "
         f"(+{100 * turns['cost_of_sentence_vectors']:.0f} %)",
         "`store.json`",
+        title="Batch remember",
+        what="batch `remember`: store overhead, as a share of the embedding time",
+        result=f"**{100 * empty:.1f} %** into a new user, {100 * full:.1f} % into one holding 10k "
+               "memories",
     )
 
 
-def _observe(ob: dict[str, Any]) -> Row:
-    return (
+def _observe(ob: dict[str, Any]) -> Figure:
+    p95 = ob["user_turns_with_extraction"]["p95_ms"]
+    target = ob["target"]["p95_ms_including_embedding"]
+    return Figure(
         "`observe` a turn that forms a memory (incl. embedding)",
-        f"p95 **{ob['user_turns_with_extraction']['p95_ms']:.1f} ms** SQLite, "
+        f"p95 **{p95:.1f} ms** SQLite, "
         f"{ob['postgresql']['user_turns_with_extraction']['p95_ms']:.1f} ms PostgreSQL "
         f"(the embedding alone p50 {ob['embedding']['embed_p50_ms_when_called']:.1f} ms on the "
-        "day measured; target 20 ms)",
+        f"day measured; target {target:.0f} ms)",
         "`consolidation_observe.json`",
+        title="Observe latency",
+        what="`observe` a turn that forms a memory (incl. embedding)",
+        result=f"p95 **{p95:.1f} ms** SQLite, "
+               f"{ob['postgresql']['user_turns_with_extraction']['p95_ms']:.1f} ms PostgreSQL "
+               f"(target {target:.0f} ms, {'met' if p95 <= target else 'missed'})",
     )
 
 
-def _scale(sc: dict[str, Any]) -> Row:
+def _scale(sc: dict[str, Any]) -> Figure:
     data, ex, co = sc["data"], sc["expire"], sc["conflicts"]
-    return (
+    return Figure(
         f"`expire` over {data['records']:,} records / {data['users']:,} users (SQLite)",
         f"**{ex['records_per_second']:,} records/s** (target {ex['target_records_per_second']:,});"
         f" `conflicts` {co['records_per_second']:,} records/s",
         "`consolidation_scale.json`",
+        title="Expire at scale",
+        what=f"`expire` over {data['records']:,} records / {data['users']:,} users (SQLite)",
+        result=f"**{ex['records_per_second']:,} records/s** (target "
+               f"{ex['target_records_per_second']:,}); `conflicts` {co['records_per_second']:,} "
+               "records/s",
     )
 
 
-def _scenarios(sn: dict[str, Any]) -> Row:
+def _scenarios(sn: dict[str, Any]) -> Figure:
     sets = sn["sets"]
     tuned = sets["preference_updates"]
     held = [v for k, v in sets.items() if k.startswith("preference_updates_holdout")]
@@ -197,49 +266,117 @@ def _scenarios(sn: dict[str, Any]) -> Row:
     flag_p = min(r["conflicts_flagged"]["precision"] for r in runs)
     recalls = [r["conflicts_flagged"]["recall"] for r in runs]
     merge_p = min(r["duplicates_merged"]["precision"] for r in runs)
-    return (
+    return Figure(
         f"offline conflict detection on the project's own scenario set: {tuned['cases']} "
         f"tuning + {sum(h['cases'] for h in held)} held-out preference-update cases (EN + ZH; "
         "on public contradiction data these rules find far fewer)",
         f"flag precision {flag_p:.2f}, recall {min(recalls):.2f}-{max(recalls):.2f}; "
         f"merge precision {merge_p:.2f}",
         "`consolidation_scenarios.json`",
+        title="Offline conflict detection",
+        what=f"offline conflict detection, own scenario set ({tuned['cases']} tuning + "
+             f"{sum(h['cases'] for h in held)} held-out cases)",
+        result=f"flag precision {flag_p:.2f}, recall {min(recalls):.2f}-{max(recalls):.2f}; "
+               "far fewer found on public contradiction data",
     )
 
 
-def _agent(ag: dict[str, Any]) -> Row:
+def _agent(ag: dict[str, Any]) -> Figure:
     k, c = ag["kernel_overhead_ms"], ag["context_tokens"]
-    return (
+    return Figure(
         f"agent kernel overhead per step, model excluded, {ag['memories'] // 1000}k memories",
         f"p95 **{k['default_recall_refresh']['p95']:.1f} ms** (recall every turn: "
         f"{k['recall_every_turn']['p95']:.1f} ms); context {100 * c['ratio_total']:.1f} % of "
         "the naive full history",
         "`agent.json`",
+        title="Agent kernel overhead",
+        what=f"agent kernel overhead per step, model excluded, {ag['memories'] // 1000}k memories",
+        result=f"p95 **{k['default_recall_refresh']['p95']:.1f} ms**; context "
+               f"{100 * c['ratio_total']:.1f} % of the naive full history",
     )
 
 
-def _cold_start(cs: dict[str, Any]) -> Row:
+def _cold_start(cs: dict[str, Any]) -> Figure:
     c = cs["trees"]["current"]["cold_start"]
     before = cs["trees"].get("before", {}).get("cold_start", {})
     was = ""
     if "first_recall" in before:
         was = f" (was {before['first_recall']['p50_s']:.1f} s)"
-    return (
+    return Figure(
         "fresh process to its first recall / first observe (existing SQLite memory)",
         f"p50 **{c['first_recall']['p50_s']:.2f} s**{was} / {c['first_observe']['p50_s']:.2f} s; "
         f"`import numpy` {c['import_numpy']['p50_s']:.2f} s; no PyTorch imported",
         "`cold_start.json`",
+        title="Cold start",
+        what="fresh process to its first recall / first observe",
+        result=f"p50 **{c['first_recall']['p50_s']:.2f} s**{was} / "
+               f"{c['first_observe']['p50_s']:.2f} s; no PyTorch imported",
     )
 
 
-def _injection(inj: dict[str, Any]) -> Row:
-    return (
+def _async(a: dict[str, Any]) -> Figure:
+    def bound(backend: str) -> float:
+        """What an async SQL driver could save of a recall: its SQL read's share times what
+        the raw driver saved of that read (as benchmarks/bench_async.py computes it)."""
+        probe = a["backends"][backend]["sql_probe"]
+        speedup = (probe["raw_async_driver"]["throughput_per_s"]
+                   / probe["sync_engine_threads_4"]["throughput_per_s"])
+        share = probe["recall_share"]["sql_share_of_recall"]
+        return float(100 * share * (1 - 1 / speedup)) if speedup > 1 else 0.0
+
+    def share(backend: str) -> float:
+        return float(100 * a["backends"][backend]["sql_probe"]["recall_share"][
+            "sql_share_of_recall"])
+
+    return Figure(
+        "the async API's design: what an async SQL driver (aiosqlite, asyncpg) could save of a "
+        "recall, against the bounded thread pool `AsyncMemoryManager` runs its calls on",
+        f"a recall's SQL read is {share('sqlite'):.1f} % (SQLite) / {share('postgres'):.1f} % "
+        "(PostgreSQL) of it alone; the rest is the embedding and the search; an async driver "
+        f"could save at most **{bound('sqlite'):.1f} %** (SQLite) / **{bound('postgres'):.1f} %**"
+        " (PostgreSQL) of a recall",
+        "`async.json`, [the async API](docs/async.md)",
+        title="Async API",
+        what="async API: what an async SQL driver could save of a recall",
+        result=f"at most **{bound('sqlite'):.1f} %** (SQLite) / {bound('postgres'):.1f} % "
+               "(PostgreSQL); calls run on a bounded thread pool",
+    )
+
+
+def _telemetry(t: dict[str, Any]) -> Figure:
+    span, pct = t["span_ns"], t["overhead_of_recall_pct"]
+
+    def us(mode: str) -> str:
+        micro = span[mode] / 1000
+        return f"{micro:.1f} µs" if micro < 10 else f"{micro:.0f} µs"
+
+    return Figure(
+        f"OpenTelemetry: {t['what']}; a recall makes {t['spans_per_recall']} spans",
+        f"one span: **{us('missing_extra')}** without the `otel` extra "
+        f"({pct['missing_extra']:.2f} % of a recall), {us('api_no_provider')} with the API and "
+        f"no provider configured ({pct['api_no_provider']:.2f} %), {us('sdk_recording')} with an "
+        f"SDK provider recording every span ({pct['sdk_recording']:.1f} %)",
+        "`telemetry.json`, [OpenTelemetry](docs/telemetry.md)",
+        title="Telemetry overhead",
+        what="OpenTelemetry: the cost of one span",
+        result=f"**{us('missing_extra')}** without the extra, {us('api_no_provider')} with no "
+               f"provider configured, {us('sdk_recording')} recording",
+    )
+
+
+def _injection(inj: dict[str, Any]) -> Figure:
+    return Figure(
         f"prompt injection through memories and tool results ({inj['cases']} cases, EN + ZH, "
         "a model that requests any tool call it reads)",
         f"L2/L3 actions without approval **{inj['executed_l2_l3_without_approval']}**, "
         f"ungrounded arguments **{inj['ungrounded_arguments']}**, injected text outside a "
         f"data block **{inj['injected_text_outside_data_block']}**",
         "`injection.json`",
+        title="Prompt injection",
+        what=f"prompt injection through memories and tool results ({inj['cases']} cases)",
+        result=f"L2/L3 actions without approval **{inj['executed_l2_l3_without_approval']}**, "
+               f"ungrounded arguments **{inj['ungrounded_arguments']}**, injected text outside a "
+               f"data block **{inj['injected_text_outside_data_block']}**",
     )
 
 
@@ -252,7 +389,7 @@ def _stats(values: list[float]) -> str:
 
 def _formation(sn: dict[str, Any], second: dict[str, Any],
                looks: list[tuple[str, dict[str, Any]]], now: dict[str, Any],
-               model: dict[str, Any]) -> Row:
+               model: dict[str, Any]) -> Figure:
     held = sn["formation_changes"]["heldout"]["all"]
     changes = [look["all"]["changes_read_correctly"] for _, look in looks]
     guards = [look["all"]["guards_held"] for _, look in looks]
@@ -260,7 +397,7 @@ def _formation(sn: dict[str, Any], second: dict[str, Any],
     splits = now["splits"]
     now_changes = [v["all"]["changes_read_correctly"] for v in splits.values()]
     now_guards = [v["all"]["guards_held"] for v in splits.values()]
-    return (
+    return Figure(
         "formation of changes through `observe` (moves, jobs, careers, diets, preferred names, "
         "birthdays, \"from now on\"; EN + ZH): the project's own held-out sets, then "
         f"{len(looks)} sets written blind, each first looked at after the fixes of the one "
@@ -283,15 +420,20 @@ def _formation(sn: dict[str, Any], second: dict[str, Any],
         "`consolidation_scenarios.json`, `formation_changes_blind_now.json`, "
         "`formation_changes_blind_now_model.json`, "
         "[every set](docs/first_looks.md#formation)",
+        title="Formation of changes",
+        what=f"changes read through `observe`: first looks at {len(looks)} sets written blind",
+        result=f"changes mean **{sum(changes) / len(changes):.2f}** (target 0.90), guards "
+               f"{sum(guards) / len(guards):.2f} (target 1.00); own held-out "
+               f"{held['changes_read_correctly']:.2f}",
     )
 
 
 def _avg(now: dict[str, Any], key: str) -> float:
     values = [v["all"][key] for v in now["splits"].values() if v["all"][key] is not None]
-    return sum(values) / len(values)
+    return float(sum(values) / len(values))
 
 
-def _readers(rd: dict[str, Any]) -> Row:
+def _readers(rd: dict[str, Any]) -> Figure:
     readers = rd["readers"]
 
     def blind(name: str) -> str:
@@ -311,7 +453,12 @@ def _readers(rd: dict[str, Any]) -> Row:
 
     model = readers["model"]
     speed = model.get("speed", {})
-    return (
+
+    def changes(name: str) -> list[dict[str, Any]]:
+        return [v for k, v in readers[name].get("blind", {}).items() if k.startswith("read_")]
+
+    model_changes, cascade_changes = changes("model"), changes("cascade")
+    return Figure(
         "readers of meaning on sets written blind after the model was frozen (4 sets of 96 "
         "changes and guards over all 24 registry attributes, 96 questions, 120 statement "
         "pairs; EN + ZH): the shipped model, the frozen rules, the cascade "
@@ -320,18 +467,24 @@ def _readers(rd: dict[str, Any]) -> Row:
         f"model: **{blind('model')}**; rules: {blind('rules')}; cascade: {blind('cascade')}; "
         f"the model alone p50 {speed.get('p50_ms', 0):.1f} ms / p95 "
         f"{speed.get('p95_ms', 0):.1f} ms a turn (one thread)",
-        "`readers.json`, `readers_first_look.json`, [docs/reading.md](docs/reading.md)",
+        "`readers.json`, `readers_first_look.json`, [the readers](docs/reading.md)",
+        title="Readers of meaning",
+        what="readers of meaning on 4 sets written blind (EN + ZH): the shipped model",
+        result=f"changes **{_mean(model_changes, 'change_all'):.2f}** (target 0.92), guards "
+               f"{_mean(model_changes, 'guard_all'):.2f} (target 0.97); the default cascade "
+               f"{_mean(cascade_changes, 'change_all'):.2f} / "
+               f"{_mean(cascade_changes, 'guard_all'):.2f}",
     )
 
 
-def _observe_reading(ob: dict[str, Any]) -> Row:
+def _observe_reading(ob: dict[str, Any]) -> Figure:
     sets = list(ob["sets"].values())
 
     def f(key: str) -> str:
         return (f"{_mean(sets, key + '_all'):.2f} (EN {_mean(sets, key + '_en'):.2f}, "
                 f"ZH {_mean(sets, key + '_zh'):.2f})")
 
-    return (
+    return Figure(
         f"the same {len(sets)} blind change sets through `observe` with the default reader "
         "(each case its own user: the prior, then three days later the statement after "
         "small talk), current value first (targets: 0.85 right after observe, 0.90 after "
@@ -340,6 +493,10 @@ def _observe_reading(ob: dict[str, Any]) -> Row:
         f"{f('after_nightly/change')}; guards held {f('after_observe/guard')}, after the "
         f"nightly jobs {f('after_nightly/guard')}",
         "`observe_reading_auto.json`, `observe_reading_first_look.json`",
+        title="Changes through observe",
+        what=f"the same {len(sets)} blind change sets through `observe`, default reader",
+        result=f"changes {_mean(sets, 'after_observe/change_all'):.2f} (target 0.85), guards "
+               f"{_mean(sets, 'after_observe/guard_all'):.2f} (target 0.85)",
     )
 
 
@@ -349,13 +506,13 @@ def _mean(rows: list[dict[str, Any]], key: str) -> float:
 
 
 def _contradiction(c: dict[str, Any], first: dict[str, Any],
-                   blind: list[dict[str, Any]]) -> Row:
+                   blind: list[dict[str, Any]]) -> Figure:
     look = first["rules"]
     before = c["methods"]["rules_before"]["heldout"]["all"]
     recalls = [b["rules"]["all"]["recall"] for b in blind]
     precisions = [b["rules"]["all"]["precision"] for b in blind]
     latest = blind[-1]["rules"]
-    return (
+    return Figure(
         f"offline contradiction rules on {c['pairs']} own pairs (paraphrases, incidental \"not\","
         f" 不/没 in another clause; EN + ZH), held-out first look; then {len(blind)} sets of pairs "
         "written blind, first looks, each after the fixes of the one before (target: recall "
@@ -372,6 +529,12 @@ def _contradiction(c: dict[str, Any], first: dict[str, Any],
         "cats\"): none found by rules",
         "`contradiction.json`, `contradiction_first_look.json`, "
         "[every set](docs/first_looks.md#contradictions)",
+        title="Contradictions",
+        what=f"offline contradiction rules: first looks at {len(blind)} sets of pairs written "
+             "blind",
+        result=f"recall mean **{sum(recalls) / len(recalls):.2f}** at precision "
+               f"{min(precisions):.2f}-{max(precisions):.2f} (target 0.60 at 0.85); own held-out "
+               f"{look['all']['recall']:.2f}",
     )
 
 
@@ -386,7 +549,7 @@ def _ku_look(name: str, look: dict[str, Any]) -> dict[str, float | None]:
 
 
 def _knowledge_update(ku: dict[str, Any], own: list[dict[str, Any]],
-                      looks: list[tuple[str, dict[str, Any]]]) -> Row:
+                      looks: list[tuple[str, dict[str, Any]]]) -> Figure:
     read = [_ku_look(name, look) for name, look in looks]
     firsts = [r["all"] for r in read if r["all"] is not None]
     nightly = [r["nightly"] for r in read if r["nightly"] is not None]
@@ -397,9 +560,10 @@ def _knowledge_update(ku: dict[str, Any], own: list[dict[str, Any]],
     names = ku["own_name"]["summary"]
 
     def mean_now(embedder: str, key: str) -> float:
-        return sum(now[k][embedder][key]["all"]["newest_first"] for k in blind) / len(blind)
+        return float(sum(now[k][embedder][key]["all"]["newest_first"] for k in blind)
+                     / len(blind))
 
-    return (
+    return Figure(
         "knowledge updates: a value stated, then changed 3-8 weeks later without \"actually\" "
         f"(EN + ZH), current value ranked first: two own held-out splits, then {len(looks)} "
         "sets written blind, each first looked at after the fixes of the one before "
@@ -418,10 +582,15 @@ def _knowledge_update(ku: dict[str, Any], own: list[dict[str, Any]],
         f"{mean_now('e5-small', 'observe_nightly'):.2f}; same top-3 with and without the name "
         f"{names['profile_slot']['same_top3']:.2f}",
         "`knowledge_update.json`, [every set](docs/first_looks.md#knowledge-updates)",
+        title="Knowledge updates",
+        what=f"knowledge updates, current value first: first looks at {len(looks)} sets "
+             "written blind",
+        result=f"mean **{sum(firsts) / len(firsts):.2f}** with MiniLM (target 0.85); Chinese with "
+               f"multilingual-e5-small {sum(zh_e5) / len(zh_e5):.2f}",
     )
 
 
-def _ku_guards(ku: dict[str, Any], looks: list[tuple[str, dict[str, Any]]]) -> Row:
+def _ku_guards(ku: dict[str, Any], looks: list[tuple[str, dict[str, Any]]]) -> Figure:
     """The guard side of the knowledge updates: a later statement close to the asked
     thing that does not change it must not pass for the current value."""
     now = ku["results"]["blind_splits_now"]
@@ -430,9 +599,10 @@ def _ku_guards(ku: dict[str, Any], looks: list[tuple[str, dict[str, Any]]]) -> R
     name, latest = looks[-1]
 
     def mean_now(embedder: str) -> float:
-        return sum(now[k][embedder]["remember"]["all"]["old_first"] for k in guards) / len(guards)
+        return float(sum(now[k][embedder]["remember"]["all"]["old_first"] for k in guards)
+                     / len(guards))
 
-    return (
+    return Figure(
         "knowledge-update guards: a later statement close to the asked thing that does not "
         "change it (someone else's change, a plan, the past, a one-off, a question, a related "
         f"thing), old value still first; {len(guards)} sets written blind, the first tuned on",
@@ -444,15 +614,20 @@ def _ku_guards(ku: dict[str, Any], looks: list[tuple[str, dict[str, Any]]]) -> R
         f"code stands (tuned on): MiniLM {mean_now('minilm'):.2f}, e5-small "
         f"{mean_now('e5-small'):.2f}",
         "`knowledge_update.json`, [every set](docs/first_looks.md#knowledge-update-guards)",
+        title="Knowledge update guards",
+        what=f"knowledge-update guards, old value still first: first looks at {len(looks)} "
+             "blind sets",
+        result=f"mean **{sum(firsts) / len(firsts):.2f}**; the latest ({name}) "
+               f"{latest['remember']['all']['old_first']:.2f}",
     )
 
 
-def _temporal(t: dict[str, Any]) -> Row:
+def _temporal(t: dict[str, Any]) -> Figure:
     lo = t["locomo_dev"]
     d = lo["paired_default_minus_before"]["recall@10"]
     cat2 = next(v for k, v in lo["by_category"].items() if k.startswith("2"))
     res = t["probes"]["summary"]["heldout"]["resolution"]
-    return (
+    return Figure(
         "time: relative dates resolved at write time (own held-out probes); LoCoMo dev, paired "
         "difference of recall@10 against the ranking before",
         f"resolved {res['correct']:.2f} of {res['n']}; recall@10 **{d['mean']:+.3f}** "
@@ -460,38 +635,50 @@ def _temporal(t: dict[str, Any]) -> Row:
         f"{cat2['recall@10_before']:.3f} → {cat2['recall@10_default']:.3f}, the relevance gate "
         f"costs {cat2['recall@10_default_no_gate'] - cat2['recall@10_default']:.3f} there",
         "`temporal.json`",
+        title="Relative dates",
+        what="time: relative dates resolved at write time; LoCoMo dev recall@10 against before",
+        result=f"resolved {res['correct']:.2f} of {res['n']}; recall@10 **{d['mean']:+.3f}** "
+               f"[{d['low']:+.3f}, {d['high']:+.3f}]",
     )
 
 
-def _nightly(n: dict[str, Any]) -> Row:
+def _nightly(n: dict[str, Any]) -> Figure:
     off, llm = n["modes"]["offline"]["all"], n["modes"]["llm_loopback"]["all"]
-    return (
+    return Figure(
         f"nightly path on {n['conversations']} own multi-session conversations where values "
         "change without \"actually\" (EN + ZH)",
         f"current value active **{off['current_value_active']:.2f}** offline, "
         f"{llm['current_value_active']:.2f} with an LLM (loopback server, scripted answers); top "
         f"recall hit current {off['top_recall_hit_current']:.2f}",
         "`nightly_changes.json`",
+        title="The nightly path",
+        what=f"nightly path on {n['conversations']} own conversations where values change",
+        result=f"current value active **{off['current_value_active']:.2f}** offline, "
+               f"{llm['current_value_active']:.2f} with an LLM (loopback server)",
     )
 
 
-def _never_worse(tuned: dict[str, Any], held: dict[str, Any]) -> Row:
+def _never_worse(tuned: dict[str, Any], held: dict[str, Any]) -> Figure:
     def lost(r: dict[str, Any]) -> str:
         a = r["all"]
         per = ", ".join(f"{job} {a[job]['lost']} / +{a[job]['gained']}" for job in r["jobs"])
         return f"{a['questions']} questions: {per}"
 
-    return (
+    return Figure(
         "never worse: every question asked before the nightly jobs and after each, offline "
         "(knowledge-update and no-change sets, the nightly conversations, the sister-move "
         "scenario; EN + ZH), questions whose current value lost its place (target 0) / gained",
         f"first 12 cases of each set: {lost(tuned)}; the next 12 (not looked at while "
         f"changing the jobs): **{lost(held)}**",
         "`never_worse.json`, `never_worse_heldout.json`",
+        title="Never worse",
+        what="never worse: questions whose current value lost its place after a nightly job "
+             "(target 0) / gained",
+        result=f"the held-out cases: **{lost(held)}**",
     )
 
 
-def _workers(w: dict[str, Any]) -> Row:
+def _workers(w: dict[str, Any]) -> Figure:
     llm = w["llm"]
     base = llm["baseline_single_sequential_worker"]["users_per_second"]
     full = llm["cells"]["workers_2_concurrency_32"]
@@ -503,7 +690,7 @@ def _workers(w: dict[str, Any]) -> Row:
     also = "" if conflicts is None else (
         f"; `conflicts` {conflicts['in_process_run']['records_per_second']:,} records/s, "
         f"2 workers {conflicts['speedup_2_vs_1_workers']:.2f}x one")
-    return (
+    return Figure(
         "consolidation across workers (PostgreSQL, loopback model answering in 200 ms): "
         f"`summarize` of {full['users']:,} users; `expire` and `conflicts` over "
         f"{big['data']['records']:,} records",
@@ -517,15 +704,21 @@ def _workers(w: dict[str, Any]) -> Row:
         f"{cpu['in_process_run']['records_per_second']:,} records/s, 2 workers "
         f"{one / two:.2f}x one (PostgreSQL-bound on 2 cores){also}",
         "`consolidation_workers.json`",
+        title="Consolidation across workers",
+        what=f"`summarize` of {full['users']:,} users by PostgreSQL workers (loopback model, "
+             "200 ms)",
+        result=f"**{full['users_per_second']:.1f} users/s** with {full['workers']} workers, "
+               f"{full['users_per_second'] / base:.1f}x one sequential worker (target 50x "
+               f"{'met' if full['users_per_second'] / base >= 50 else 'not met'})",
     )
 
 
-def _multilingual(m: dict[str, Any]) -> Row:
+def _multilingual(m: dict[str, Any]) -> Figure:
     zh = m["chinese"]
     mini, e5 = zh["minilm"]["holdout"], zh["e5-small"]["holdout"]
     lat = m["latency"]
     paired = mini["paired_default_minus_keyword"]["hit@5"]
-    return (
+    return Figure(
         f"Chinese recall (own multi-day assistant set, {mini['probes']} held-out questions), "
         "hit@5 of the default hybrid; LoCoMo dev recall@5; recall p50 incl. the query "
         "embedding (one thread)",
@@ -538,14 +731,18 @@ def _multilingual(m: dict[str, Any]) -> Row:
         f"{lat['e5-small']['chinese_tune']['with_embedding']['p50_ms']:.1f} ms (Chinese) / "
         f"{lat['e5-small']['locomo']['with_embedding']['p50_ms']:.1f} ms (LoCoMo), load 1-3",
         "`multilingual.json`",
+        title="Chinese recall",
+        what=f"Chinese recall, hit@5 ({mini['probes']} held-out questions)",
+        result=f"multilingual-e5-small **{e5['default']['hit@5']['mean']:.2f}** (target 0.90); the "
+               f"default MiniLM {mini['default']['hit@5']['mean']:.2f}, as BM25 alone",
     )
 
 
-def rows(results: Path = RESULTS) -> list[Row]:
-    """One row per figure, each read from the JSON files in ``results``."""
+def rows(results: Path = RESULTS) -> list[Figure]:
+    """One entry per measurement, each read from the JSON files in ``results``."""
     j = _loader(results)
 
-    makers: list[Callable[[], Row]] = [
+    makers: list[Callable[[], Figure]] = [
         lambda: _recall_quality(j("recall_quality.json")),
         lambda: _recall_latency(j("recall_quality.json"), j("latency_ab.json")),
         lambda: _multilingual(j("multilingual.json")),
@@ -576,9 +773,17 @@ def rows(results: Path = RESULTS) -> list[Row]:
         lambda: _workers(j("consolidation_workers.json")),
         lambda: _agent(j("agent.json")),
         lambda: _cold_start(j("cold_start.json")),
+        lambda: _async(j("async.json")),
+        lambda: _telemetry(j("telemetry.json")),
         lambda: _injection(j("injection.json")),
     ]
-    return [make() for make in makers]
+    figures = [make() for make in makers]
+    for f in figures:
+        if not re.fullmatch(r"[A-Z][a-z0-9]*( [A-Za-z0-9]+)*", f.title):
+            raise ValueError(f"{f.title!r}: a title is words of letters and digits")
+    if len({f.anchor for f in figures}) != len(figures):
+        raise ValueError("two measurements have the same title")
+    return figures
 
 
 def _f(x: float | None) -> str:
@@ -652,10 +857,36 @@ def render_first_looks(results: Path = RESULTS) -> str:
 
 
 def render(results: Path = RESULTS) -> str:
-    """The markdown table (header included), ending with a newline."""
-    lines = ["| what | result | where |", "|---|---|---|"]
-    lines += [f"| {what} | {result} | {where} |" for what, result, where in rows(results)]
+    """README.md's table (header included), ending with a newline: one short row a
+    measurement, linking to its section of docs/measured.md."""
+    lines = ["| what | result | more |", "|---|---|---|"]
+    lines += [f"| {f.what} | {f.result} | [details](docs/measured.md#{f.anchor}) |"
+              for f in rows(results)]
     return "\n".join(lines) + "\n"
+
+
+def _clauses(text: str) -> list[str]:
+    """``text`` split at each "; " outside parentheses and brackets."""
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += (ch in "([") - (ch in ")]")
+        if depth == 0 and text.startswith("; ", i):
+            out.append(text[start:i])
+            start = i + 2
+    return [*out, text[start:]]
+
+
+def render_measured(results: Path = RESULTS) -> str:
+    """docs/measured.md's sections: every measurement, what was measured and every figure."""
+    out: list[str] = []
+    for f in rows(results):
+        # the JSON files by their path, links relative to docs/
+        where = re.sub(r"`(\w+\.json)`", r"`benchmarks/results/\1`", f.where)
+        where = where.replace("](docs/", "](")
+        out += [f"## {f.title}", "", f"**Measured:** {f.measured}.", ""]
+        out += [f"* {clause}" for clause in _clauses(f.figures)]
+        out += ["", f"Source: {where}.", ""]
+    return "\n".join(out)
 
 
 def updated(readme_text: str, table: str) -> str:
@@ -663,20 +894,22 @@ def updated(readme_text: str, table: str) -> str:
     head, sep, rest = readme_text.partition(START)
     _, sep2, tail = rest.partition(END)
     if not sep or not sep2:
-        raise ValueError(f"README.md needs the markers {START} and {END}")
+        raise ValueError(f"the page needs the markers {START} and {END}")
     return f"{head}{START}\n{table}{END}{tail}"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true",
-                        help="exit 1 if README.md differs from the rendering")
+                        help="exit 1 if a page differs from the rendering")
     parser.add_argument("--readme", type=Path, default=README)
+    parser.add_argument("--measured", type=Path, default=MEASURED)
     parser.add_argument("--first-looks", type=Path, default=FIRST_LOOKS)
     parser.add_argument("--results", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     stale = 0
     for path, table in ((args.readme, render(args.results)),
+                        (args.measured, render_measured(args.results)),
                         (args.first_looks, render_first_looks(args.results))):
         text = path.read_text(encoding="utf-8")
         new = updated(text, table)

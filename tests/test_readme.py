@@ -1,4 +1,5 @@
-"""README.md: its figures are the benchmark results, and it links only inside the repository."""
+"""README.md and docs/measured.md: their figures are the benchmark results, and the README
+links only inside the repository."""
 
 from __future__ import annotations
 
@@ -27,7 +28,28 @@ def test_the_figures_table_is_what_the_benchmark_results_render():
     assert figures.updated(text, figures.render()) == text, (
         "README.md's figures differ from benchmarks/results/*.json: "
         "run `python scripts/readme_figures.py`")
+    measured = (REPO / "docs" / "measured.md").read_text(encoding="utf-8")
+    assert figures.updated(measured, figures.render_measured()) == measured, (
+        "docs/measured.md's figures differ from benchmarks/results/*.json: "
+        "run `python scripts/readme_figures.py`")
     assert figures.main(["--check"]) == 0
+
+
+def test_the_readme_table_is_short_and_links_each_row_to_its_section():
+    """Each cell of the README's table is a few words; the rest is on docs/measured.md, one
+    section a row, which the row links to."""
+    figures = _script()
+    measured = figures.render_measured()
+    table = figures.render().splitlines()[2:]
+    assert len(table) == len(figures.rows())
+    for row in table:
+        cells = [c.strip() for c in row.strip("|").split(" | ")]
+        assert len(cells) == 3, row
+        for cell in cells:
+            assert len(cell.split()) <= 25, cell
+        anchor = cells[2].split("docs/measured.md#", 1)[1].rstrip(")")
+        assert any(line.startswith("## ") and line[3:].lower().replace(" ", "-") == anchor
+                   for line in measured.splitlines()), anchor
 
 
 def test_the_table_follows_the_json(tmp_path: Path):
@@ -39,14 +61,19 @@ def test_the_table_follows_the_json(tmp_path: Path):
     data["expire"]["records_per_second"] = 12345
     path.write_text(json.dumps(data))
     assert "**12,345 records/s**" in figures.render(results)
+    assert "**12,345 records/s**" in figures.render_measured(results)
     readme = tmp_path / "README.md"
     readme.write_text((REPO / "README.md").read_text())
+    measured = tmp_path / "measured.md"
+    measured.write_text((REPO / "docs" / "measured.md").read_text())
     looks = tmp_path / "first_looks.md"
     looks.write_text((REPO / "docs" / "first_looks.md").read_text())
-    paths = ["--readme", str(readme), "--first-looks", str(looks), "--results", str(results)]
+    paths = ["--readme", str(readme), "--measured", str(measured), "--first-looks", str(looks),
+             "--results", str(results)]
     assert figures.main(["--check", *paths]) == 1
     assert figures.main(paths) == 0
     assert "**12,345 records/s**" in readme.read_text()
+    assert "**12,345 records/s**" in measured.read_text()
     assert figures.main(["--check", *paths]) == 0
 
 
@@ -63,7 +90,8 @@ def test_a_new_first_look_shows_in_the_summary_and_in_every_set(tmp_path: Path):
     # first in the file: the sets are read in numeric order, not in the file's order
     looks["sets"] = {f"guard{n}": look, **looks["sets"]}
     path.write_text(json.dumps(looks))
-    assert f"the latest (guard{n}, on the final code) **0.12**" in figures.render(results)
+    assert f"the latest (guard{n}) 0.12" in figures.render(results)
+    assert f"the latest (guard{n}, on the final code) **0.12**" in figures.render_measured(results)
     assert f"| guard{n} | 0.12 (" in figures.render_first_looks(results)
 
 

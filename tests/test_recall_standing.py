@@ -49,8 +49,9 @@ GUARDS = [
             "known misreading, to be fixed with training data: the model (model-39a313c9f04f, "
             "and the candidate model-7efbcc891a85) reads an offer the user is only considering "
             "('腾讯视频年卡在打折，犹豫要不要入一个') as their current streaming service "
-            "(0.95; the candidate 0.98), and since remember stores readings, recall takes it for the newest "
-            "statement of it; through observe the same reading was already stored"))),
+            "(0.95; the candidate 0.98), and since remember stores readings, recall takes "
+            "it for the newest statement of it; through observe the same reading was "
+            "already stored"))),
     ("我现在每个月房租4500，一室一厅，在杭州滨江。这个价格算贵吗？",
      "上海徐汇的一室户现在一般多少钱一个月？帮朋友打听一下。",
      "我每个月交多少房租？在做记账预算。"),

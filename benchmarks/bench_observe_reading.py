@@ -133,8 +133,8 @@ def _judge(mm: Any, case: dict[str, Any], before: list[str]) -> bool:
         formed = [v for v in _values(mm, user, family) if v not in before]
         return bool(formed) if case["kind"] == "change" else not formed
     now = _values(mm, user, family)
-    top = _top(mm, user, attr, lang)
     if case["kind"] == "change":
+        top = _top(mm, user, attr, lang)
         expect = str(case["expect"])
         new_active = any(value_matches(attr, v, expect) for v in now)
         old_gone = attr in ("allergies", "children", "pets", "streaming") or not any(

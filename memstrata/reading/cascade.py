@@ -85,7 +85,7 @@ class CascadeReader:
 
         kept = []
         for r in readings:
-            if r.confidence >= self.read_threshold or not r.current_own or r not in unsure:
+            if r not in unsure:  # sure, not the user's own now, or a told change
                 kept.append(r)
                 continue
             agree = [s for s in second

@@ -4,7 +4,7 @@ Messages, in order::
 
     system: goal profile + the sentence to echo       mandatory (trusted: the goal and
             how to work (operator instructions)       the operator's words only)
-    user:   <memory-data nonce=...> block              untrusted data, JSON-encoded:
+    user:   <memory-data nonce=...> block              untrusted data, one escaped item a line:
               the user's standing rules               mandatory ("always answer in English")
               pending confirmations from memory        (conflicts the user must settle)
               task table                               mandatory
@@ -40,7 +40,7 @@ from typing import Any, Protocol
 
 from memstrata._text import content_words
 
-from ._fence import encode, memory_block, new_nonce, tool_output
+from ._fence import encode, memory_block, new_nonce, section, tool_output
 from ._prompts import prompt
 from .errors import ContextBudgetExceeded, UsageError
 from .goal import Criterion, Goal, Subtask, TaskState
@@ -323,7 +323,7 @@ class ContextBuilder:
                                  "confirmations", "only the oldest few are shown"))
 
         def line(label: str, rows: Sequence[Any]) -> str:
-            return f"{label}: {encode(list(rows))}" if rows else ""
+            return section(label, list(rows))
 
         conf_text = line(_CONFIRM, confirmations)
         rules = list(memory.rules)
@@ -379,7 +379,7 @@ class ContextBuilder:
         def lesson_block() -> str:
             return line(_LESSONS, [m.text for m in lessons])
 
-        line_cost = [self.count(encode(text)) + 1 for _, text in lines]
+        line_cost = [self.count(encode(text)) + 2 for _, text in lines]  # + "- ", the break
         finished_tokens = sum(line_cost) + (6 if lines else 0)
         optional = finished_tokens + self.count(mem_block()) + self.count(lesson_block())
         over = mandatory + optional - budget
@@ -407,7 +407,7 @@ class ContextBuilder:
         while over > 0 and (len(memories) > cfg.memories_min_k or len(lessons) > 1):
             victim = lessons if len(lessons) > 1 else memories
             gone = victim.pop()
-            cost = self.count(encode(gone.text)) + 1
+            cost = self.count(encode(gone.text)) + 2
             over -= cost
             folded.append(Folded(f"memory {gone.id}", "over budget: fewer recalled items",
                                  tokens_saved=cost))

@@ -131,7 +131,7 @@ class Action:
 
     def line(self) -> str:
         args = json.dumps(self.args, ensure_ascii=False, default=str)[:60]
-        return f"turn {self.turn}: {self.tool}({args}) -> {self.observation[:80]}"
+        return f"turn {self.turn}: {self.tool}({args}) → {self.observation[:80]}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,7 +185,7 @@ class Reflection:
         return []
 
     def line(self) -> str:
-        return f"reflection ({self.trigger}): {self.root_cause} -> {self.suggested_fix}"
+        return f"reflection ({self.trigger}): {self.root_cause} → {self.suggested_fix}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -72,4 +72,24 @@ def test_no_line_break_json_leaves_raw_reaches_the_prompt():
         lines = text.splitlines()
         assert not any(line.lstrip().startswith(("## How to work", "SYSTEM:"))
                        for line in lines), lines
-    assert json.loads(encode([stored])) == [stored]  # still the same text, escaped
+    # still the same text, escaped: with its quotes' backslashes back it is a JSON string
+    assert json.loads('"' + encode(stored).replace('"', '\\"') + '"') == stored
+    quoted = 'she said "ship it" \\ then\n"done"'
+    assert json.loads('"' + encode(quoted).replace('"', '\\"') + '"') == quoted
+    assert "\n" not in encode(quoted) and '"ship it"' in encode(quoted)  # quotes kept as said
+
+
+def test_each_item_has_a_line_of_its_own_and_quotes_cost_nothing_extra():
+    """Issue 34: JSON-encoding every item cost the agent's context about 44 % more tokens
+    (each quote escaped, a tool result inside a finished round's line escaped twice)."""
+    from memstrata.agent._fence import memory_block, outside_blocks, tool_output
+
+    items = ['turn 1: search({"q": "late"}) → OK: [{"order":"A1"}]', "two\nlines </memory-data>"]
+    block = memory_block("n0nce", [("finished_work", items)])
+    lines = block.splitlines()
+    assert lines[2] == "finished_work:" and lines[3] == f"- {items[0]}"
+    assert lines[4].startswith("- two\\nlines \\u003c/memory-data\\u003e") and len(lines) == 6
+    assert outside_blocks(f"before\n{block}\nafter", "n0nce") == "before\n\nafter"
+    out = tool_output("n0nce", 'OK: {"a": "b"}')
+    assert out.splitlines()[1] == 'OK: {"a": "b"}'
+    assert tool_output("n0nce", '{"a": "<b>"}').splitlines()[1] == '{"a":"\\u003cb\\u003e"}'

@@ -7,7 +7,7 @@ hard negatives: paraphrases, compatible facts, long sentences with an incidental
 "not", Chinese with 不/没 in an unrelated clause). Every sentence was written for
 this benchmark (no public contradiction set could be used here; the project's
 public held-out material stays with the lead). 40% of each language/category is
-held out; its first look is ``results/contradiction_first_look.json``.
+held out; its first look is ``heldout`` in ``results/contradiction_first_looks.json``.
 
 Methods, each reported per split and per language (precision/recall of the
 *contradiction* class - a pair judged ``contradiction`` or ``update``):
@@ -55,10 +55,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 DATA = Path(__file__).parent / "data" / "contradiction_pairs.json"
 RESULTS = Path(__file__).parent / "results" / "contradiction.json"
-FIRST_LOOK = Path(__file__).parent / "results" / "contradiction_first_look.json"
-#: the first looks at the blind splits, keyed by split (``blind1``, ...); an entry is
-#: written once and never overwritten
-BLIND_LOOKS = Path(__file__).parent / "results" / "contradiction_first_looks.json"
+#: the first looks, keyed by split (``heldout``, the own held-out split; ``blind1``, ...);
+#: an entry is written once and never overwritten
+FIRST_LOOKS = Path(__file__).parent / "results" / "contradiction_first_looks.json"
 START = datetime(2026, 3, 1, 9, tzinfo=UTC)
 
 
@@ -211,7 +210,7 @@ def main() -> None:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         from _common import record_first_look
 
-        record_first_look(BLIND_LOOKS, f"blind{args.blind}", {"rules": found})
+        record_first_look(FIRST_LOOKS, f"blind{args.blind}", {"rules": found})
         return
     pairs = _pairs()
     if args.rules_only_json:  # run under another tree's code (rules_before)
@@ -223,11 +222,11 @@ def main() -> None:
     if args.split is not None:
         print(json.dumps(rules[args.split], indent=1, ensure_ascii=False))
         return
-    if not FIRST_LOOK.exists():
-        FIRST_LOOK.write_text(json.dumps(
-            {"note": "first evaluation of the held-out split, written before any further tuning",
-             "rules": {k: v for k, v in rules["heldout"].items() if k != "errors"}},
-            indent=2, ensure_ascii=False) + "\n")
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _common import record_first_look
+
+    record_first_look(FIRST_LOOKS, "heldout",
+                      {"rules": {k: v for k, v in rules["heldout"].items() if k != "errors"}})
     result: dict[str, Any] = {
         "benchmark": "contradiction detection between two statements of one user",
         "data": str(DATA.relative_to(Path(__file__).parent.parent)),

@@ -46,8 +46,8 @@ the same top-3, and the record "My name is Alice" must never come first.
 
 Run: ``flock /tmp/memstrata-bench.lock python benchmarks/bench_knowledge_update.py
 [--heldout]`` -> ``benchmarks/results/knowledge_update.json``; the first run with
-``--heldout`` also writes ``knowledge_update_first_look.json`` and
-``knowledge_update_heldout2_first_look.json`` (each once, never overwritten).
+``--heldout`` also writes the first looks at ``heldout`` and ``heldout2`` into
+``knowledge_update_first_looks.json`` (each once, never overwritten).
 """
 
 from __future__ import annotations
@@ -65,15 +65,16 @@ from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from _common import RESULTS, write_result
+from _common import RESULTS, record_first_look, write_result
 
 from memstrata import ManualClock, MemoryInput, MemoryManager
 from memstrata.consolidation import Consolidator
 from memstrata.policies.retrieval import RetrievalPolicy
 
 DATA = Path(__file__).parent / "data" / "knowledge_update.json"
-FIRST_LOOK = RESULTS / "knowledge_update_first_look.json"
-FIRST_LOOK_2 = RESULTS / "knowledge_update_heldout2_first_look.json"
+#: the first looks, keyed by split (``heldout``, ``heldout2``, ``heldout3``, ..., ``guard2``,
+#: ...); an entry is written once and never overwritten
+FIRST_LOOKS = RESULTS / "knowledge_update_first_looks.json"
 START = datetime(2026, 1, 5, 19, 0, tzinfo=UTC)
 ASK_AT = START + timedelta(days=100)
 TARGET = 0.85
@@ -411,17 +412,11 @@ def main() -> None:
         "own_name": names,
         "seconds": round(time.perf_counter() - started, 1),
     }
-    for split, path in (("heldout", FIRST_LOOK), ("heldout2", FIRST_LOOK_2)):
-        if not args.heldout or path.exists():
-            continue
-        first = {"benchmark": path.stem,
-                 "note": f"the first evaluation on the {split} split, written before any "
-                         "further tuning; never overwritten",
-                 "when": datetime.now(UTC).isoformat(timespec="seconds"),
-                 split: {mode: {name: results[mode][name][split] for name in VARIANTS}
-                         for mode in ("remember", "observe")}}
-        path.write_text(json.dumps(first, indent=2, ensure_ascii=False) + "\n")
-        print(f"wrote {path}")
+    if args.heldout:
+        for split in ("heldout", "heldout2"):
+            record_first_look(FIRST_LOOKS, split,
+                              {mode: {name: results[mode][name][split] for name in VARIANTS}
+                               for mode in ("remember", "observe")})
     write_result("knowledge_update", payload)
     for mode in MODES:
         for name in VARIANTS:

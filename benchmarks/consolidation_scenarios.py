@@ -37,9 +37,9 @@ only active value of the slot (instructions: a correction record is formed) and 
 briefing no longer quotes the older fact; a guard holds when the old value is still
 the only active one (instructions: nothing is formed). Precision and recall per
 language, per split; the held-out split (40%) was never tuned on and its first look
-is ``results/formation_changes_first_look.json``. A second held-out split
+is ``heldout`` in ``results/formation_changes_first_looks.json``. A second held-out split
 (``heldout2``, 64 cases) was written after the rules with deliberately different
-phrasings; its first look is ``results/formation_changes_heldout2_first_look.json``.
+phrasings; its first look is ``heldout2`` in the same file.
 Since that first look heldout2 is a *development* split: its misses were studied and
 their general causes fixed (typographic apostrophes, quoted speech, conditions, verb
 families, work context, Chinese word order), so its figures are no longer blind. A
@@ -63,6 +63,7 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+from _common import record_first_look
 from sqlalchemy import select
 
 from memstrata import ManualClock, MemoryManager
@@ -221,10 +222,9 @@ def observe_pipeline(cases: list[dict[str, Any]], embedder: Embedder
                          "share_of_statements_read_by_language": read}
 
 
-FORMATION_FIRST_LOOK = {
-    "heldout": Path(__file__).parent / "results" / "formation_changes_first_look.json",
-    "heldout2": Path(__file__).parent / "results" / "formation_changes_heldout2_first_look.json",
-}
+#: the first looks at the formation splits, keyed by split (``heldout``, ``heldout2``, the
+#: own held-out splits; ``heldout3``, ... written blind); an entry is never overwritten
+FORMATION_LOOKS = Path(__file__).parent / "results" / "formation_changes_first_looks.json"
 
 
 def _norm(value: str | None) -> str:
@@ -308,11 +308,9 @@ def formation(embedder: Embedder, split: str | None = None) -> dict[str, Any]:
                 [r for r in rows if r["category"] == cat]).items() if k != "misses"}
             for cat in sorted({r["category"] for r in rows})}
         out[name] = entry
-    for name, path in FORMATION_FIRST_LOOK.items():
-        if name in out and not path.exists():
-            path.write_text(json.dumps(
-                {"note": "first evaluation of this held-out split, written before any further "
-                         "tuning", name: out[name]}, indent=2, ensure_ascii=False) + "\n")
+    for name in ("heldout", "heldout2"):
+        if name in out:
+            record_first_look(FORMATION_LOOKS, name, out[name])
     return out
 
 

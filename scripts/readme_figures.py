@@ -77,24 +77,33 @@ def _loader(results: Path) -> Loader:
     return j
 
 
-def _sets(j: Loader, name: str, prefix: str) -> list[tuple[str, dict[str, Any]]]:
-    """The entries of the first-look file ``name`` keyed ``prefix`` + a number, in numeric
-    order of the number."""
+def _sets(j: Loader, name: str, prefix: str, first: int = 1) -> list[tuple[str, dict[str, Any]]]:
+    """The entries of the first-look file ``name`` keyed ``prefix`` + a number from
+    ``first`` on, in numeric order of the number."""
     sets: dict[str, dict[str, Any]] = j(name)["sets"]
     found = sorted((int(key[len(prefix):]), key) for key in sets
-                   if key.startswith(prefix) and key[len(prefix):].isdigit())
+                   if key.startswith(prefix) and key[len(prefix):].isdigit()
+                   and int(key[len(prefix):]) >= first)
     return [(key, sets[key]) for _, key in found]
 
 
+def _own(j: Loader, name: str, key: str) -> dict[str, Any]:
+    """The project's own held-out set ``key`` (``heldout``, ``heldout2``: not written
+    blind) in the first-look file ``name``."""
+    own: dict[str, Any] = j(name)["sets"][key]
+    return own
+
+
 def formation_looks(j: Loader) -> list[tuple[str, dict[str, Any]]]:
-    """The blind formation splits' first looks (heldout3 on; heldout2 is the project's
-    own second held-out set), in the order written."""
-    return _sets(j, FORMATION_LOOKS, "heldout")
+    """The blind formation splits' first looks (heldout3 on; heldout and heldout2 are the
+    project's own held-out sets), in the order written."""
+    return _sets(j, FORMATION_LOOKS, "heldout", first=3)
 
 
 def update_looks(j: Loader) -> list[tuple[str, dict[str, Any]]]:
-    """The blind knowledge-update splits' first looks (heldout3 on)."""
-    return _sets(j, UPDATE_LOOKS, "heldout")
+    """The blind knowledge-update splits' first looks (heldout3 on; heldout and heldout2
+    are the project's own held-out sets)."""
+    return _sets(j, UPDATE_LOOKS, "heldout", first=3)
 
 
 def guard_looks(j: Loader) -> list[tuple[str, dict[str, Any]]]:
@@ -527,7 +536,7 @@ def _contradiction(c: dict[str, Any], first: dict[str, Any],
         f"the latest {latest['all']['precision']:.2f} / {latest['all']['recall']:.2f}); "
         "contradictions said in other words (\"allergic to cats\" / \"I sleep with my two "
         "cats\"): none found by rules",
-        "`contradiction.json`, `contradiction_first_look.json`, "
+        "`contradiction.json`, `contradiction_first_looks.json`, "
         "[every set](docs/first_looks.md#contradictions)",
         title="Contradictions",
         what=f"offline contradiction rules: first looks at {len(blind)} sets of pairs written "
@@ -754,17 +763,17 @@ def rows(results: Path = RESULTS) -> list[Figure]:
         lambda: _scale(j("consolidation_scale.json")),
         lambda: _scenarios(j("consolidation_scenarios.json")),
         lambda: _formation(j("consolidation_scenarios.json"),
-                           j("formation_changes_heldout2_first_look.json")["heldout2"],
+                           _own(j, FORMATION_LOOKS, "heldout2"),
                            formation_looks(j),
                            j("formation_changes_blind_now.json"),
                            j("formation_changes_blind_now_model.json")),
         lambda: _readers(j("readers.json")),
         lambda: _observe_reading(j("observe_reading_auto.json")),
-        lambda: _contradiction(j("contradiction.json"), j("contradiction_first_look.json"),
+        lambda: _contradiction(j("contradiction.json"), _own(j, CONTRADICTION_LOOKS, "heldout"),
                                [look for _, look in contradiction_looks(j)]),
         lambda: _knowledge_update(j("knowledge_update.json"),
-                                  [j("knowledge_update_first_look.json")["heldout"],
-                                   j("knowledge_update_heldout2_first_look.json")["heldout2"]],
+                                  [_own(j, UPDATE_LOOKS, "heldout"),
+                                   _own(j, UPDATE_LOOKS, "heldout2")],
                                   update_looks(j)),
         lambda: _ku_guards(j("knowledge_update.json"), guard_looks(j)),
         lambda: _temporal(j("temporal.json")),

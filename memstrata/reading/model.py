@@ -176,6 +176,17 @@ class ModelReader:
     #: likewise)
     check_above = 0.95
 
+    #: reading a turn with values held: what the first tag of a held attribute's value
+    #: (``B-``, a logit) gains, and what its inside tags (``I-``) gain; 0 and 0 read as if
+    #: nothing were held (from the manifest likewise: the trainer chooses them on the dev
+    #: change cases, :func:`memstrata.reading.train.choose_held`)
+    held_bias = 0.0
+    held_bias_inside = 0.0
+
+    #: the checker's least probability for a value of a held attribute (from the manifest
+    #: likewise; None checks it as any other)
+    held_check: float | None = None
+
     def __init__(self, path: Path | None = None, *, threads: int = 1,
                  verify: bool = True) -> None:
         self.path = Path(path) if path is not None else DEFAULT_MODEL_DIR
@@ -201,15 +212,20 @@ class ModelReader:
                                        f"be read: {exc}") from exc
             chosen = self._manifest.get("reader") or {}
             # the checker's thresholds chosen for this model, unless set on the instance
-            for name in ("check_threshold", "check_above"):
+            for name in ("check_threshold", "check_above", "held_bias", "held_bias_inside",
+                         "held_check"):
                 if name in chosen and name not in self.__dict__:
                     setattr(self, name, chosen[name])
         return self._manifest
 
     @property
     def version(self) -> str:
-        """The model's identity: its ONNX file's digest (stored with every reading)."""
-        return "model-" + str(self.manifest["files"]["reader.onnx"]["sha256"])[:12]
+        """The model's identity: its ONNX file's digest (stored with every reading), and
+        what a held attribute's tags gain where they gain anything (it reads otherwise)."""
+        digest = "model-" + str(self.manifest["files"]["reader.onnx"]["sha256"])[:12]
+        if self.held_bias or self.held_bias_inside:
+            digest += f"+held{self.held_bias:g}/{self.held_bias_inside:g}"
+        return digest
 
     def _load(self) -> tuple[Any, Any, dict[str, npt.NDArray[np.float32]]]:
         loaded = self._loaded
@@ -311,10 +327,12 @@ class ModelReader:
 
     def read(self, turn: str, held: Sequence[Held] = ()) -> list[Reading]:
         """Every value of a registry attribute in ``turn``; see :class:`Reader`."""
-        return self.read_many([turn])[0]
+        return self.read_many([turn], [held])[0]
 
-    def read_many(self, turns: Sequence[str]) -> list[list[Reading]]:
-        """``read`` for several turns at once (one batched pass; the nightly jobs use it)."""
+    def read_many(self, turns: Sequence[str], held: Sequence[Sequence[Held]] | None = None
+                  ) -> list[list[Reading]]:
+        """``read`` for several turns at once (one batched pass; the nightly jobs use it);
+        ``held[i]`` is what the user holds when ``turns[i]`` is said (see :attr:`held_bias`)."""
         if not turns:
             return []
         ids, offsets = self._encode(turns)
@@ -323,17 +341,37 @@ class ModelReader:
             windows += [(t, start, w) for start, w in self._windows(seq)]
         hidden = self._hidden([w for _, _, w in windows])
         found: list[dict[tuple[int, int], Reading]] = [{} for _ in turns]
+        held_attrs = [frozenset(h.attribute for h in hs) for hs in (held or [()] * len(turns))]
         for (t, start, _), h in zip(windows, hidden, strict=True):
-            for reading in self._readings(turns[t], offsets[t], start, h):
+            for reading in self._readings(turns[t], offsets[t], start, h, held_attrs[t]):
                 assert reading.span is not None
                 found[t].setdefault(reading.span, reading)
         readings = [sorted(f.values(), key=lambda r: r.span or (0, 0)) for f in found]
         if "check.w" in self._load()[2] and self.check_threshold is not None:
-            readings = self._checked(turns, readings)
+            readings = self._checked(turns, readings, held_attrs)
         return readings
 
-    def _checked(self, turns: Sequence[str], readings: list[list[Reading]]
-                 ) -> list[list[Reading]]:
+    def _check_scores(self, items: Sequence[tuple[str, str, tuple[int, int]]]
+                      ) -> list[float | None]:
+        """The checker's probability that each ``(turn, attribute, span)`` marks a current
+        value of the user's own of that attribute (None where the value has no tokens)."""
+        _, tok, _ = self._load()
+        pairs = [check_pair(tok, attribute, turn, span[0], span[1], (self._bos, self._eos))
+                 for turn, attribute, span in items]
+        hidden = iter(self._hidden([p[0] for p in pairs if p is not None]))
+        out: list[float | None] = []
+        for pair in pairs:
+            if pair is None:
+                out.append(None)
+                continue
+            h, a, b = next(hidden), pair[1], pair[2]
+            feat = self._gelu(self._dense(np.concatenate([h[a:b].mean(axis=0),
+                                                          h.mean(axis=0)]), "check"))
+            out.append(float(_softmax(self._dense(feat, "check_valid"))[1]))
+        return out
+
+    def _checked(self, turns: Sequence[str], readings: list[list[Reading]],
+                 held: Sequence[frozenset[str]]) -> list[list[Reading]]:
         """Each value the first pass reads as the user's own, now, read again in a pass of
         its own with the value marked in the turn: one the checker does not take for the
         user's current value of its attribute ("dr" of "dr. who knows", "Yorker", the
@@ -343,27 +381,30 @@ class ModelReader:
         The checker also has whose / when / denied heads; on the dev split they read worse
         than the first pass's (changes 0.74 against 0.78), so the first pass's are kept.
         """
-        _, tok, _ = self._load()
-        pairs: list[tuple[int, int, tuple[list[int], int, int]]] = []
-        for t, rs in enumerate(readings):
-            for k, r in enumerate(rs):
-                assert r.span is not None
-                if not r.current_own or r.confidence >= self.check_above:
-                    continue  # it learnt "the user's own value now, or not": only those
-                pair = check_pair(tok, r.attribute, turns[t], r.span[0], r.span[1],
-                                  (self._bos, self._eos))
-                if pair is not None:
-                    pairs.append((t, k, pair))
-        hidden = self._hidden([pair[0] for _, _, pair in pairs]) if pairs else []
-        dropped: set[tuple[int, int]] = set()
-        for (t, k, (_, a, b)), h in zip(pairs, hidden, strict=True):
-            feat = self._gelu(self._dense(np.concatenate([h[a:b].mean(axis=0),
-                                                          h.mean(axis=0)]), "check"))
-            valid = _softmax(self._dense(feat, "check_valid"))
-            if valid[1] < (self.check_threshold or 0.0):
-                dropped.add((t, k))
+        asked = [(t, k) for t, rs in enumerate(readings) for k, r in enumerate(rs)
+                 if r.current_own and r.confidence < self.check_above]
+        scores = self._check_scores([(turns[t], readings[t][k].attribute,
+                                      readings[t][k].span or (0, 0)) for t, k in asked])
+        dropped = {(t, k) for (t, k), p in zip(asked, scores, strict=True)
+                   if p is not None and p < self._threshold(readings[t][k].attribute in held[t])}
         return [[r for k, r in enumerate(rs) if (t, k) not in dropped]
                 for t, rs in enumerate(readings)]
+
+    def _threshold(self, held: bool) -> float:
+        if held and self.held_check is not None:
+            return self.held_check
+        return self.check_threshold or 0.0
+
+    def _held_bias(self, held: frozenset[str]) -> npt.NDArray[np.float32]:
+        """What the tags of the held attributes gain: a value of an attribute the user holds
+        is likelier in their turn than the tags learnt from turns read alone (a change or
+        a restatement is what such a turn most often says)."""
+        bias = np.zeros(len(L.TAGS), dtype=np.float32)
+        for attr in held:
+            if attr in registry().names:
+                bias[L.tag_of(attr, True)] = self.held_bias
+                bias[L.tag_of(attr, False)] = self.held_bias_inside
+        return bias
 
     @staticmethod
     def _gelu(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
@@ -371,47 +412,57 @@ class ModelReader:
         return out
 
     def _readings(self, text: str, offsets: list[tuple[int, int]], start: int,
-                  h: npt.NDArray[np.float32]) -> list[Reading]:
-        probs = _softmax(self._dense(h, "tags"))
+                  h: npt.NDArray[np.float32], held: frozenset[str] = frozenset()
+                  ) -> list[Reading]:
+        logits = self._dense(h, "tags")
+        if held and (self.held_bias or self.held_bias_inside):
+            logits = logits + self._held_bias(held)
+        probs = _softmax(logits)
         tags = probs.argmax(axis=-1)
         spans = decode_spans(text, offsets, [int(x) for x in tags], start)
         if not spans:
             return []
         mean = h.mean(axis=0)
         out = []
-        reg = registry()
         for a, b, attr in spans:
-            chars = span_chars(text, offsets, start + a, start + b)
-            if chars is None:
-                continue
-            char_a, char_b = chars
-            words = text[char_a:char_b]
-            feat = self._gelu(self._dense(np.concatenate([h[a:b].mean(axis=0), mean]), "span"))
-            holder = _softmax(self._dense(feat, "holder"))
-            when = _softmax(self._dense(feat, "when"))
-            negated = _softmax(self._dense(feat, "negated"))
-            kind = reg[attr].value
-            if kind == "label":
-                scores = _softmax(self._dense(feat, "label"))
-                allowed = [i for i, lab in enumerate(L.LABELS) if lab.startswith(attr + ":")]
-                best = max(allowed, key=lambda i: scores[i])
-                value: str | None = L.LABELS[best].split(":", 1)[1]
-            elif kind == "number":
-                value = _number(words)
-            else:
-                value = words
-                if attr in _CAPITALISED and value.islower():
-                    value = " ".join(w[:1].upper() + w[1:] for w in value.split(" "))
-            if value is None:
-                continue
-            confidence = float(min(probs[a:b, tags[a:b]].diagonal().mean(), holder.max(),
-                                   when.max(), negated.max()))
-            out.append(Reading(attribute=attr, value=value,
-                               holder=L.HOLDER[int(holder.argmax())],
-                               when=L.WHEN[int(when.argmax())],
-                               negated=bool(negated.argmax()), confidence=confidence,
-                               span=(char_a, char_b)))
+            reading = self._reading_of(text, offsets, start, h, mean, a, b, attr,
+                                       float(probs[a:b, tags[a:b]].diagonal().mean()))
+            if reading is not None:
+                out.append(reading)
         return out
+
+    def _reading_of(self, text: str, offsets: list[tuple[int, int]], start: int,
+                    h: npt.NDArray[np.float32], mean: npt.NDArray[np.float32], a: int, b: int,
+                    attr: str, tagged: float) -> Reading | None:
+        """The reading of tokens ``a:b`` of a window as a value of ``attr``; ``tagged`` is
+        how sure the tags are of the words."""
+        chars = span_chars(text, offsets, start + a, start + b)
+        if chars is None:
+            return None
+        char_a, char_b = chars
+        words = text[char_a:char_b]
+        feat = self._gelu(self._dense(np.concatenate([h[a:b].mean(axis=0), mean]), "span"))
+        holder = _softmax(self._dense(feat, "holder"))
+        when = _softmax(self._dense(feat, "when"))
+        negated = _softmax(self._dense(feat, "negated"))
+        kind = registry()[attr].value
+        if kind == "label":
+            scores = _softmax(self._dense(feat, "label"))
+            allowed = [i for i, lab in enumerate(L.LABELS) if lab.startswith(attr + ":")]
+            best = max(allowed, key=lambda i: scores[i])
+            value: str | None = L.LABELS[best].split(":", 1)[1]
+        elif kind == "number":
+            value = _number(words)
+        else:
+            value = words
+            if attr in _CAPITALISED and value.islower():
+                value = " ".join(w[:1].upper() + w[1:] for w in value.split(" "))
+        if value is None:
+            return None
+        confidence = float(min(tagged, holder.max(), when.max(), negated.max()))
+        return Reading(attribute=attr, value=value, holder=L.HOLDER[int(holder.argmax())],
+                       when=L.WHEN[int(when.argmax())], negated=bool(negated.argmax()),
+                       confidence=confidence, span=(char_a, char_b))
 
     def ask(self, query: str) -> Asked | None:
         """Which attribute ``query`` asks for (None for a question about no attribute)."""

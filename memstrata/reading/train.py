@@ -831,11 +831,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--choose-check", action="store_true",
                         help="only choose the checker's thresholds of the model in --out on "
                              "the dev split again (the last step of training)")
+    parser.add_argument("--choose-held", action="store_true",
+                        help="only choose what a held attribute's tags gain, on the dev change "
+                             "cases, for the model in --out (its checker as the manifest says)")
     parser.add_argument("--baseline", type=Path, default=OUT,
                         help="the model the checker's thresholds must not fall behind on the "
                              "dev split (default: the shipped one; none when --out is it)")
     args = parser.parse_args(argv)
     baseline = None if args.out.resolve() == args.baseline.resolve() else args.baseline
+    if args.choose_held:
+        manifest = json.loads((args.out / "manifest.json").read_text("utf-8"))
+        held, held_sweep = choose_held(args.out, manifest["reader"],
+                                       [c for c in load_changes() if is_dev(c["id"])])
+        manifest["reader"].update(held)
+        manifest["held_sweep"] = held_sweep
+        (args.out / "manifest.json").write_text(
+            json.dumps(manifest, indent=1, ensure_ascii=False) + "\n", "utf-8")
+        return 0
     if args.choose_check:
         lines = load_lines(sorted(DATA.glob("*.jsonl")))
         choose_check(args.out, [x for x in lines if is_dev(x["id"])],
@@ -962,7 +974,7 @@ def choose_check(out: Path, dev_lines: Sequence[dict[str, Any]],
     manifest = json.loads((out / "manifest.json").read_text("utf-8"))
     info = {k: v for k, v in manifest.items()
             if k not in ("format", "registry_version", "files", "figures", "check_sweep",
-                         "check_baseline")}
+                         "check_baseline", "held_sweep")}
     reads = [x for x in dev_lines if x["task"] == "read"]
 
     def figures_of(reader: ModelReader) -> dict[str, float]:
@@ -988,6 +1000,9 @@ def choose_check(out: Path, dev_lines: Sequence[dict[str, Any]],
     info["reader"] = {"check_threshold": best["check_threshold"],
                       "check_above": best["check_above"], "chosen_as": why}
     extra = {"check_sweep": sweep, "check_baseline": base}
+    held, held_sweep = choose_held(out, info["reader"], dev_changes)
+    info["reader"].update(held)
+    extra["held_sweep"] = held_sweep
     write_manifest(out, {**info, **extra})
     _progress(f"train: scoring the exported reader on {len(dev_lines)} dev lines")
     reader = ModelReader(out)
@@ -997,6 +1012,52 @@ def choose_check(out: Path, dev_lines: Sequence[dict[str, Any]],
     write_manifest(out, {**info, **extra, "figures": {"dev": figures}})
     _progress(json.dumps(figures, indent=1))
     return figures
+
+
+#: what a held attribute's tags may gain (``held_bias`` of ``B-`` x ``held_bias_inside`` of
+#: ``I-``, logits), tried on the dev change cases
+HELD_GRID = ((0.0, 1.0, 2.0, 3.0, 4.0), (0.0, 1.0, 2.0, 3.0))
+
+
+def pick_held(sweep: Sequence[dict[str, Any]], tolerance: float = CHECK_TOLERANCE
+              ) -> dict[str, Any]:
+    """:func:`choose_held`'s rule on a sweep: the most changes among the points whose guards
+    are no worse than the point that gains nothing (0 / 0) by more than ``tolerance``; a
+    tie, the smaller gain."""
+    alone = next(p for p in sweep if p["held_bias"] == 0 and p["held_bias_inside"] == 0)
+    fit = [p for p in sweep if p["guard_all"] >= alone["guard_all"] - tolerance]
+    return max(fit, key=lambda p: (p["change_all"], -p["held_bias"] - p["held_bias_inside"]))
+
+
+def choose_held(out: Path, reader_info: dict[str, Any],
+                dev_changes: Sequence[dict[str, Any]],
+                tolerance: float = CHECK_TOLERANCE
+                ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Choose what a held attribute's tags gain (:attr:`ModelReader.held_bias`): of the
+    points of :data:`HELD_GRID` whose guards on the dev change cases are no worse than
+    reading without what is held (0 / 0) by more than ``tolerance``, the one that reads
+    the most changes (a tie: the smaller gain). Only the change cases say what is held
+    (the read lines are read alone), so only they can choose it. Returns the entries of
+    the manifest's ``reader`` and the sweep."""
+    from memstrata.reading.model import ModelReader
+    from memstrata.reading.score import score_changes
+
+    sweep = []
+    for first in HELD_GRID[0]:
+        for inside in HELD_GRID[1]:
+            reader = ModelReader(out)
+            reader.check_threshold = reader_info["check_threshold"]
+            reader.check_above = reader_info["check_above"]
+            reader.held_bias, reader.held_bias_inside = first, inside
+            got = score_changes(reader, dev_changes)
+            sweep.append({"held_bias": first, "held_bias_inside": inside,
+                          "change_all": got["change_all"], "guard_all": got["guard_all"]})
+            _progress(f"train: held {first} / {inside}: {sweep[-1]}")
+    best = pick_held(sweep, tolerance)
+    return {"held_bias": best["held_bias"], "held_bias_inside": best["held_bias_inside"],
+            "held_chosen_as": "the most changes of the points whose guards are no worse "
+                              f"than reading without what is held by more than {tolerance}"
+            }, sweep
 
 
 def _version(package: str) -> str:

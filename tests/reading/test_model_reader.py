@@ -161,3 +161,44 @@ def test_the_checker_is_chosen_no_worse_than_the_shipped_model() -> None:
     behind = {k: v + 0.1 for k, v in shipped.items()}  # nothing is as good: the sum, said so
     best, why = choose_point(sweep, behind)
     assert best["check_threshold"] == 0.2 and "no point" in why
+
+
+def test_what_the_user_holds_raises_the_prior_of_that_attributes_values() -> None:
+    """A value of an attribute the user holds is likelier in their turn: its tags gain what
+    the manifest says (the trainer chooses it on the dev change cases). With no gain a held
+    value changes nothing; with one, a turn that says the new employer only in passing is
+    read for it where the turn read alone is not, and the version says it reads so."""
+    from memstrata.reading import Held
+
+    turn = "上周去蔚来报到了 新同事都挺好的 就是加班有点狠"
+    held = [Held("employer", "华为")]
+    plain = ModelReader()
+    plain.held_bias = plain.held_bias_inside = 0.0
+    assert plain.read(turn, held) == plain.read(turn)
+    assert "+held" not in plain.version
+
+    leaning = ModelReader()
+    leaning.held_bias, leaning.held_bias_inside = 12.0, 12.0  # far past any chosen gain
+    alone = {(r.attribute, r.value) for r in leaning.read(turn)}
+    with_held = {(r.attribute, r.value) for r in leaning.read(turn, held)}
+    assert ("employer", "蔚来") not in alone
+    assert any(a == "employer" and "蔚来" in v for a, v in with_held)
+    assert leaning.version.endswith("+held12/12") and leaning.version.startswith("model-")
+    # only the held attribute gains: the reading of another attribute is not pushed
+    assert {a for a, _ in with_held} - {a for a, _ in alone} <= {"employer"}
+
+
+def test_the_held_gain_is_chosen_without_losing_guards() -> None:
+    """The gain that reads the most changes is kept only if its guards stay within the
+    tolerance of reading without what is held; a tie keeps the smaller gain."""
+    from memstrata.reading.train import pick_held
+
+    def point(first: float, inside: float, change: float, guard: float) -> dict[str, float]:
+        return {"held_bias": first, "held_bias_inside": inside, "change_all": change,
+                "guard_all": guard}
+
+    sweep = [point(0, 0, 0.854, 0.946), point(3, 3, 0.909, 0.932),  # guards lost: out
+             point(3, 2, 0.892, 0.943), point(2, 2, 0.892, 0.944)]
+    best = pick_held(sweep, 0.005)
+    assert (best["held_bias"], best["held_bias_inside"]) == (2, 2)
+    assert pick_held(sweep[:2], 0.005)["held_bias"] == 0  # nothing fits: gain nothing

@@ -183,10 +183,6 @@ class ModelReader:
     held_bias = 0.0
     held_bias_inside = 0.0
 
-    #: the checker's least probability for a value of a held attribute (from the manifest
-    #: likewise; None checks it as any other)
-    held_check: float | None = None
-
     def __init__(self, path: Path | None = None, *, threads: int = 1,
                  verify: bool = True) -> None:
         self.path = Path(path) if path is not None else DEFAULT_MODEL_DIR
@@ -212,8 +208,7 @@ class ModelReader:
                                        f"be read: {exc}") from exc
             chosen = self._manifest.get("reader") or {}
             # the checker's thresholds chosen for this model, unless set on the instance
-            for name in ("check_threshold", "check_above", "held_bias", "held_bias_inside",
-                         "held_check"):
+            for name in ("check_threshold", "check_above", "held_bias", "held_bias_inside"):
                 if name in chosen and name not in self.__dict__:
                     setattr(self, name, chosen[name])
         return self._manifest
@@ -348,7 +343,7 @@ class ModelReader:
                 found[t].setdefault(reading.span, reading)
         readings = [sorted(f.values(), key=lambda r: r.span or (0, 0)) for f in found]
         if "check.w" in self._load()[2] and self.check_threshold is not None:
-            readings = self._checked(turns, readings, held_attrs)
+            readings = self._checked(turns, readings)
         return readings
 
     def _check_scores(self, items: Sequence[tuple[str, str, tuple[int, int]]]
@@ -370,8 +365,8 @@ class ModelReader:
             out.append(float(_softmax(self._dense(feat, "check_valid"))[1]))
         return out
 
-    def _checked(self, turns: Sequence[str], readings: list[list[Reading]],
-                 held: Sequence[frozenset[str]]) -> list[list[Reading]]:
+    def _checked(self, turns: Sequence[str], readings: list[list[Reading]]
+                 ) -> list[list[Reading]]:
         """Each value the first pass reads as the user's own, now, read again in a pass of
         its own with the value marked in the turn: one the checker does not take for the
         user's current value of its attribute ("dr" of "dr. who knows", "Yorker", the
@@ -386,14 +381,9 @@ class ModelReader:
         scores = self._check_scores([(turns[t], readings[t][k].attribute,
                                       readings[t][k].span or (0, 0)) for t, k in asked])
         dropped = {(t, k) for (t, k), p in zip(asked, scores, strict=True)
-                   if p is not None and p < self._threshold(readings[t][k].attribute in held[t])}
+                   if p is not None and p < (self.check_threshold or 0.0)}
         return [[r for k, r in enumerate(rs) if (t, k) not in dropped]
                 for t, rs in enumerate(readings)]
-
-    def _threshold(self, held: bool) -> float:
-        if held and self.held_check is not None:
-            return self.held_check
-        return self.check_threshold or 0.0
 
     def _held_bias(self, held: frozenset[str]) -> npt.NDArray[np.float32]:
         """What the tags of the held attributes gain: a value of an attribute the user holds

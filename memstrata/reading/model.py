@@ -178,8 +178,9 @@ class ModelReader:
 
     #: reading a turn with values held: what the first tag of a held attribute's value
     #: (``B-``, a logit) gains, and what its inside tags (``I-``) gain; 0 and 0 read as if
-    #: nothing were held (from the manifest likewise: the trainer chooses them on the dev
-    #: change cases, :func:`memstrata.reading.train.choose_held`)
+    #: nothing were held, the default (from the manifest likewise; ``python -m
+    #: memstrata.reading.train --choose-held`` chooses them on the dev change cases, see
+    #: :func:`memstrata.reading.train.choose_held` for why the shipped model leaves them 0)
     held_bias = 0.0
     held_bias_inside = 0.0
 

@@ -393,6 +393,11 @@ def test_the_first_hours_bad_input_is_refused_with_a_typed_error(
     # a 200,000-character recall query held a worker for seconds
     _rejected(seeded, InvalidInputError, lambda: seeded.recall("u", "x" * 200_000))
     assert isinstance(seeded.recall("u", "x" * 10_000), list)  # the longest accepted
+    # a briefing's goal is a recall query: capped alike, also when no lesson is wanted
+    # (it was accepted whole with lessons_k=0, and named "the recall query" otherwise)
+    for lessons_k in (0, 3):
+        with pytest.raises(InvalidInputError, match="the goal is longer than 10000"):
+            seeded.briefing("u", goal="x" * 200_000, lessons_k=lessons_k)
     # a number or a flag given as text is a caller's mistake, not coerced
     for fields in ({"confidence": "0.9"}, {"importance": "0.5"}, {"pinned": "yes"},
                    {"confidence": True}):

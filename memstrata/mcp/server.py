@@ -78,7 +78,7 @@ from memstrata.mcp.results import (
     write_out,
 )
 from memstrata.mcp.tokens import TokenFile
-from memstrata.memory import check_user
+from memstrata.memory import MAX_QUERY_CHARS, check_user
 from memstrata.memory.manager import MemoryManager
 from memstrata.types import Slot, Status
 
@@ -317,7 +317,7 @@ def build_server(
     @server.tool(annotations=ToolAnnotations(title="Recall memories", read_only_hint=True,
                                              destructive_hint=False, idempotent_hint=True))
     async def recall(
-        query: Annotated[str, Field(description=(
+        query: Annotated[str, Field(max_length=MAX_QUERY_CHARS, description=(
             "what you need to know, in a few words, e.g. 'seat preference on flights'"))],
         scope: OptionalScope = None,
         types: Annotated[list[MemoryTypeName] | None, Field(description=(
@@ -360,7 +360,7 @@ def build_server(
                                              read_only_hint=False, destructive_hint=False,
                                              idempotent_hint=True))
     async def briefing(
-        goal: Annotated[str | None, Field(description=(
+        goal: Annotated[str | None, Field(max_length=MAX_QUERY_CHARS, description=(
             "the task you are about to do, e.g. 'book a flight to Tokyo'"))] = None,
         scope: Annotated[str | None, Field(description=(
             "the task's scope; profile facts of the 'default' scope are always included "

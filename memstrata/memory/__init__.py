@@ -13,7 +13,7 @@ from memstrata.memory._lifecycle import (
     in_conflict,
     superseded,
 )
-from memstrata.memory._validate import check_scope, check_user
+from memstrata.memory._validate import MAX_QUERY_CHARS, check_scope, check_user
 from memstrata.memory._writer import WriteTxn
 from memstrata.memory.aio import AsyncMemoryManager
 from memstrata.memory.briefing import Briefing, Confirmation
@@ -27,6 +27,7 @@ from memstrata.memory.vector import Hit, SearchFilter, VectorIndex, Watermark
 from memstrata.memory.working import WorkingMemory
 
 __all__ = [
+    "MAX_QUERY_CHARS",
     "RECORD_COLUMNS",
     "AsyncMemoryManager",
     "Briefing",

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Literal
 
 from memstrata.config import DEFAULT_SCOPE
 from memstrata.errors import InvalidInputError
-from memstrata.memory._validate import check_flag, check_number, check_scope
+from memstrata.memory._validate import check_flag, check_number, check_query, check_scope
 from memstrata.policies.temporal import DateRange
 from memstrata.types import MemoryRecord, MemoryType, Status
 
@@ -138,8 +138,10 @@ def build_briefing(
                     ("confirmations_k", confirmations_k)):
         if not isinstance(k, int) or not 0 <= k <= 100:
             raise InvalidInputError(f"{name} must be an integer in 0..100")
-    if goal is not None and (not isinstance(goal, str) or not goal.strip()):
-        raise InvalidInputError("the goal must be a non-empty string (or None)")
+    if goal is not None:  # a recall query: capped like one, even when no lesson is wanted
+        if not isinstance(goal, str) or not goal.strip():
+            raise InvalidInputError("the goal must be a non-empty string (or None)")
+        check_query(goal, "the goal")
     check_number(fresh_days, "fresh_days", 0.0, 100 * 365.0)  # `now - fresh_days` stays a date
     check_flag(record_use, "record_use")
     if scope is not None:  # one scope (memories() and recall() would take a list)

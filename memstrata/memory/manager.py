@@ -654,8 +654,9 @@ class MemoryManager:
         fresh_days: float = DEFAULT_FRESH_DAYS,
         record_use: bool = True,
     ) -> Briefing:
-        """Questions to ask, lessons for ``goal`` and profile facts to pin, for the
-        planner (see :mod:`memstrata.memory.briefing`)."""
+        """Questions to ask, lessons for ``goal`` (at most 10,000 characters, like a
+        recall query) and profile facts to pin, for the planner (see
+        :mod:`memstrata.memory.briefing`)."""
         self._check_open()
         return build_briefing(self, user_id, scope, goal, lessons_k=lessons_k,
                               profile_k=profile_k, confirmations_k=confirmations_k,

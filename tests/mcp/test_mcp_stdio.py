@@ -114,6 +114,12 @@ def test_a_desktop_session_over_stdio(tmp_path: Path):
                     await client.call_tool("remember", {"content": ""}))
                 assert "UnknownScopeError" in error_text(
                     await client.call_tool("observe", {"text": "I like tea", "scope": "A B"}))
+                # a query or goal over the cap is refused by the tool's schema, before any
+                # work (a 500,000-character query held a worker for seconds; issue 34)
+                for tool_name, args in (("recall", {"query": "x" * 500_000}),
+                                        ("briefing", {"goal": "x" * 10_001})):
+                    assert "at most 10000 characters" in error_text(
+                        await client.call_tool(tool_name, args))
                 assert counts() == before
 
                 # forget: unrecallable at once

@@ -311,10 +311,14 @@ def _cold_start(cs: dict[str, Any]) -> Figure:
     was = ""
     if "first_recall" in before:
         was = f" (was {before['first_recall']['p50_s']:.1f} s)"
+    cli = ""
+    if "cli_help" in c:
+        cli = (f"; `memstrata --help` {c['cli_help']['p50_s']:.2f} s, a mistyped command "
+               f"{c['cli_unknown_command']['p50_s']:.2f} s (target 0.3 s)")
     return Figure(
         "fresh process to its first recall / first observe (existing SQLite memory)",
         f"p50 **{c['first_recall']['p50_s']:.2f} s**{was} / {c['first_observe']['p50_s']:.2f} s; "
-        f"`import numpy` {c['import_numpy']['p50_s']:.2f} s; no PyTorch imported",
+        f"`import numpy` {c['import_numpy']['p50_s']:.2f} s; no PyTorch imported{cli}",
         "`cold_start.json`",
         title="Cold start",
         what="fresh process to its first recall / first observe",

@@ -62,7 +62,7 @@ __all__ = [
 _CONFIRM = "pending_confirmations (settle with the user before relying on them)"
 _RULES = "user_standing_rules (what the user asked of every answer in earlier conversations)"
 _TABLE = "task_table"
-_FINISHED = "finished_work (one line per earlier round)"
+_FINISHED = "finished_work (earlier rounds, one a line)"
 _MEMORIES = "memories (long-term, may be outdated)"
 _LESSONS = "lessons (from past tasks)"
 
@@ -135,7 +135,7 @@ class ContextSettings:
     #: pending confirmations shown
     confirmations_k: int = 3
     #: finished-work lines kept; the least relevant beyond this are folded even under budget
-    max_finished_lines: int = 6
+    max_finished_lines: int = 5
     #: characters an old verbatim observation is trimmed to when over budget
     trimmed_observation_chars: int = 200
 
@@ -273,9 +273,10 @@ class ContextBuilder:
 
     @staticmethod
     def goal_block(goal: Goal, criteria: Sequence[Criterion], state: TaskState) -> str:
-        lines = ["## Goal", f"Goal sentence (echo it first): {goal.sentence}",
-                 f"Intent: {goal.intent}", f"Priority: {goal.priority}",
-                 "Acceptance criteria:"]
+        lines = ["## Goal", f"Goal sentence (echo it first): {goal.sentence}"]
+        if goal.intent.strip() != goal.sentence:  # the intent says more than its sentence
+            lines.append(f"Intent: {goal.intent}")
+        lines += [f"Priority: {goal.priority}", "Acceptance criteria:"]
         for c in criteria:
             mark = "met" if state.criterion_met(c.id) else "open"
             lines.append(f"- {c.id} [{mark}] {c.text}")
@@ -429,8 +430,8 @@ class ContextBuilder:
                     f = folded[next(j for j, x in enumerate(folded) if x.what.endswith(
                         "finished rounds"))]
                     finished_rows.append(f"({len(fold_ids)} earlier rounds folded: steps "
-                                         f"{min(f.step_nos)}-{max(f.step_nos)}; full text in "
-                                         "the episodic store)")
+                                         f"{min(f.step_nos)}-{max(f.step_nos)}, kept in the "
+                                         "episodic store)")
                     fold_written = True
                 continue
             for s in rnd.step_nos:

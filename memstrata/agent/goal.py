@@ -43,6 +43,9 @@ _SUBTASK_MOVES: Mapping[str, frozenset[str]] = {
     "abandoned": frozenset(),
 }
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s")
+#: characters of a subtask's last result the task table shows (the result itself is the
+#: verbatim round's, or a finished round's line)
+LAST_RESULT_SHOWN = 80
 
 
 class Goal(BaseModel):
@@ -211,7 +214,7 @@ class TaskState:
             if s.status == "abandoned" and s.plan_version < self.plan_version:
                 continue
             tool = f" via {s.tool}" if s.tool else ""
-            last = f" - last: {s.last_result}" if s.last_result else ""
+            last = f" - last: {s.last_result[:LAST_RESULT_SHOWN]}" if s.last_result else ""
             lines.append(f"{s.id} [{s.status}] {s.title}{tool} (serves {s.criterion}; "
                          f"attempts {s.attempts}){last}")
         return "\n".join(lines) if lines else "(no plan yet)"

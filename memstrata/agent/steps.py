@@ -130,8 +130,12 @@ class Action:
         return [{"role": "tool", "tool_call_id": self.call_id, "content": self.observation}]
 
     def line(self) -> str:
-        args = json.dumps(self.args, ensure_ascii=False, default=str)[:60]
-        return f"turn {self.turn}: {self.tool}({args}) → {self.observation[:80]}"
+        """The call as code (``search(q="late", limit=5)``, arguments as JSON values)
+        and the start of what it returned: a finished round's line in the context."""
+        args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False, default=str)}"
+                         for k, v in self.args.items()) if isinstance(self.args, dict) else \
+            json.dumps(self.args, ensure_ascii=False, default=str)
+        return f"turn {self.turn}: {self.tool}({args[:60]}) → {self.observation[:40]}"
 
 
 @dataclass(frozen=True, slots=True)

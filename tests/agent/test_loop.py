@@ -179,6 +179,32 @@ def test_goal_block_is_always_first_and_budget_holds_with_nothing_lost(sqlite_ma
     assert all(len(a.data) == 3 for a in folded_actions)  # the full result is stored
 
 
+def test_a_finished_round_is_one_short_line_and_the_goal_is_said_once(sqlite_manager):
+    """What keeps the context near a quarter of the naive history: a finished round's
+    line is the call as code and the start of its result, at most ``max_finished_lines``
+    lines are kept, and an intent that is its own goal sentence is not repeated."""
+    goal = Goal(intent="Collect twelve catalogue results", acceptance=["12 searches done"])
+    model = ScriptedLLM(plan([("Search", "c1", "search")]),
+                        *[call("search", {"q": f"item {i}"}) for i in range(12)],
+                        say("Collected."))
+    agent = make(sqlite_manager, model, settings=AgentSettings(detect_drift=False,
+                                                               max_steps=20))
+    result = agent.run(goal, user="u1")
+    assert result.status == "done"
+    last = model.requests[-1].messages
+    assert last[0]["content"].count("Collect twelve catalogue results") == 1  # no "Intent:"
+    data = last[1]["content"].splitlines()
+    start = data.index("finished_work (earlier rounds, one a line):")
+    rows = [r for r in data[start + 1:] if r.startswith("- ")]
+    rounds = [r for r in rows if r.startswith("- turn ")]
+    assert 0 < len(rounds) <= ContextSettings().max_finished_lines
+    assert any(r.startswith("- (") and "earlier rounds folded" in r for r in rows)
+    for row in rounds:
+        call_text, _, result_text = row[2:].partition(" → ")
+        assert call_text.split(": ", 1)[1].startswith('search(q="item ')
+        assert result_text.startswith("OK: 3 items") and len(result_text) <= 40
+
+
 def test_lesson_is_written_for_verified_outcomes_and_forgotten_on_rejection(sqlite_manager):
     model = ScriptedLLM(plan([("Search", "c1", "search")]), call("search", {"q": "bad"}),
                         call("search", {"q": "good"}), say("Found it."))

@@ -133,8 +133,7 @@ class Action:
         """The call as code (``search(q="late", limit=5)``, arguments as JSON values)
         and the start of what it returned: a finished round's line in the context."""
         args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False, default=str)}"
-                         for k, v in self.args.items()) if isinstance(self.args, dict) else \
-            json.dumps(self.args, ensure_ascii=False, default=str)
+                         for k, v in self.args.items())
         return f"turn {self.turn}: {self.tool}({args[:60]}) → {self.observation[:40]}"
 
 

@@ -138,9 +138,7 @@ def build_briefing(
                     ("confirmations_k", confirmations_k)):
         if not isinstance(k, int) or not 0 <= k <= 100:
             raise InvalidInputError(f"{name} must be an integer in 0..100")
-    if goal is not None:  # a recall query: capped like one, even when no lesson is wanted
-        if not isinstance(goal, str) or not goal.strip():
-            raise InvalidInputError("the goal must be a non-empty string (or None)")
+    if goal is not None:  # a recall query: checked and capped like one, lessons or not
         check_query(goal, "the goal")
     check_number(fresh_days, "fresh_days", 0.0, 100 * 365.0)  # `now - fresh_days` stays a date
     check_flag(record_use, "record_use")

@@ -217,10 +217,12 @@ class WriteDecision:
 class ScoreParts:
     """How :class:`~memstrata.policies.RetrievalPolicy` scored one recall candidate.
 
-    ``score = relevance * decay * confidence * status_weight`` (multiplied in that
-    order, so the product of the parts *is* the score, bit for bit), with
-    ``relevance = w * max(dense, 0) + (1 - w) * keyword``. The candidate passed the
-    relevance gate: ``gate = max(dense, keyword)`` reached ``min_relevance``.
+    ``score = relevance * decay * confidence * status_weight * currency * range_weight``
+    (multiplied in that order, so the product of the parts *is* the score, bit for bit),
+    with ``relevance = w * max(dense, 0) + (1 - w) * keyword``. Each factor is one stage
+    of the ranking (:mod:`memstrata.memory.ranking`): ``status_weight`` is the status's
+    weight alone, ``currency`` what ordering by currency did, ``range_weight`` what a
+    date range in the question did.
     """
 
     #: cosine similarity of the query and record embeddings, in [-1, 1]
@@ -238,8 +240,16 @@ class ScoreParts:
     confidence: float
     #: status weight (demoted and expired records weigh less than active ones)
     status_weight: float
-    #: the product of the four factors above
+    #: the product of the factors
     score: float
+    #: ordering by currency: below 1 for an older value a newer statement updates
+    #: (``outdated_weight``) or, asked about the user now, for someone else's news, a
+    #: plan, the past or a one-off (``not_current_weight``); above 1 for a newer value
+    #: lifted just above what it updates, or the asked attribute's current value lifted
+    #: above what was said before it; 1.0 where it moved nothing
+    currency: float = 1.0
+    #: a question naming a date range: ``range_boost`` for a record dated inside it
+    range_weight: float = 1.0
     kind: Literal["score_parts"] = "score_parts"
 
     @property
@@ -255,7 +265,7 @@ class RecallHit:
     ``score`` orders the hits. Recall sets it to ``parts.score``; a reranker
     (:class:`~memstrata.memory.rerank.Reranker`) may replace it with its own,
     while ``parts`` keeps the first stage's explanation. ``relevance``, ``dense``,
-    ``keyword``, ``decay`` and ``status_weight`` read through to ``parts``.
+    ``keyword``, ``decay``, ``status_weight`` and ``currency`` read through to ``parts``.
     """
 
     record: MemoryRecord
@@ -297,3 +307,8 @@ class RecallHit:
     def status_weight(self) -> float:
         """Status weight (``parts.status_weight``)."""
         return self.parts.status_weight
+
+    @property
+    def currency(self) -> float:
+        """What ordering by currency did (``parts.currency``)."""
+        return self.parts.currency

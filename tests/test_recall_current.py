@@ -66,11 +66,14 @@ def test_a_newer_change_below_the_gate_ranks_above_the_value_it_updates(
     assert [h.id for h in hits][:2] == [ids[2], ids[0]]
     # its own signals are below the gate: it is there because it updates the hit
     assert max(hits[0].parts.dense, hits[0].parts.keyword) < RetrievalPolicy().min_relevance
-    # the outdated one carries the weight, the promoted one the lift, in status_weight
-    assert hits[1].parts.status_weight == RetrievalPolicy().outdated_weight
+    # the outdated one carries the weight, the promoted one the lift, in currency; the
+    # status weight stays the status's own (both are active: 1.0)
+    assert hits[1].parts.currency == RetrievalPolicy().outdated_weight
+    assert hits[0].parts.currency > 1.0
+    assert [h.parts.status_weight for h in hits[:2]] == [1.0, 1.0]
     for h in hits:
         p = h.parts
-        assert p.relevance * p.decay * p.confidence * p.status_weight == p.score
+        assert p.relevance * p.decay * p.confidence * p.status_weight * p.currency * p.range_weight == p.score
 
 
 def test_a_newer_chinese_change_with_no_score_of_its_own_takes_the_updated_relevance(
@@ -90,7 +93,7 @@ def test_a_newer_chinese_change_with_no_score_of_its_own_takes_the_updated_relev
     assert hits[0].parts.relevance == hits[1].parts.relevance
     for h in hits:
         p = h.parts
-        assert p.relevance * p.decay * p.confidence * p.status_weight == p.score
+        assert p.relevance * p.decay * p.confidence * p.status_weight * p.currency * p.range_weight == p.score
 
 
 def test_a_later_event_does_not_outdate_an_earlier_one(manager: MemoryManager,
@@ -103,7 +106,7 @@ def test_a_later_event_does_not_outdate_an_earlier_one(manager: MemoryManager,
     clock.set(DAY0 + timedelta(days=100))
     hits = manager.recall("u1", "What car do I drive?", record_use=False)
     assert hits[0].record.content == "I drive a red 2012 Honda Civic."
-    assert all(h.parts.status_weight == 1.0 for h in hits)
+    assert all(h.parts.status_weight == h.parts.currency == 1.0 for h in hits)
 
 
 def test_same_day_paraphrases_are_not_updates(manager: MemoryManager,
@@ -113,7 +116,7 @@ def test_same_day_paraphrases_are_not_updates(manager: MemoryManager,
     clock.set(DAY0 + timedelta(days=10))
     hits = manager.recall("u1", "What do I like to do outdoors?", record_use=False)
     assert {h.id for h in hits} == set(ids)
-    assert all(h.parts.status_weight == 1.0 for h in hits)
+    assert all(h.parts.status_weight == h.parts.currency == 1.0 for h in hits)
 
 
 def test_a_slot_change_supersedes_with_history(manager: MemoryManager,
@@ -326,9 +329,9 @@ def test_a_newer_free_text_statement_of_the_asked_attribute_answers_first(
                                            for r in stored}
     # what the rules read of records without readings is cached by a digest of the text:
     # no copy of what a user said stays in the process after it is forgotten
-    from memstrata.memory import longterm
+    from memstrata.memory import ranking
 
-    for key, value in longterm._READ_ATTRIBUTES.items():
+    for key, value in ranking._READ_ATTRIBUTES.items():
         assert isinstance(key, bytes) and len(key) == 16
         assert b"Pinecrest" not in key and all("Pinecrest" not in v for v in value)
     # a question that asks for no attribute is ranked as before

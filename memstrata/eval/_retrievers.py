@@ -145,7 +145,7 @@ class HybridRetriever:
             Ranked(
                 h.id, h.score, relevance=h.relevance,
                 parts={"dense": h.dense, "keyword": h.keyword, "decay": h.decay,
-                       "status": h.status_weight},
+                       "status": h.status_weight, "currency": h.currency},
             )
             for h in hits
         ]

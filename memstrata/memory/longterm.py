@@ -16,16 +16,10 @@ Indexes that are not loaded yet are synced before the search.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
-import math
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
-from datetime import date
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
@@ -42,11 +36,11 @@ from memstrata.errors import (
     NotInConflictError,
     StorageError,
 )
-from memstrata.memory import _store
+from memstrata.memory import _store, ranking
 from memstrata.memory._db import Database
 from memstrata.memory._keyword import KeywordIndex
 from memstrata.memory._lifecycle import RecordTxn, activated, superseded
-from memstrata.memory._store import UserState, decode_vector, index_text
+from memstrata.memory._store import UserState, index_text
 from memstrata.memory._sync import IndexSync
 from memstrata.memory._validate import (
     SLOT_PART_WIDTH,
@@ -73,18 +67,14 @@ from memstrata.memory.embedder import (
 from memstrata.memory.rerank import Reranker, apply_reranker
 from memstrata.memory.vector import SearchFilter, VectorIndex, Watermark
 from memstrata.policies import language
-from memstrata.policies.extraction import canonical_attribute, extract
-from memstrata.policies.possessions import POSSESSIONS, asked_possession, names_possession
+from memstrata.policies.possessions import asked_possession
 from memstrata.policies.retrieval import (
     MAX_TOP_K,
     RetrievalPolicy,
     about_the_user,
     asked_attribute,
 )
-from memstrata.policies.slot_change import ATTRIBUTES as CHANGE_ATTRIBUTES
-from memstrata.policies.slot_change import change_of
-from memstrata.policies.standing import reads_as_own_change, reports_own_state
-from memstrata.policies.temporal import DateRange, TemporalQuery, read_query
+from memstrata.policies.temporal import TemporalQuery, read_query
 from memstrata.policies.write import screen
 from memstrata.reading import from_stored, load_reader
 from memstrata.types import (
@@ -94,7 +84,6 @@ from memstrata.types import (
     MemoryRecord,
     MemoryType,
     RecallHit,
-    ScoreParts,
     Status,
     WriteDecision,
 )
@@ -104,17 +93,12 @@ __all__ = ["LongTermMemory", "PartialWriteError"]
 WRITE_CHUNK = 256
 log = logging.getLogger("memstrata")
 _RETRIEVABLE_VALUES = [s.value for s in RETRIEVABLE]
-#: stored values -> enums, for the recall hot path (an Enum call per row adds up)
-_STATUS = {s.value: s for s in RETRIEVABLE}
-_TYPE = {t.value: t for t in MemoryType}
 #: lookup subjects that name the speaker, whose facts are stored with subject "user"
 _SELF_SUBJECTS = frozenset({USER_SUBJECT, "me", "i"})
 #: profile slots (subject "user") whose value is the user's own name
 NAME_ATTRIBUTES = ("name", "preferred name", "preferred_name")
 #: the registry's attributes of the user's names (as stored readings name them)
 _READ_NAMES = ("name", "preferred_name")
-#: a question naming a date range also admits records dated this close to it
-_RANGE_SLACK_DAYS = 1
 
 
 class PartialWriteError(StorageError):
@@ -469,126 +453,26 @@ class LongTermMemory:
         cut: int,
         when: TemporalQuery | None = None,
     ) -> tuple[list[RecallHit], UserState | None]:
-        """Rank the candidates; returns the best ``cut`` hits and the user's SQL
-        state they were read with (recall compares it with what the indexes had
-        synced).
-
-        One SQL read - the user's state and the candidates' rows in one
-        transaction - fetches everything; ``policy.score`` scores each candidate
-        (one :class:`ScoreParts` per admitted one), a record (with its JSON
-        metadata) is built only for the ``cut`` returned, and a stored vector is
-        decoded only for a keyword candidate the dense search did not score.
-        """
+        """Rank the candidates through the stages of :mod:`memstrata.memory.ranking`;
+        returns the best ``cut`` hits and the user's SQL state they were read with
+        (recall compares it with what the indexes had synced). One SQL read - the user's
+        state and the candidates' rows in one transaction - fetches everything."""
         where = SearchFilter(scopes, None if kinds is None else frozenset(k.value for k in kinds))
         n = max(policy.candidates, policy.top_k)
         dense, keyword = self._candidates(user_id, query, qvec, where, n)
-        ids = list(dict.fromkeys([*dense, *keyword]))
-        now = self._clock.now()
-        now_epoch = to_epoch(now)
-        retention = self._settings.retention
-        # every candidate is scored without the gate: a newer statement that updates
-        # an admitted one may rank even when the gate alone would not admit it
-        score = replace(policy, min_relevance=0.0).score
-        admits = policy.admits
-        sentence_gate = policy.sentence_gate and policy.dense_weight > 0
-        scored: list[tuple[ScoreParts, Any]] = []
-        admitted: list[bool] = []
-        by_sentence: list[int] = []
         # a profile fact ("Which city do I live in?") or a thing of the user's named by
         # its make or provider ("what kind of oil should I buy for my car?"; not "What
         # phone did I have before?")
         asked = self._asked(query) if policy.answer_asked else None
-        wanted = _ASKED_SLOTS.get(asked, (asked,)) if asked is not None else ()
-        answers: set[str] = set()
-        held = ""
         with self._db.read() as conn:
-            state = _store.user_state(conn, user_id)
-            if asked is not None and state is not None:
-                # "Which city do I live in?": the user's current value of the slot
-                slot_rows = [r for attribute in wanted
-                             for r in _store.list_rows(
-                                 conn, user_id,
-                                 scopes=None if scopes is None else sorted(scopes),
-                                 types=None, statuses=[Status.ACTIVE.value], limit=3,
-                                 subject=USER_SUBJECT, attribute=attribute)]
-                answers = {str(r.id) for r in slot_rows}
-                held = str(slot_rows[0].value) if slot_rows else ""
-                # the user's latest statements too: one that states the attribute may
-                # share no word and little meaning with the question ("First week at
-                # Spotify went fine" for "where do I work now?") and not be a candidate
-                recent = _store.list_rows(
-                    conn, user_id, scopes=None if scopes is None else sorted(scopes),
-                    types=sorted(t.value for t in policy.updatable),
-                    statuses=[Status.ACTIVE.value], limit=_RECENT_STATEMENTS)
-                stating = [str(r.id) for r in recent if r.slot_key is None
-                           and _states(r, wanted, held)]
-                ids = list(dict.fromkeys([*ids, *sorted(answers), *stating]))
-            rows = _store.rank_rows(conn, user_id, ids) if ids and state is not None else []
-        if asked is not None:
-            # a statement kept as free text ("Started at Pinecrest Health last Monday")
-            # that the extractor reads as the asked attribute answers too, when it is
-            # newer than every slot value: the newest statement of the value wins
-            newest_slot = max((float(r.valid_from) for r in rows if str(r.id) in answers),
-                              default=-math.inf)
-            stated = [r for r in rows if r.slot_key is None and _TYPE[r.type] in policy.updatable
-                      and float(r.valid_from) > newest_slot
-                      and _states(r, wanted, held)]
-            if stated:
-                answers.add(str(max(stated, key=lambda r: float(r.valid_from)).id))
-        for row in rows:
-            status = _STATUS.get(row.status)
-            if status is None or not where.admits(row.scope, row.type):
-                continue
-            expired = False
-            if row.expires_at is not None and row.expires_at <= now_epoch:
-                life = retention.lifecycle(
-                    from_epoch(row.expires_at), pinned=bool(row.pinned), now=now
-                )
-                if life == "purgeable":
-                    continue
-                expired = life == "expired"
-            dense_score = dense.get(row.id)
-            if dense_score is None:
-                blob = row.vector
-                dense_score = 0.0 if blob is None else float(np.dot(decode_vector(blob), qvec))
-            bm25 = keyword.get(row.id, 0.0)
-            parts = score(
-                dense=dense_score,
-                bm25=bm25,
-                kind=_TYPE[row.type],
-                age_seconds=now_epoch - max(row.created_at, row.last_accessed_at or 0.0),
-                pinned=bool(row.pinned),
-                confidence=float(row.confidence),
-                status=status,
-                expired=expired,
-            )
-            if parts is not None:
-                scored.append((parts, row))
-                ok = admits(dense_score, bm25) or row.id in answers
-                if not ok and sentence_gate and row.sentences is not None:
-                    by_sentence.append(len(admitted))
-                admitted.append(ok)
-        if by_sentence:
-            # one matrix product for every candidate a sentence may admit
-            best = _best_sentences([scored[i][1].sentences for i in by_sentence], qvec)
-            for i, cosine in zip(by_sentence, best, strict=True):
-                admitted[i] = admits(cosine, 0.0)
-        scored, keep = _newest_first(scored, admitted, policy, cut,
-                                     asks_current=when is not None and when.current,
-                                     query=query)
-        if when is not None and when.range is not None and policy.range_boost > 1.0:
-            scored = _in_range(scored, keep, when.range, policy)
-        else:
-            scored = [s for s, ok in zip(scored, keep, strict=True) if ok]
-        if answers:
-            scored = _answers_first(scored, answers, policy)
-        # equal scores: the newer first (then the id), so a tie never depends on the ids
-        scored.sort(key=lambda s: (-s[0].score, -float(s[1].valid_from), s[1].id))
-        hits = [
-            RecallHit(record=_store.ranked_record(row), score=parts.score, parts=parts)
-            for parts, row in scored[:cut]
-        ]
-        return hits, state
+            found = ranking.gather(conn, user_id, list(dict.fromkeys([*dense, *keyword])),
+                                   asked, scopes, policy)
+        candidates = ranking.score(found.rows, dense, keyword, qvec, policy, where,
+                                   self._clock.now(), self._settings.retention)
+        ranking.gate(candidates, found.answers, qvec, policy)
+        kept = ranking.order_by_currency(candidates, policy, cut, when=when, query=query,
+                                         answers=found.answers)
+        return ranking.cut(kept, cut), found.state
 
     def _asked(self, query: str) -> str | None:
         """The attribute of the user's own that ``query`` asks for now, as the configured
@@ -899,256 +783,6 @@ class LongTermMemory:
         for row, sentences in zip(only, added, strict=True):
             if sentences is not None:
                 new_sentences[row[0]] = _store.encode_vector(sentences)
-
-
-def _best_sentences(blobs: Sequence[bytes], qvec: np.ndarray) -> list[float]:
-    """For each record (its stored sentence vectors), the highest cosine between the
-    query and one of its sentences - decoded and multiplied as one matrix."""
-    dim = qvec.shape[0]
-    cosines = _store.decode_vectors(b"".join(blobs), dim) @ qvec
-    starts = np.cumsum([0, *(len(b) // (2 * dim) for b in blobs[:-1])])
-    return [float(x) for x in np.maximum.reduceat(cosines, starts)]
-
-
-def _dated_in(row: Any, wanted: DateRange) -> bool:
-    """Is a record about the range - its resolved event date or the day it was said
-    (within a day)? A question's date may name either ("what did Nate say on 9
-    November" asks what was said that day, about whatever day)."""
-    day: date = from_epoch(float(row.valid_from)).date()
-    if wanted.contains(day, slack_days=_RANGE_SLACK_DAYS):
-        return True
-    raw = row.metadata
-    meta = json.loads(raw) if isinstance(raw, str | bytes) else raw
-    found = DateRange.from_json(meta.get("event_date")) if isinstance(meta, dict) else None
-    return found is not None and wanted.overlaps(found, slack_days=_RANGE_SLACK_DAYS)
-
-
-def _in_range(
-    scored: list[tuple[ScoreParts, Any]], keep: list[bool], wanted: DateRange,
-    policy: RetrievalPolicy,
-) -> list[tuple[ScoreParts, Any]]:
-    """A question naming a date range: the candidates dated inside it are boosted
-    and kept even below the gate (the date is what the question asks for); for a
-    calendar date the others are dropped when at least one is inside (the range
-    never filters the answer away)."""
-    inside = [_dated_in(row, wanted) for _, row in scored]
-    # a range relative to now ("last week") may be the conversation's, not the
-    # reader's: it boosts, only a calendar date filters
-    filtering = policy.range_filter and wanted.absolute
-    if not any(inside):
-        return [s for s, ok in zip(scored, keep, strict=True) if ok]
-    return [(policy.adjusted(parts, policy.range_boost), row) if ok else (parts, row)
-            for (parts, row), ok, kept in zip(scored, inside, keep, strict=True)
-            if ok or (kept and not filtering)]
-
-
-def _overlaps(texts: list[str]) -> list[list[float]]:
-    """Pairwise word overlap ``|A & B| / min(|A|, |B|)`` of the texts' index terms."""
-    terms = [set(_text.tokenize(t)) for t in texts]
-    return [[len(a & b) / min(len(a), len(b)) if a and b else 0.0 for b in terms]
-            for a in terms]
-
-
-def _newest_first(
-    scored: list[tuple[ScoreParts, Any]], admitted: list[bool], policy: RetrievalPolicy,
-    cut: int, *, asks_current: bool = False, query: str = "",
-) -> tuple[list[tuple[ScoreParts, Any]], list[bool]]:
-    """The candidates (best first) and which to keep: the admitted ones, with the
-    older statements that a newer candidate about the same thing updates weighed
-    down, and the updating ones kept and ranked just above them
-    (:meth:`RetrievalPolicy.current_first`)."""
-    if len(scored) < 2 or policy.outdated_weight >= 1.0 or not any(admitted) or not any(
-            _TYPE[row.type] in policy.updatable for _, row in scored):
-        return scored, admitted
-    order = sorted(range(len(scored)), key=lambda i: -scored[i][0].score)
-    scored = [scored[i] for i in order]
-    admitted = [admitted[i] for i in order]
-    # only a candidate said later than one of the checked (admitted, best) ones can update
-    # it: where none is, nothing is read (a question about now still weighs every one)
-    said = [float(row.valid_from) for _, row in scored]
-    earliest = min((said[i] for i in [i for i, ok in enumerate(admitted) if ok][:cut]),
-                   default=math.inf)
-    newer = [t - earliest >= policy.update_gap_seconds for t in said]
-    if not any(newer) and not asks_current:
-        return scored, admitted
-    similarity: list[list[float]] | None = None
-    lexical = policy.dense_weight <= 0  # the model does not read the query's language
-    if not any(newer):
-        pass
-    elif lexical:
-        similarity = _overlaps([row.content for _, row in scored])
-    elif all(row.vector is not None for _, row in scored):
-        matrix = np.vstack([decode_vector(row.vector) for _, row in scored])
-        similarity = (matrix.astype(np.float32) @ matrix.T.astype(np.float32)).tolist()
-    changes = [later and reads_as_own_change(row.content)
-               for (_, row), later in zip(scored, newer, strict=True)]
-    # read only where it is used: a change, or any candidate of a question about now
-    own = [reports_own_state(row.content, query) if asks_current or change else True
-           for (_, row), change in zip(scored, changes, strict=True)]
-    outdated, promote = policy.current_first(
-        relevance=[parts.relevance for parts, _ in scored],
-        said_at=said,
-        slots=[row.slot_key for _, row in scored],
-        similarity=similarity,
-        changes=changes,
-        admitted=admitted,
-        kinds=[_TYPE[row.type] for _, row in scored],
-        top=cut,
-        lexical=lexical,
-        asks_current=asks_current,
-        own=own,
-    )
-    # several newer candidates may update the same one ("We settled into our flat in
-    # Munich" and "I visited the art museum downtown" both after "I live in Berlin"):
-    # they rank above it in order - one that reads as a change first, then the one
-    # closer to it, then by their own score - not tied
-    step: dict[int, int] = {}
-    for i in set(promote.values()):
-        group = sorted((j for j, k in promote.items() if k == i), key=lambda j: (
-            changes[j], 0.0 if similarity is None else similarity[i][j], scored[j][0].score))
-        step.update({j: n + 1 for n, j in enumerate(group)})
-    out: list[tuple[ScoreParts, Any]] = []
-    for i, (parts, row) in enumerate(scored):
-        if outdated[i]:
-            parts = policy.adjusted(parts, policy.outdated_weight)
-        if asks_current and not own[i] and _TYPE[row.type] in policy.updatable:
-            # asked about the user now: someone else's news, a plan, the past, a one-off
-            # or a question says less about it than the user's own state does
-            parts = policy.adjusted(parts, policy.not_current_weight)
-        if i in promote:
-            updated = scored[promote[i]][0]
-            above = updated.score
-            if parts.score <= 0 < above and parts.confidence > 0 and parts.status_weight > 0:
-                # found by neither retriever's score (a cosine the fusion does not trust)
-                # but the newer value of what the question found: it takes that relevance
-                parts = replace(parts, relevance=updated.relevance,
-                                score=updated.relevance * parts.decay * parts.confidence
-                                * parts.status_weight)
-            if parts.score < above and parts.score > 0:
-                parts = policy.adjusted(parts, above / parts.score * (1.0 + 1e-6 * step[i]))
-        out.append((parts, row))
-    return out, [ok or i in promote for i, ok in enumerate(admitted)]
-
-
-#: the slots that answer a question about an attribute (a preferred name answers "what
-#: should you call me" ahead of the legal name)
-_ASKED_SLOTS = {"name": ("preferred name", "preferred_name", "name"),
-                "preferred_name": ("preferred name", "preferred_name", "name")}
-
-
-#: attribute names read per text, keyed by a digest of the text - never the text itself,
-#: so a forgotten memory leaves no copy here
-_READ_ATTRIBUTES: OrderedDict[bytes, frozenset[str]] = OrderedDict()
-_READ_ATTRIBUTES_SIZE = 4096
-_READ_ATTRIBUTES_LOCK = threading.Lock()
-_T = TypeVar("_T")
-
-
-def _digest_cached(cache: OrderedDict[bytes, _T], parts: tuple[str, ...],
-                   compute: Callable[[], _T]) -> _T:
-    """``compute()``, cached in ``cache`` (LRU, ``_READ_ATTRIBUTES_SIZE`` entries) under a
-    digest of ``parts`` - never the text itself, so a forgotten memory leaves no copy."""
-    key = hashlib.blake2b("\x00".join(parts).encode("utf-8", "surrogatepass"),
-                          digest_size=16).digest()
-    with _READ_ATTRIBUTES_LOCK:
-        found = cache.get(key)
-        if found is not None:
-            cache.move_to_end(key)
-            return found
-    found = compute()
-    with _READ_ATTRIBUTES_LOCK:
-        cache[key] = found
-        while len(cache) > _READ_ATTRIBUTES_SIZE:
-            cache.popitem(last=False)
-    return found
-
-
-def _read_attributes(content: str) -> frozenset[str]:
-    """The user's attributes the fast extractor reads from ``content`` (cached: recall
-    asks about the same few records again and again)."""
-    return _digest_cached(_READ_ATTRIBUTES, (content,), lambda: frozenset(
-        canonical_attribute(e.slot.attribute) for e in extract(content)
-        if e.slot is not None and e.slot.subject in _SELF_SUBJECTS))
-
-
-def _states(row: Any, attributes: Sequence[str], held: str) -> bool:
-    """Does the record of ``row`` state one of the user's ``attributes`` now? Read from
-    the readings stored with it when it was formed (``metadata["readings"]``): the user's
-    own value, now, not denied. A record formed before readings were stored (or by the
-    rules, which store none) is read by :func:`_states_attribute`."""
-    raw = row.metadata
-    meta = json.loads(raw) if isinstance(raw, str | bytes) else raw
-    readings = meta.get("readings") if isinstance(meta, dict) else None
-    if not isinstance(readings, list):
-        return _states_attribute(row.content, attributes, held)
-    return any(r.attribute in attributes and r.current_own for r in from_stored(readings))
-
-
-def _states_attribute(content: str, attributes: Sequence[str], held: str) -> bool:
-    """Does ``content`` state one of the user's ``attributes``: read by the fast
-    extractor, or as a new value beside the ``held`` one (:func:`change_of`: "First week
-    at Spotify went fine" states an employer; with no value held, any single one), or - a
-    thing of the user's (:mod:`~memstrata.policies.possessions`) - by naming its make or
-    provider in a statement of the user's own present state ("my Subaru Outback handled
-    the dirt roads", not "got a rental tesla this week")?"""
-    if any(a in POSSESSIONS for a in attributes):
-        return any(names_possession(content, a) for a in attributes) and _digest_cached(
-            _OWN_STATES, (content,), lambda: reports_own_state(content))
-    if not _read_attributes(content).isdisjoint(attributes):
-        return True
-    current = held or _NO_VALUE
-    return any(_reads_change(content, attribute, current) for attribute in attributes
-               if attribute in CHANGE_ATTRIBUTES and (held or attribute != "age"))
-
-
-#: a held value no statement names (the age needs a number: it is not read without one)
-_NO_VALUE = "\x00"
-#: how many of the user's latest statements a question for an attribute reads
-_RECENT_STATEMENTS = 50
-_READ_CHANGES: OrderedDict[bytes, bool] = OrderedDict()
-_OWN_STATES: OrderedDict[bytes, bool] = OrderedDict()
-
-
-def _reads_change(content: str, attribute: str, current: str) -> bool:
-    """``change_of`` of ``content`` is not ``None`` (cached like :func:`_read_attributes`,
-    and only the answer - never a value read from the text)."""
-    return _digest_cached(_READ_CHANGES, (content, attribute, current),
-                          lambda: change_of(content, attribute, current) is not None)
-
-
-#: a candidate this close to the query (cosine) repeats it (see :func:`_answers_first`)
-_REPEATS_QUERY = 0.95
-
-
-def _answers_first(scored: list[tuple[ScoreParts, Any]], answers: set[str],
-                   policy: RetrievalPolicy) -> list[tuple[ScoreParts, Any]]:
-    """The user's current value of the slot a question asks for, ranked above every
-    candidate said before it (a newer statement the extractor did not read as a change
-    of the slot - "we finally settled into our flat in Munich" - may be the newer
-    value: it keeps its place); the rest keep their scores. A candidate that repeats the
-    query (cosine at least ``_REPEATS_QUERY``: "I volunteer at the food bank on Saturday
-    mornings" looked up by its own words, which a reader may take for a question about the
-    bank) is what the query asks for: then the asked attribute's value is not lifted."""
-    if any(parts.dense >= _REPEATS_QUERY for parts, row in scored if row.id not in answers):
-        return scored
-    out = []
-    for parts, row in scored:
-        if row.id not in answers:
-            out.append((parts, row))
-            continue
-        best = max((p.score for p, r in scored if r.id not in answers
-                    and float(r.valid_from) <= float(row.valid_from)), default=0.0)
-        if parts.score <= best:
-            if parts.score <= 0 or parts.relevance <= 0:
-                # matched by neither retriever (a question in words the record does not
-                # share): it answers the question, so it takes the best relevance found
-                relevance = max(best, policy.min_relevance, 1e-6)
-                parts = replace(parts, relevance=relevance, score=relevance * parts.decay
-                                * parts.confidence * parts.status_weight)
-            if 0 < parts.score <= best:
-                parts = policy.adjusted(parts, best / parts.score * (1.0 + 1e-3))
-        out.append((parts, row))
-    return out
 
 
 def _indexed(item: MemoryInput) -> str:

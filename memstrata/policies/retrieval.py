@@ -1,6 +1,7 @@
 """Retrieval policy: how recalled candidates are scored, filtered and cut.
 
-``score = relevance x decay x confidence x status_weight``
+``score = relevance x decay x confidence x status_weight`` (recall's ranking,
+:mod:`memstrata.memory.ranking`, then multiplies in ``currency`` and ``range_weight``)
 
 * ``relevance`` fuses the dense cosine similarity and the keyword (BM25) score
   with weights, not ranks: ``w * dense + (1 - w) * bm25 / (bm25 + saturation)``.
@@ -48,7 +49,7 @@ candidates with each other: an older candidate about the same thing as a newer,
 comparably relevant one (same slot, or embeddings at least
 ``same_thing_similarity`` apart) is *outdated* - for records that hold a state
 (``updatable``: profile, preference, knowledge, rule; a later event does not
-replace an earlier one) - and its ``status_weight`` is
+replace an earlier one) - and its ``currency`` is
 multiplied by ``outdated_weight``; a newer candidate that reads as a change ("sold
 the Civic and got a Tesla") and is close to an older hit (``change_similarity``)
 is ranked just above it, even when its own relevance is below the gate - the
@@ -82,8 +83,8 @@ instead of ``min_relevance`` - its evidence often shares neither words nor much
 meaning with the question. A question naming a date range ("last month", "in
 March") boosts candidates dated inside it (the event date resolved at write time,
 or the day it was said) by ``range_boost`` and (``range_filter``) drops the ones
-outside when at least one is inside. Both adjustments go into ``status_weight``, so the product
-of the parts is still the score.
+outside when at least one is inside. The first adjustment goes into ``ScoreParts.currency``,
+the second into ``ScoreParts.range_weight``, so the product of the parts is still the score.
 """
 
 from __future__ import annotations
@@ -471,13 +472,6 @@ class RetrievalPolicy:
                 if j not in promote:
                     promote[j] = i
         return out, promote
-
-    def adjusted(self, parts: ScoreParts, factor: float) -> ScoreParts:
-        """``parts`` with ``status_weight`` multiplied by ``factor`` (and the score
-        recomputed in the documented order)."""
-        weight = parts.status_weight * factor
-        return replace(parts, status_weight=weight,
-                       score=parts.relevance * parts.decay * parts.confidence * weight)
 
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")

@@ -201,18 +201,18 @@ def test_a_question_for_a_multi_valued_attribute_finds_the_newest_stored_reading
 
 def test_recall_reads_stored_readings_not_the_stored_text(
         mm: MemoryManager, clock: ManualClock, monkeypatch: pytest.MonkeyPatch) -> None:
-    from memstrata.memory import longterm
+    from memstrata.memory import ranking
 
     _observe_all(mm, clock, ["I have two kids, Maya and Leo.",
                              "baby Theo arrived last night, everyone's fine"])
     calls: list[str] = []
-    rules = longterm._states_attribute
+    rules = ranking._states_attribute
 
     def counted(content: str, attributes: object, held: str) -> bool:
         calls.append(content)
         return rules(content, attributes, held)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(longterm, "_states_attribute", counted)
+    monkeypatch.setattr(ranking, "_states_attribute", counted)
     assert mm.recall("u", "What are my kids called?", k=3, record_use=False)
     assert calls == []
 

@@ -1,0 +1,83 @@
+"""Recall's ranking in one place (issue 32, part 5): ``hit.parts`` shows each stage.
+
+Before, ordering by currency multiplied its lifts into ``status_weight``: a promoted newer
+value showed a status weight of 1.76-3.93 where docs/memory.md documents 1.0 / 0.9 / 0.5.
+Now ``status_weight`` is the status's weight alone, ``currency`` what ordering by currency
+did, ``range_weight`` what a date range did, and the score is their product.
+
+Real SQLite and PostgreSQL, the real embedding model.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from memstrata import ManualClock, MemoryInput, MemoryManager
+from memstrata.policies.retrieval import RetrievalPolicy
+from memstrata.types import Slot, Status
+
+DAY0 = datetime(2026, 1, 5, 19, 0, tzinfo=UTC)
+
+
+def _product(parts: object) -> float:
+    p = parts
+    return (p.relevance * p.decay * p.confidence * p.status_weight  # type: ignore[attr-defined]
+            * p.currency * p.range_weight)  # type: ignore[attr-defined]
+
+
+def test_every_stage_shows_in_the_parts_and_status_weight_is_the_documented_one(
+        manager: MemoryManager, clock: ManualClock) -> None:
+    policy = manager.settings.retrieval
+    texts = [(0, "I work as a nurse at St. Mary's hospital."),
+             (0, "I visited the art museum downtown."),
+             (35, "I started teaching biology at Lincoln High this month."),
+             (36, "My sister just got a job at the bakery on Elm Street.")]
+    ids = []
+    for day, text in texts:
+        d = manager.remember("u1", MemoryInput(content=text, at=DAY0 + timedelta(days=day),
+                                               session_id=f"s{day}"))
+        assert d.record_id
+        ids.append(d.record_id)
+    # a stable fact said twice differently waits for confirmation: its weight is 0.9
+    for day, value in ((1, "3 May"), (2, "4 May")):
+        manager.remember("u1", MemoryInput(content=f"My birthday is on {value}.",
+                                           at=DAY0 + timedelta(days=day),
+                                           slot=Slot("user", "birthday", value)))
+    clock.set(DAY0 + timedelta(days=100))
+    seen = set()
+    for question in ("Where do I work?", "Where do I work these days?",
+                     "What did I do in January?", "When is my birthday?"):
+        hits = manager.recall("u1", question, record_use=False)
+        assert hits
+        for h in hits:
+            status = manager.get("u1", h.id).status
+            # the status's weight, nothing else: 1.0 active, 0.9 pending, ...
+            assert h.parts.status_weight == policy.weight_of(status), (question, h.parts)
+            assert h.parts.status_weight in (1.0, 0.9, 0.5)
+            seen.add(status)
+            assert h.parts.score == _product(h.parts) == h.score
+            assert h.currency == h.parts.currency
+    assert Status.PENDING_CONFIRMATION in seen
+    hits = manager.recall("u1", "Where do I work?", record_use=False)
+    by_id = {h.id: h for h in hits}
+    # the newer value is lifted above the one it updates, which weighs outdated_weight
+    assert [h.id for h in hits][:2] == [ids[2], ids[0]]
+    assert by_id[ids[2]].parts.currency > 1.0
+    assert by_id[ids[0]].parts.currency == RetrievalPolicy().outdated_weight
+    # the status weights stay the documented ones even where the lift was large
+    assert {by_id[i].parts.status_weight for i in (ids[0], ids[2])} == {1.0}
+
+
+def test_a_date_range_goes_into_range_weight(manager: MemoryManager,
+                                             clock: ManualClock) -> None:
+    for day, text in [(0, "Went to a pottery class with Ana."),
+                      (60, "Went to a climbing gym with Ana.")]:
+        manager.remember("u1", MemoryInput(content=text, type="event",
+                                           at=DAY0 + timedelta(days=day)))
+    clock.set(DAY0 + timedelta(days=90))
+    hits = manager.recall("u1", "What did I do with Ana in January 2026?", record_use=False)
+    assert hits and hits[0].record.content == "Went to a pottery class with Ana."
+    assert hits[0].parts.range_weight == RetrievalPolicy().range_boost
+    assert hits[0].parts.status_weight == hits[0].parts.currency == 1.0
+    assert hits[0].parts.score == _product(hits[0].parts)
+

@@ -413,7 +413,8 @@ def test_recall_hit_parts_multiply_to_the_score_and_rank_as_before(
     now = to_epoch(clock.now())
     for hit in hits:
         p, rec = hit.parts, hit.record
-        assert p.relevance * p.decay * p.confidence * p.status_weight * p.currency * p.range_weight == p.score == hit.score
+        assert (p.relevance * p.decay * p.confidence * p.status_weight * p.currency
+                * p.range_weight == p.score == hit.score)
         assert (hit.relevance, hit.dense, hit.keyword, hit.decay, hit.status_weight) == (
             p.relevance, p.dense, p.keyword, p.decay, p.status_weight)
         # the formula recall used before it moved into RetrievalPolicy.score

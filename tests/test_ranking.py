@@ -10,19 +10,21 @@ Real SQLite and PostgreSQL, the real embedding model.
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from memstrata import ManualClock, MemoryInput, MemoryManager
+from memstrata.errors import EmbeddingError
 from memstrata.policies.retrieval import RetrievalPolicy
-from memstrata.types import Slot, Status
+from memstrata.types import MemoryType, ScoreParts, Slot, Status
 
 DAY0 = datetime(2026, 1, 5, 19, 0, tzinfo=UTC)
 
 
-def _product(parts: object) -> float:
-    p = parts
-    return (p.relevance * p.decay * p.confidence * p.status_weight  # type: ignore[attr-defined]
-            * p.currency * p.range_weight)  # type: ignore[attr-defined]
+def _product(p: ScoreParts) -> float:
+    return p.relevance * p.decay * p.confidence * p.status_weight * p.currency * p.range_weight
 
 
 def test_every_stage_shows_in_the_parts_and_status_weight_is_the_documented_one(
@@ -72,7 +74,7 @@ def test_a_date_range_goes_into_range_weight(manager: MemoryManager,
                                              clock: ManualClock) -> None:
     for day, text in [(0, "Went to a pottery class with Ana."),
                       (60, "Went to a climbing gym with Ana.")]:
-        manager.remember("u1", MemoryInput(content=text, type="event",
+        manager.remember("u1", MemoryInput(content=text, type=MemoryType.EVENT,
                                            at=DAY0 + timedelta(days=day)))
     clock.set(DAY0 + timedelta(days=90))
     hits = manager.recall("u1", "What did I do with Ana in January 2026?", record_use=False)
@@ -81,3 +83,36 @@ def test_a_date_range_goes_into_range_weight(manager: MemoryManager,
     assert hits[0].parts.status_weight == hits[0].parts.currency == 1.0
     assert hits[0].parts.score == _product(hits[0].parts)
 
+
+
+def test_what_a_question_asks_is_read_once_beside_its_embedding(
+        manager: MemoryManager, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reader reads what the question asks for on another thread while the question
+    is embedded; an embedding error is raised as it is, after the read has finished."""
+    from memstrata.memory import longterm
+
+    calls: list[tuple[str, str]] = []
+    asked = longterm.LongTermMemory._asked
+
+    def counted(self: longterm.LongTermMemory, query: str) -> str | None:
+        calls.append((query, threading.current_thread().name))
+        return asked(self, query)
+
+    monkeypatch.setattr(longterm.LongTermMemory, "_asked", counted)
+    written = manager.remember("u1", "I work as a nurse at St. Mary's hospital.")
+    hits = manager.recall("u1", "Where do I work?", record_use=False)
+    assert [h.id for h in hits][:1] == [written.record_id]
+    assert [q for q, _ in calls] == ["Where do I work?"]
+    assert calls[0][1].startswith("memstrata-ask")
+    # not asked at all where the policy does not answer the asked attribute
+    manager.recall("u1", "Where do I work?", record_use=False,
+                   policy=RetrievalPolicy(answer_asked=False))
+    assert len(calls) == 1
+
+    def broken(embedder: object, texts: object) -> object:
+        raise EmbeddingError("the model is gone")
+
+    monkeypatch.setattr(longterm, "embed_queries", broken)
+    with pytest.raises(EmbeddingError, match="the model is gone"):
+        manager.recall("u1", "Which hospital do I work at?", record_use=False)
+    assert [q for q, _ in calls][1:] == ["Which hospital do I work at?"]

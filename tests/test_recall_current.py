@@ -73,7 +73,8 @@ def test_a_newer_change_below_the_gate_ranks_above_the_value_it_updates(
     assert [h.parts.status_weight for h in hits[:2]] == [1.0, 1.0]
     for h in hits:
         p = h.parts
-        assert p.relevance * p.decay * p.confidence * p.status_weight * p.currency * p.range_weight == p.score
+        assert (p.relevance * p.decay * p.confidence * p.status_weight * p.currency
+                * p.range_weight == p.score)
 
 
 def test_a_newer_chinese_change_with_no_score_of_its_own_takes_the_updated_relevance(
@@ -93,7 +94,8 @@ def test_a_newer_chinese_change_with_no_score_of_its_own_takes_the_updated_relev
     assert hits[0].parts.relevance == hits[1].parts.relevance
     for h in hits:
         p = h.parts
-        assert p.relevance * p.decay * p.confidence * p.status_weight * p.currency * p.range_weight == p.score
+        assert (p.relevance * p.decay * p.confidence * p.status_weight * p.currency
+                * p.range_weight == p.score)
 
 
 def test_a_later_event_does_not_outdate_an_earlier_one(manager: MemoryManager,

@@ -17,7 +17,10 @@ Indexes that are not loaded yet are synced before the search.
 from __future__ import annotations
 
 import logging
+import os
+import threading
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import replace
 from typing import Any
 
@@ -99,6 +102,23 @@ _SELF_SUBJECTS = frozenset({USER_SUBJECT, "me", "i"})
 NAME_ATTRIBUTES = ("name", "preferred name", "preferred_name")
 #: the registry's attributes of the user's names (as stored readings name them)
 _READ_NAMES = ("name", "preferred_name")
+
+
+#: the threads that read what a question asks for while it is embedded (one pool per
+#: process: a pool does not survive a fork)
+_ASK_POOL: tuple[int, ThreadPoolExecutor] | None = None
+_ASK_POOL_LOCK = threading.Lock()
+
+
+def _asking(ask: Callable[[str], str | None], query: str) -> Future[str | None]:
+    """``ask(query)``, started on another thread."""
+    global _ASK_POOL
+    with _ASK_POOL_LOCK:
+        if _ASK_POOL is None or _ASK_POOL[0] != os.getpid():
+            _ASK_POOL = (os.getpid(), ThreadPoolExecutor(
+                max_workers=min(8, os.cpu_count() or 1), thread_name_prefix="memstrata-ask"))
+        pool = _ASK_POOL[1]
+    return pool.submit(ask, query)
 
 
 class PartialWriteError(StorageError):
@@ -346,8 +366,17 @@ class LongTermMemory:
         when = read_query(query, self._clock.now())
         if when.keeps_evidence and min_relevance is None:
             policy = replace(policy, min_relevance=policy.gate_for(keeps_evidence=True))
-        qvec = self._checked(embed_queries(self._embedder, [query]), 1)[0]
-        hits, state = self._rank(user_id, query, qvec, scopes, kinds, policy, cut, when)
+        # what the question asks for is read while it is embedded: each is an encoder's
+        # forward pass on one thread, and ONNX Runtime lets go of the GIL while it runs
+        asking = _asking(self._asked, query) if policy.answer_asked else None
+        try:
+            qvec = self._checked(embed_queries(self._embedder, [query]), 1)[0]
+        finally:
+            if asking is not None:
+                wait([asking])  # never left running (an embedding error is raised as is)
+        asked = asking.result() if asking is not None else None
+        hits, state = self._rank(user_id, query, qvec, scopes, kinds, policy, cut, when,
+                                 asked)
         if state is None:
             return []
         self._check_model(user_id, state)
@@ -355,7 +384,8 @@ class LongTermMemory:
             # SQL moved on since the indexes were synced (another process wrote):
             # catch up and rank again against the current state
             self._sync.ensure(user_id, state)
-            hits, _ = self._rank(user_id, query, qvec, scopes, kinds, policy, cut, when)
+            hits, _ = self._rank(user_id, query, qvec, scopes, kinds, policy, cut, when,
+                                 asked)
         if reranker is not None and hits:
             hits = apply_reranker(reranker, query, hits, policy.top_k)
         if record_use and hits:
@@ -452,18 +482,16 @@ class LongTermMemory:
         policy: RetrievalPolicy,
         cut: int,
         when: TemporalQuery | None = None,
+        asked: str | None = None,
     ) -> tuple[list[RecallHit], UserState | None]:
         """Rank the candidates through the stages of :mod:`memstrata.memory.ranking`;
         returns the best ``cut`` hits and the user's SQL state they were read with
         (recall compares it with what the indexes had synced). One SQL read - the user's
-        state and the candidates' rows in one transaction - fetches everything."""
+        state and the candidates' rows in one transaction - fetches everything.
+        ``asked``: the user's attribute the query asks for (:meth:`_asked`), if any."""
         where = SearchFilter(scopes, None if kinds is None else frozenset(k.value for k in kinds))
         n = max(policy.candidates, policy.top_k)
         dense, keyword = self._candidates(user_id, query, qvec, where, n)
-        # a profile fact ("Which city do I live in?") or a thing of the user's named by
-        # its make or provider ("what kind of oil should I buy for my car?"; not "What
-        # phone did I have before?")
-        asked = self._asked(query) if policy.answer_asked else None
         with self._db.read() as conn:
             found = ranking.gather(conn, user_id, list(dict.fromkeys([*dense, *keyword])),
                                    asked, scopes, policy)
@@ -475,7 +503,10 @@ class LongTermMemory:
         return ranking.cut(kept, cut), found.state
 
     def _asked(self, query: str) -> str | None:
-        """The attribute of the user's own that ``query`` asks for now, as the configured
+        """The attribute of the user's own that ``query`` asks for now - a profile fact
+        ("Which city do I live in?") or a thing of the user's named by its make or
+        provider ("what kind of oil should I buy for my car?"; not "What phone did I have
+        before?") - as the configured
         reader reads it (the model reads "我在哪个学校上学？" where the rules read nothing);
         a question for the past or for someone else's value asks for no current slot. Where
         the reader reads no attribute asked, the rules' reading of a request that needs one

@@ -55,6 +55,18 @@ def percentiles(samples_s: Sequence[float]) -> dict[str, float]:
             "n": len(ms)}
 
 
+def ab_percentiles(samples_s: Sequence[float]) -> dict[str, float]:
+    """p50 / p95 (ms, 3 decimals, the sample at ``int(p * n)``) and n: the figures of the
+    interleaved A/B runs (``bench_latency_ab.py``, ``bench_ranking_ab.py``), kept as the
+    first of them measured so their files compare."""
+    ordered = sorted(samples_s)
+
+    def at(p: float) -> float:
+        return round(ordered[min(len(ordered) - 1, int(p * len(ordered)))] * 1000, 3)
+
+    return {"p50_ms": at(0.50), "p95_ms": at(0.95), "n": len(ordered)}
+
+
 def timed(fn: Callable[[], Any], repeat: int, warmup: int = 3) -> list[float]:
     for _ in range(warmup):
         fn()

@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from _common import CACHE, LOCOMO, write_result
+from _common import CACHE, LOCOMO, ab_percentiles, write_result
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -72,15 +72,6 @@ def _run(tree: Path, src: Path, data: Path, drop_after: int) -> dict[str, list[f
     return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
-def _pct(samples: list[float]) -> dict[str, float]:
-    ordered = sorted(samples)
-
-    def at(p: float) -> float:
-        return round(ordered[min(len(ordered) - 1, int(p * len(ordered)))] * 1000, 3)
-
-    return {"p50_ms": at(0.50), "p95_ms": at(0.95), "n": len(ordered)}
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", type=Path, required=True, help="source tree to compare with")
@@ -107,7 +98,7 @@ def main() -> None:
         "workload": "recall(k=5), fresh single-query embedding each call, LoCoMo dev "
                     "(first 60 questions of each conversation), one ingested database",
         "rounds": args.rounds,
-        "results": {name: {label: _pct(v) for label, v in by.items()}
+        "results": {name: {label: ab_percentiles(v) for label, v in by.items()}
                     for name, by in samples.items()},
     }
     write_result("latency_ab", result)

@@ -35,7 +35,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from _common import LOCOMO, write_result
+from _common import LOCOMO, ab_percentiles, write_result
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -130,15 +130,6 @@ def _child(tree: Path, mode: str, db: Path) -> Any:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def _pct(samples: list[float]) -> dict[str, float]:
-    ordered = sorted(samples)
-
-    def at(p: float) -> float:
-        return round(ordered[min(len(ordered) - 1, int(p * len(ordered)))] * 1000, 3)
-
-    return {"p50_ms": at(0.50), "p95_ms": at(0.95), "n": len(ordered)}
-
-
 def compare(base: list[Any], current: list[Any]) -> dict[str, Any]:
     """Same ids in the same order, and the largest score difference."""
     if len(base) != len(current):
@@ -180,8 +171,9 @@ def main() -> None:
                     "first LoCoMo dev conversation; recall(k=5), query embedding cached",
         "equivalence": compare(hits["base"], hits["current"]),
         "rounds": args.rounds,
-        "own_time": {name: _pct(v["own"]) for name, v in samples.items()},
-        "with_embedding": {name: _pct(v["with_embedding"]) for name, v in samples.items()},
+        "own_time": {name: ab_percentiles(v["own"]) for name, v in samples.items()},
+        "with_embedding": {name: ab_percentiles(v["with_embedding"])
+                           for name, v in samples.items()},
     }
     write_result(args.name, result)
     print(json.dumps({k: result[k] for k in ("equivalence", "own_time", "with_embedding")},

@@ -17,7 +17,10 @@ import pytest
 
 from memstrata import ManualClock, MemoryInput, MemoryManager
 from memstrata.errors import EmbeddingError
+from memstrata.memory._openai_embedder import OpenAIEmbedder
+from memstrata.memory.embedder import Embedder
 from memstrata.policies.retrieval import RetrievalPolicy
+from memstrata.testing import OpenAICompatServer
 from memstrata.types import MemoryType, ScoreParts, Slot, Status
 
 DAY0 = datetime(2026, 1, 5, 19, 0, tzinfo=UTC)
@@ -88,7 +91,7 @@ def test_a_date_range_goes_into_range_weight(manager: MemoryManager,
 def test_what_a_question_asks_is_read_once_beside_its_embedding(
         manager: MemoryManager, monkeypatch: pytest.MonkeyPatch) -> None:
     """The reader reads what the question asks for on another thread while the question
-    is embedded; an embedding error is raised as it is, after the read has finished."""
+    is embedded."""
     from memstrata.memory import longterm
 
     calls: list[tuple[str, str]] = []
@@ -109,10 +112,29 @@ def test_what_a_question_asks_is_read_once_beside_its_embedding(
                    policy=RetrievalPolicy(answer_asked=False))
     assert len(calls) == 1
 
-    def broken(embedder: object, texts: object) -> object:
-        raise EmbeddingError("the model is gone")
 
-    monkeypatch.setattr(longterm, "embed_queries", broken)
-    with pytest.raises(EmbeddingError, match="the model is gone"):
-        manager.recall("u1", "Which hospital do I work at?", record_use=False)
-    assert [q for q, _ in calls][1:] == ["Which hospital do I work at?"]
+def test_an_embedding_error_is_raised_as_it_is_after_the_read_has_finished(
+        embedder: Embedder, sqlite_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The embedding endpoint (a real HTTP server on 127.0.0.1 with the real model behind
+    it) starts refusing the embedder's key: recall raises the embedder's typed error, and
+    the read beside it has finished, not been left running."""
+    from memstrata.memory import longterm
+
+    calls: list[str] = []
+    asked = longterm.LongTermMemory._asked
+
+    def counted(self: longterm.LongTermMemory, query: str) -> str | None:
+        found = asked(self, query)
+        calls.append(query)
+        return found
+
+    monkeypatch.setattr(longterm.LongTermMemory, "_asked", counted)
+    with OpenAICompatServer(embedder=embedder, api_key="sk-test") as server, \
+            MemoryManager.open(sqlite_url, embedder=OpenAIEmbedder(
+                model="minilm", base_url=server.base_url, api_key="sk-test")) as mm:
+        mm.remember("u1", "I work as a nurse at St. Mary's hospital.")
+        assert mm.recall("u1", "Where do I work?", record_use=False)
+        server.api_key = "sk-rotated"  # the endpoint now refuses the embedder's key
+        with pytest.raises(EmbeddingError, match="invalid api key"):
+            mm.recall("u1", "Which hospital do I work at?", record_use=False)
+        assert calls == ["Where do I work?", "Which hospital do I work at?"]

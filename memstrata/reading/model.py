@@ -15,6 +15,7 @@ replaced file is refused with :class:`~memstrata.errors.ReaderModelError` rather
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -31,8 +32,8 @@ from memstrata.reading import _layout as L
 from memstrata.reading.registry import registry
 from memstrata.reading.types import Asked, Held, Reading, Relation
 
-__all__ = ["DEFAULT_MODEL_DIR", "ModelReader", "check_pair", "decode_spans", "model_available",
-           "span_chars", "write_manifest"]
+__all__ = ["DEFAULT_MODEL_DIR", "ModelReader", "best_tags", "check_pair", "decode_spans",
+           "join_split_characters", "model_available", "span_chars", "write_manifest"]
 
 #: where the shipped model lives (package data)
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "model"
@@ -124,6 +125,61 @@ def decode_spans(text: str, offsets: Sequence[tuple[int, int]], tags: Sequence[i
     return spans
 
 
+@functools.cache
+def _bio_rule() -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """BIO's rule over :data:`~memstrata.reading._layout.TAGS`: which tag may follow which
+    (an inside tag only continues a value of its own attribute) and which may begin."""
+    inside = [t[2:] if t.startswith("I-") else None for t in L.TAGS]
+    follows = np.array([[inside[c] is None or (t != "O" and t[2:] == inside[c])
+                         for c in range(len(L.TAGS))] for t in L.TAGS])
+    begins = np.array([a is None for a in inside])
+    return follows, begins
+
+
+def best_tags(logp: npt.NDArray[np.float32]) -> npt.NDArray[np.int64]:
+    """The likeliest tags of a window's tokens (``logp``: log-probabilities, tokens x
+    tags) that obey BIO's rule: an inside tag (``I-city``) continues a value of its own
+    attribute and never begins one.
+
+    Each token's likeliest tag where those obey the rule (most windows); otherwise the best
+    path under it (Viterbi), so that a value's words are read as one value: 格尔木 rather
+    than 格 and 尔, "长城宽带" rather than "长城". Measured on the reader's blind change
+    sets of rounds 4-8 (1,920 cases), against each token's likeliest tag alone: changes
+    read 0.758 -> 0.782, guards held 0.909 -> 0.903 (``benchmarks/results/reader_decode.json``).
+    """
+    tags: npt.NDArray[np.int64] = logp.argmax(axis=-1)
+    follows, begins = _bio_rule()
+    if len(tags) == 0 or (begins[tags[0]] and follows[tags[:-1], tags[1:]].all()):
+        return tags
+    penalty = np.where(follows, 0.0, -np.inf)
+    score = np.where(begins, logp[0], -np.inf)
+    back = np.zeros(logp.shape, dtype=np.int64)
+    for i in range(1, len(logp)):
+        step = score[:, None] + penalty
+        back[i] = step.argmax(axis=0)
+        score = step.max(axis=0) + logp[i]
+    path = [int(score.argmax())]
+    for i in range(len(logp) - 1, 0, -1):
+        path.append(int(back[i, path[-1]]))
+    return np.array(path[::-1], dtype=np.int64)
+
+
+def join_split_characters(tags: npt.NDArray[np.int64], offsets: Sequence[tuple[int, int]],
+                          start: int = 0) -> npt.NDArray[np.int64]:
+    """``tags`` with a value's first character read as one token: the tokenizer gives a
+    character after a space, or at the start of a text, a bare ``▁`` piece of its own that
+    covers the same character (``▁`` ``电`` ``信`` for 电信), and the tagger, trained to begin
+    the value on the first piece that covers it, often begins it on both; the second
+    ``B-`` becomes ``I-`` there (电信, not 电 and 电信)."""
+    out = tags.copy()
+    for i in range(1, len(out)):
+        (pa, pb), (a, _) = offsets[start + i - 1], offsets[start + i]
+        if pb == pa + 1 and a == pa and out[i] == out[i - 1] \
+                and L.TAGS[int(out[i])].startswith("B-"):
+            out[i] = L.TAGS.index("I-" + L.TAGS[int(out[i])][2:])
+    return out
+
+
 def span_chars(text: str, offsets: Sequence[tuple[int, int]], a: int, b: int
                ) -> tuple[int, int] | None:
     """The characters of tokens ``a:b``, without the punctuation and spaces around them."""
@@ -184,6 +240,11 @@ class ModelReader:
     held_bias = 0.0
     held_bias_inside = 0.0
 
+    #: how the tags of a window are read: ``"bio"``, the likeliest tags that obey BIO's rule
+    #: (:func:`best_tags`), or ``"argmax"``, each token's likeliest tag (from the manifest
+    #: likewise; a manifest that records none reads ``"argmax"``, as its model was released)
+    decode = "argmax"
+
     def __init__(self, path: Path | None = None, *, threads: int = 1,
                  verify: bool = True) -> None:
         self.path = Path(path) if path is not None else DEFAULT_MODEL_DIR
@@ -209,7 +270,8 @@ class ModelReader:
                                        f"be read: {exc}") from exc
             chosen = self._manifest.get("reader") or {}
             # the checker's thresholds chosen for this model, unless set on the instance
-            for name in ("check_threshold", "check_above", "held_bias", "held_bias_inside"):
+            for name in ("check_threshold", "check_above", "held_bias", "held_bias_inside",
+                         "decode"):
                 if name in chosen and name not in self.__dict__:
                     setattr(self, name, chosen[name])
         return self._manifest
@@ -221,6 +283,8 @@ class ModelReader:
         digest = "model-" + str(self.manifest["files"]["reader.onnx"]["sha256"])[:12]
         if self.held_bias or self.held_bias_inside:
             digest += f"+held{self.held_bias:g}/{self.held_bias_inside:g}"
+        if self.decode != "argmax":
+            digest += f"+{self.decode}"
         return digest
 
     def _load(self) -> tuple[Any, Any, dict[str, npt.NDArray[np.float32]]]:
@@ -409,7 +473,10 @@ class ModelReader:
         if held and (self.held_bias or self.held_bias_inside):
             logits = logits + self._held_bias(held)
         probs = _softmax(logits)
-        tags = probs.argmax(axis=-1)
+        if self.decode == "bio":
+            tags = join_split_characters(best_tags(np.log(probs + 1e-12)), offsets, start)
+        else:
+            tags = probs.argmax(axis=-1)
         spans = decode_spans(text, offsets, [int(x) for x in tags], start)
         if not spans:
             return []

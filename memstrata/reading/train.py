@@ -926,6 +926,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+#: how a trained model reads its tags (:attr:`memstrata.reading.model.ModelReader.decode`):
+#: the likeliest tags that obey BIO's rule (``benchmarks/results/reader_decode.json``)
+DECODE = "bio"
+
 #: the checker thresholds tried on the dev split (``check_threshold`` x ``check_above``)
 CHECK_GRID = ((0.05, 0.1, 0.2, 0.3), (0.9, 0.95, 0.99))
 
@@ -962,7 +966,8 @@ def choose_check(out: Path, dev_lines: Sequence[dict[str, Any]],
     """Choose the checker's thresholds on the dev split and write them, with the dev
     figures read at them, into the manifest in ``out``.
 
-    For each point of :data:`CHECK_GRID` the exported reader reads the dev change cases
+    For each point of :data:`CHECK_GRID` the exported reader (its tags read as
+    :data:`DECODE` says) reads the dev change cases
     (changes read, guards held) and the dev read lines (the user's own current values
     found, and right when found); the point is chosen by :func:`choose_point` against the
     model in ``baseline`` (the shipped one, scored on the same split; none: the best sum).
@@ -990,6 +995,7 @@ def choose_check(out: Path, dev_lines: Sequence[dict[str, Any]],
     for threshold in CHECK_GRID[0]:
         for above in CHECK_GRID[1]:
             reader = ModelReader(out)
+            reader.decode = DECODE
             reader.check_threshold, reader.check_above = threshold, above
             point = {"check_threshold": threshold, "check_above": above,
                      **figures_of(reader)}
@@ -997,7 +1003,7 @@ def choose_check(out: Path, dev_lines: Sequence[dict[str, Any]],
             sweep.append(point)
             _progress(f"train: checker {threshold} / {above}: {point}")
     best, why = choose_point(sweep, base)
-    info["reader"] = {"check_threshold": best["check_threshold"],
+    info["reader"] = {"decode": DECODE, "check_threshold": best["check_threshold"],
                       "check_above": best["check_above"], "chosen_as": why}
     extra = {"check_sweep": sweep, "check_baseline": base}
     write_manifest(out, {**info, **extra})

@@ -65,6 +65,46 @@ def test_the_span_points_at_the_words_of_the_value(reader: ModelReader) -> None:
     assert text[a:b].casefold() == "denver"
 
 
+def test_bio_decoding_keeps_tags_that_obey_the_rule_and_mends_those_that_do_not() -> None:
+    import numpy as np
+
+    from memstrata.reading import _layout as L
+    from memstrata.reading.model import best_tags
+
+    o, b, i = 0, L.tag_of("city", True), L.tag_of("city", False)
+    other = L.tag_of("employer", False)
+
+    def logp(*rows: dict[int, float]) -> np.ndarray:
+        out = np.full((len(rows), len(L.TAGS)), -9.0, dtype=np.float32)
+        for n, row in enumerate(rows):
+            for tag, value in row.items():
+                out[n, tag] = value
+        return out
+
+    fine = logp({o: -0.1}, {b: -0.2}, {i: -0.3}, {o: -0.1})
+    assert best_tags(fine).tolist() == [o, b, i, o]
+    # a value begun inside (I-city after O): read as the value it is, begun on its first word
+    inside_first = logp({o: -0.1}, {i: -0.5, b: -1.2}, {i: -0.2}, {o: -0.1})
+    assert best_tags(inside_first).tolist() == [o, b, i, o]
+    # an inside tag of another attribute does not continue a city
+    crossed = logp({o: -0.1}, {b: -0.1}, {other: -0.4, i: -0.9, o: -2.0}, {o: -0.1})
+    assert best_tags(crossed).tolist() == [o, b, i, o]
+
+
+def test_a_value_that_begins_a_chinese_text_is_read_whole_with_bio_decoding() -> None:
+    """Reproduction: the tokenizer gives the first character of a text a bare ``▁`` piece
+    that covers it too, the tagger began the value on both, and the shipped reading
+    (``argmax``) read 电 and 电信 as two values of the user's home internet."""
+    text = "电信宽带到期没续，小区刚进了长城宽带便宜一半，昨天给装上了，网速咋测"
+    argmax, bio = ModelReader(), ModelReader()
+    argmax.decode, bio.decode = "argmax", "bio"
+    before = {r.value for r in argmax.read(text) if r.attribute == "home_internet"}
+    after = {r.value for r in bio.read(text) if r.attribute == "home_internet"}
+    assert "电" in before
+    assert "电" not in after and "电信" in after
+    assert bio.version.endswith("+bio") and not argmax.version.endswith("+bio")
+
+
 def test_a_question_is_read_for_the_attribute_it_asks(reader: ModelReader) -> None:
     asked = reader.ask("我现在住在哪个城市？")
     assert asked is not None and asked.attribute == "city" and asked.whose == "user"

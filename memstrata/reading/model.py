@@ -176,7 +176,7 @@ def join_split_characters(tags: npt.NDArray[np.int64], offsets: Sequence[tuple[i
         (pa, pb), (a, _) = offsets[start + i - 1], offsets[start + i]
         if pb == pa + 1 and a == pa and out[i] == out[i - 1] \
                 and L.TAGS[int(out[i])].startswith("B-"):
-            out[i] = L.TAGS.index("I-" + L.TAGS[int(out[i])][2:])
+            out[i] = L.tag_of(L.TAGS[int(out[i])][2:], begin=False)
     return out
 
 

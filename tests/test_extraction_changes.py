@@ -147,7 +147,9 @@ def test_switched_to_without_a_named_current_value_forms_nothing(
     rules_manager.observe("u", "s1", "user", "I work at Bosch.")
     clock.advance(days=10)
     obs = rules_manager.observe("u", "s2", "user", "I switched to Android.")
-    assert obs.candidates == () and active(rules_manager, "u", "employer") == ["Bosch"]
+    # no fact: the statement is kept whole, as unread knowledge, and changes no slot
+    assert [(c.rule, c.slot) for c in obs.candidates] == [("statement", None)]
+    assert active(rules_manager, "u", "employer") == ["Bosch"]
 
 
 @pytest.mark.parametrize(("text", "name"), [

@@ -17,7 +17,9 @@
   iphone 15 screen from lighting up", mate60怎么打开应用分身啊) - is kept as its own
   ``inferred`` knowledge memory, dated when it was said, so recall can rank the
   newest statement about a thing first (a summary line is one record per session
-  and quotes old and new alike).
+  and quotes old and new alike). ``observe`` keeps such a statement at once
+  (``kept_as_statement``); this keeps those of turns appended without it, or
+  observed with ``WritePolicy(keep_statements=False)``.
 
 Originals stay in episodic storage. ``consolidation_sources`` remembers what
 was folded (up to which turn / task version), so the job is idempotent; the
@@ -47,9 +49,8 @@ from memstrata.consolidation.reports import Method, PlannedAction
 from memstrata.errors import MemstrataError, ModelMismatchError
 from memstrata.memory import Database, RecordTxn, WriteTxn, changed_columns, queries, superseded
 from memstrata.memory.embedder import embed_with_sentences
-from memstrata.policies.extraction import canonical_attribute, is_statement
-from memstrata.policies.standing import tells_of_own_state
-from memstrata.policies.write import memorability
+from memstrata.policies.extraction import canonical_attribute
+from memstrata.reading.statements import worth_keeping
 from memstrata.types import MemoryInput, MemoryType, Slot, Source, Status
 
 __all__ = ["SummarizeJob"]
@@ -552,9 +553,9 @@ def _statements(scope: str, session_id: str, session_turns: Sequence[Turn]) -> l
     out = []
     for t in session_turns:
         text = t.text.strip()
+        # a statement ``observe`` kept at once is a memory already
         if t.role.lower() not in ("user", "human") or t.metadata.get("fast_extracted") \
-                or not (is_statement(text)
-                        or (tells_of_own_state(text) and memorability(text)[0])):
+                or t.metadata.get("kept_as_statement") or not worth_keeping(text):
             continue
         try:
             item = MemoryInput(

@@ -17,9 +17,13 @@ supersedes the older statements about X in the scope right away. A candidate who
 attribute the sentence leaves open ("I moved from Siemens to Google", "I left Berlin for
 Munich") takes the attribute whose current value the sentence names (one read of the
 user's active slots, only for such turns). Nothing else -
-no LLM, no per-turn model calls. A turn with nothing readable costs the append alone; what the
-fast path could not read waits in episodic storage for the ``summarize`` job
-(the turn's metadata says ``fast_extracted: 0``).
+no LLM, no per-turn model calls. A user's statement the readers read no fact from ("I've been
+really into pottery lately") is kept whole at once, as inferred knowledge with its readings
+(:func:`memstrata.reading.statements.worth_keeping` says which turns are statements; the
+turn's metadata says ``kept_as_statement``), so it is recallable before the nightly jobs;
+questions and small talk cost the append alone. What the fast
+path could not read (``fast_extracted: 0``) waits in episodic storage for the ``summarize``
+job, which may read facts from it with an LLM.
 
 Every memory written links back to its turn (``session_id`` and
 ``metadata.turn_id``).
@@ -134,7 +138,16 @@ def observe(
         # the occupation is read, the employer the user holds is read here)
         read = {c.slot.attribute for c in candidates if c.slot is not None}
         candidates += _changes_of_known_values(manager, user_id, scope, text, read)
-    turn_meta = {**meta, "scope": scope, "fast_extracted": len(candidates)}
+    kept = False
+    if wanted and not candidates and manager.settings.write.keep_statements:
+        from memstrata.reading.statements import worth_keeping
+
+        # what the user told, read as no fact, is recallable at once (with its readings)
+        if worth_keeping(text):
+            candidates, kept = (_statement(text),), True
+    turn_meta = {**meta, "scope": scope, "fast_extracted": len(candidates) - kept}
+    if kept:
+        turn_meta["kept_as_statement"] = True
     # check the memories as remember would before the turn is stored, so bad input
     # changes nothing (PostgreSQL would refuse an over-wide slot after the append)
     stored = None if readings is None else (reader.version, to_stored(readings, reader.version))
@@ -367,6 +380,19 @@ def _supersede_replaced(manager: MemoryManager, user_id: str, scope: str, new_id
     return [r.id for r in targets]
 
 
+#: the extractor name of a user's statement kept whole (no reader read a fact from it)
+_STATEMENT = "statement"
+
+
+def _statement(text: str) -> Extracted:
+    """A user's statement that no reader read a fact from, kept whole: inferred knowledge
+    (the nightly ``summarize`` keeps one appended without ``observe`` alike)."""
+    from memstrata.policies.extraction import Extracted
+
+    return Extracted(content=text.strip(), type=MemoryType.KNOWLEDGE, confidence=0.6,
+                     rule=_STATEMENT)
+
+
 def _input(c: Extracted, scope: str, session_id: str, at: datetime | None, *, turn_id: int,
            readings: tuple[str, list[dict[str, Any]]] | None = None) -> MemoryInput:
     meta: dict[str, Any] = {"turn_id": turn_id, "extractor": c.rule}
@@ -383,7 +409,8 @@ def _input(c: Extracted, scope: str, session_id: str, at: datetime | None, *, tu
     try:
         return MemoryInput(
             content=c.content, type=_kind(c), scope=scope, slot=c.slot, confidence=c.confidence,
-            source=Source.USER_EXPLICIT, session_id=session_id, correction=c.correction,
+            source=Source.INFERRED if c.rule == _STATEMENT else Source.USER_EXPLICIT,
+            session_id=session_id, correction=c.correction,
             metadata=meta, at=at,
         )
     except ValueError as exc:

@@ -54,6 +54,10 @@ class WritePolicy:
     #: the recall gate (``RetrievalPolicy.sentence_gate``); False halves the embedding
     #: work of long messages (a paid embedding API) and recall reads the whole only
     sentence_vectors: bool = True
+    #: ``observe`` keeps a user's statement that no reader reads a fact from ("I've been
+    #: really into pottery lately") as an inferred knowledge memory of its own at once, so
+    #: it is recallable before the nightly ``summarize``; False leaves it to ``summarize``
+    keep_statements: bool = True
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.min_confidence <= 1.0:

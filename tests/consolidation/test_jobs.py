@@ -300,8 +300,8 @@ def test_summarize_folds_sessions_and_trajectories_once(manager: MemoryManager,
     assert jobs.run("summarize").counts == {"lesson": 1, "mark_source": 1}
     clock.advance(hours=1)
     report = jobs.run("summarize")
-    # the summary line, and (offline) the unread statement about the user as its own memory
-    assert report.counts == {"summarize_session": 1, "extract": 1, "mark_source": 1}
+    # the summary line; the unread statement about the user was kept by observe at once
+    assert report.counts == {"summarize_session": 1, "mark_source": 1}
     (statement,) = manager.memories("carol", types=["knowledge"])
     assert statement.content == "I need a hotel in Lisbon for my trip in May."
     assert statement.source.value == "inferred" and statement.session_id == "s1"
@@ -319,7 +319,7 @@ def test_summarize_folds_sessions_and_trajectories_once(manager: MemoryManager,
     manager.observe("carol", "s1", "user", "Also I need parking for my car.", scope="travel")
     clock.advance(hours=1)
     assert jobs.run("summarize").counts == {"summarize_session": 1, "supersede": 1,
-                                            "extract": 1, "mark_source": 1}
+                                            "mark_source": 1}
     (fresh,) = manager.memories("carol", types=["summary"])
     assert fresh.supersedes == summary.id and "parking" in fresh.content
     assert manager.get("carol", summary.id).status is Status.SUPERSEDED
@@ -328,10 +328,12 @@ def test_summarize_folds_sessions_and_trajectories_once(manager: MemoryManager,
 
 
 def test_offline_statements_rank_the_newest_first_and_can_be_switched_off(
-        manager: MemoryManager, settings, clock):
-    """Without an LLM, an unread statement about the user is its own memory after the
+        statements_at_night: MemoryManager, settings, clock):
+    """Without an LLM, an unread statement about the user that ``observe`` did not keep
+    (``keep_statements=False``, or a turn appended without it) is its own memory after the
     nightly summarize, dated when it was said: "How do I get to work?" finds the newer
     one first (inside one summary line per session it could not)."""
+    manager = statements_at_night
     jobs = Consolidator(manager, settings=settings)
     manager.observe("dan", "s1", "user", "I take the 7:40 bus to work every morning.")
     clock.advance(days=30)
@@ -352,14 +354,14 @@ def test_offline_statements_rank_the_newest_first_and_can_be_switched_off(
 
 
 def test_a_question_that_takes_the_users_own_thing_for_granted_is_kept_offline(
-        rules_manager: MemoryManager, settings, clock):
+        statements_at_night: MemoryManager, settings, clock):
     """Reproduction (blind knowledge-update split heldout38, through ``observe`` and the
     nightly offline summarize): the new phone is named only in a question, so the new
     value was never a memory and "my phone" was answered by the old one - while the same
     turns stored by ``remember`` ranked the new phone first. A question that takes the
     user's own thing for granted is kept now; trivia is not."""
-    # the nightly path for turns ``observe`` did not read: the rules read none of these
-    manager = rules_manager
+    # the nightly path for turns ``observe`` did not keep: the rules read none of these
+    manager = statements_at_night
     jobs = Consolidator(manager, settings=settings)
     manager.observe("fay", "s1", "user", "My Pixel 7 battery is dead by like 3pm every day. "
                                          "Is that normal after a year and a half?")
@@ -384,12 +386,12 @@ def test_a_question_that_takes_the_users_own_thing_for_granted_is_kept_offline(
 
 
 def test_a_statement_kept_offline_is_admitted_by_one_of_its_sentences(
-        rules_manager: MemoryManager, settings, clock):
+        statements_at_night: MemoryManager, settings, clock):
     """Records a job writes get a vector per sentence, as ``remember``'s do: a long turn
     that states the asked thing in one sentence and asks another passes the recall gate
     by that sentence (before, a job's records had none, and such a turn was never found)."""
-    # the nightly path for turns ``observe`` did not read: the rules read none of these
-    manager = rules_manager
+    # the nightly path for turns ``observe`` did not keep: the rules read none of these
+    manager = statements_at_night
     jobs = Consolidator(manager, settings=settings)
     turn = ("Finally drove my new Subaru Outback home from the dealer on Friday. Any tips "
             "for keeping the seats clean with a muddy dog?")
@@ -620,27 +622,31 @@ def test_summarize_reads_a_batch_together_as_it_reads_each_user(manager: MemoryM
 
 
 @pytest.mark.parametrize("held, near, question, value", [
-    ("I bank with Chase and their app logs me out like every two minutes, it's driving me "
-     "nuts. Is there a fix?", "is ally bank legit? keep seeing ads for their high yield "
-     "savings everywhere", "Which bank should I call to dispute a weird charge on my debit "
-     "card?", "Chase"),
+    pytest.param(
+        "I bank with Chase and their app logs me out like every two minutes, it's driving me "
+        "nuts. Is there a fix?", "is ally bank legit? keep seeing ads for their high yield "
+        "savings everywhere", "Which bank should I call to dispute a weird charge on my "
+        "debit card?", "Chase",
+        marks=pytest.mark.xfail(strict=True, reason=(
+            "known, measured: every unread statement is kept (at once by observe since "
+            "issue 32 item 7, before by the offline summary); dropping those the reader "
+            "reads as an offer or a plan of a held attribute saved 3 of 15 such losses on "
+            "the cases it was written on and none on the next 12 of each set (10 lost "
+            "either way, 4 fewer updates gained; with model-5b111323b1cf): "
+            "results/never_worse*.json"))),
     ("I've got a Pixel 7 and the battery has been draining really fast lately. Any settings "
      "I should check?", "honest question, is the iphone 15 pro night mode actually that much "
      "better or is it all marketing", "I need to order a case online, which phone model do I "
      "have again?", "Pixel 7"),
 ])
-@pytest.mark.xfail(strict=True, reason=(
-    "known, measured: the offline summary keeps every unread statement; dropping those the "
-    "reader reads as an offer or a plan of a held attribute saved 3 of 15 such losses on "
-    "the cases it was written on and none on the next 12 of each set (10 lost either way, "
-    "4 fewer updates gained; with model-5b111323b1cf): results/never_worse*.json"))
-def test_the_nightly_summary_keeps_no_statement_that_would_outrank_a_held_value(
+def test_a_statement_kept_as_its_own_memory_does_not_outrank_a_held_value(
         manager: MemoryManager, jobs: Consolidator, clock, held: str, near: str,
         question: str, value: str):
-    """Issue 33 (bench_never_worse: 15 of 228 no-change questions lost by summarize): the
-    offline summary kept an unread statement about the attribute the user holds that the
-    reader had read as not the user's own (a bank asked about, a phone compared), and it
-    outranked the held value."""
+    """Issue 33 (bench_never_worse: 15 of 228 no-change questions lost by summarize): an
+    unread statement about the attribute the user holds, kept as its own memory, that the
+    reader had read as not the user's own (a bank asked about, a phone compared) outranked
+    the held value. It is kept at once by ``observe`` now; right after it and after the
+    nightly summary the held value comes first."""
     manager.observe("dana", "s1", "user", held)
     clock.advance(days=30)
     manager.observe("dana", "s2", "user", near)

@@ -18,8 +18,8 @@ attribute the sentence leaves open ("I moved from Siemens to Google", "I left Be
 Munich") takes the attribute whose current value the sentence names (one read of the
 user's active slots, only for such turns). Nothing else -
 no LLM, no per-turn model calls. A user's statement the readers read no fact from ("I've been
-really into pottery lately") is kept whole at once, as inferred knowledge with its readings
-(:func:`memstrata.reading.statements.worth_keeping` says which turns are statements; the
+really into pottery lately") is kept whole at once, as inferred knowledge with its readings, if
+any (:func:`memstrata.reading.statements.worth_keeping` says which turns are statements; the
 turn's metadata says ``kept_as_statement``), so it is recallable before the nightly jobs;
 questions and small talk cost the append alone. What the fast
 path could not read (``fast_extracted: 0``) waits in episodic storage for the ``summarize``
@@ -150,7 +150,11 @@ def observe(
         turn_meta["kept_as_statement"] = True
     # check the memories as remember would before the turn is stored, so bad input
     # changes nothing (PostgreSQL would refuse an over-wide slot after the append)
-    stored = None if readings is None else (reader.version, to_stored(readings, reader.version))
+    # a statement kept whole with no reading at all stores none: recall then reads it as it
+    # reads a statement the nightly summarize kept (an empty list would say "states
+    # nothing", and hide an implicit change the reader missed: 入职字节快两个月了 with 腾讯 held)
+    stored = None if readings is None or (kept and not readings) \
+        else (reader.version, to_stored(readings, reader.version))
     inputs = [
         check_input(_input(c, scope, session_id, at, turn_id=0, readings=stored), {},
                     limit=manager.settings.max_content_chars,

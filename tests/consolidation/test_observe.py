@@ -179,12 +179,28 @@ def test_a_statement_no_reader_reads_is_recallable_right_after_observe(manager: 
     assert record.type is MemoryType.KNOWLEDGE and record.source.value == "inferred"
     assert record.slot is None and record.metadata["turn_id"] == told.turn_id
     assert record.metadata["extractor"] == "statement"
-    # stored with the reader's readings of the turn (none here), as every observed memory
-    assert record.metadata["read_by"] == manager.reader.version
+    # the reader read nothing from it, so no readings are stored: recall reads it as a
+    # statement the nightly summarize kept (an empty list would say "states nothing")
+    assert "readings" not in record.metadata
     turn = manager.episodic.turns("alice", "s1")[0]
     assert turn.metadata["kept_as_statement"] is True and turn.metadata["fast_extracted"] == 0
     hits = manager.recall("alice", "what hobby have I picked up?")
     assert hits and hits[0].id == record.id
+
+
+def test_an_implicit_change_kept_as_a_statement_is_still_read_as_the_newest_value(
+        manager: MemoryManager, clock: ManualClock):
+    # reproduction (bench_at_once, blind knowledge-update split heldout4): kept at observe
+    # with an empty list of readings, the statement the reader read nothing from "stated
+    # nothing" to recall, and the old employer came first even after the nightly jobs
+    manager.observe("mei", "s1", "user", "我在腾讯做产品经理。")
+    clock.advance(days=40)
+    obs = manager.observe("mei", "s2", "user",
+                          "入职字节快两个月了，新组节奏比之前快太多，周报都写不过来。")
+    assert [c.rule for c in obs.candidates] == ["statement"]
+    assert "readings" not in manager.get("mei", obs.written[0]).metadata
+    top = manager.recall("mei", "我在哪家公司上班？", record_use=False)[0]
+    assert top.record.content.startswith("入职字节")
 
 
 def test_someone_elses_news_is_kept_with_its_readings_and_is_not_the_users_value(

@@ -5,7 +5,9 @@ A turn no reader reads a registry attribute from ("I've been really into pottery
 keeps it at once, and the nightly ``summarize`` keeps one appended without ``observe``.
 Both ask here. A first-person statement is kept, and so is a question that takes one of
 the user's own things for granted ("how do i stop my iphone 15 screen from lighting up");
-questions, requests, reactions and small talk are not.
+plain questions, reactions and small talk are not. A one-off request that names the user
+("book me a table for two at 8") is kept too: a known misreading of the rules, left to a
+trained judgement (``tests/consolidation/test_observe.py`` holds it as a strict xfail).
 
 The judgement is the frozen rules' (:func:`memstrata.policies.extraction.is_statement`,
 :func:`memstrata.policies.standing.tells_of_own_state`,

@@ -28,7 +28,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,7 +45,7 @@ from memstrata.errors import (
 )
 from memstrata.llm import ChatResult, LLMClient, RecordingModel, token_upper_bound
 
-__all__ = ["Ask", "LLMGate", "Tally", "parse_json"]
+__all__ = ["Ask", "GateClient", "LLMGate", "Tally", "parse_json"]
 
 _CHARS_PER_TOKEN = 3
 _JSON_BLOCK = re.compile(r"```(?:json)?\s*(.+?)```", re.DOTALL)
@@ -321,10 +321,25 @@ class LLMGate:
 
     def _ask(self, system: str, prompt: str, *, user_id: str, purpose: str,
              prepaid: _Prepaid | None) -> str | None:
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
+        result = self._chat(messages, None, user_id=user_id, purpose=purpose, prepaid=prepaid)
+        return None if result is None else result.content
+
+    def chat(self, messages: Sequence[Mapping[str, Any]], *,
+             tools: Sequence[Mapping[str, Any]] | None = None, user_id: str,
+             purpose: str) -> ChatResult | None:
+        """The model's whole answer (its tool calls too) to ``messages``, under the run's
+        budget and in its call log like :meth:`ask`; None: use the offline method."""
+        return self._chat([dict(m) for m in messages], tools, user_id=user_id,
+                          purpose=purpose, prepaid=None)
+
+    def _chat(self, messages: list[dict[str, Any]], tools: Sequence[Mapping[str, Any]] | None,
+              *, user_id: str, purpose: str, prepaid: _Prepaid | None) -> ChatResult | None:
         if self.disabled is not None:
             return None
-        messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
-        estimate = token_upper_bound(messages, self.max_tokens)
+        # the tools' schema is prompt too (bytes bound tokens, as for the messages)
+        estimate = token_upper_bound(messages, self.max_tokens) + (
+            len(json.dumps(list(tools), default=str).encode("utf-8")) if tools else 0)
         assert self._slots is not None
         with self._slots:
             if prepaid is not None and not prepaid.take(estimate):
@@ -335,7 +350,7 @@ class LLMGate:
             try:
                 result = self.client.chat_for(
                     messages, user_id=user_id, task_id=None, turn=None, purpose=purpose,
-                    temperature=0.0, max_tokens=self.max_tokens,
+                    tools=tools, temperature=0.0, max_tokens=self.max_tokens,
                 )
             except (LLMAuthError, LLMUnavailableError, UnplannedModelCallError) as exc:
                 self._disable(f"model unavailable: {exc}")
@@ -346,7 +361,7 @@ class LLMGate:
                 return None
             finally:
                 self._settle(estimate, result, prepaid)
-        return result.content
+        return result
 
     def ask_json(self, system: str, prompt: str, *, user_id: str, purpose: str) -> Any:
         """Like :meth:`ask`, parsed as JSON; a malformed answer counts as no answer."""
@@ -392,6 +407,34 @@ class LLMGate:
         finally:
             if prepaid is not None:
                 self._settle_prepaid(prepaid)
+
+
+@dataclass(frozen=True)
+class GateClient:
+    """A run's :class:`LLMGate` as an :class:`~memstrata.llm.LLMClient` for one user and
+    purpose, so a reader of :mod:`memstrata.reading` reads through the run's budget and
+    call log. A call the gate does not make (budget spent, model unavailable, a failed
+    call) raises :class:`~memstrata.errors.LLMUnavailableError`: the job then uses the
+    offline method for that item, as for any unanswered question."""
+
+    gate: LLMGate
+    user_id: str
+    purpose: str
+
+    @property
+    def model(self) -> str:
+        return self.gate.model
+
+    def chat(self, messages: Sequence[Mapping[str, Any]], *,
+             tools: Sequence[Mapping[str, Any]] | None = None,
+             temperature: float | None = None, max_tokens: int | None = None) -> ChatResult:
+        # the gate's temperature (0) and max_tokens (the run's setting) are the run's
+        result = self.gate.chat(messages, tools=tools, user_id=self.user_id,
+                                purpose=self.purpose)
+        if result is None:
+            raise LLMUnavailableError(
+                f"the run's model answered nothing ({self.gate.disabled or 'the call failed'})")
+        return result
 
 
 SUMMARY_SYSTEM = (

@@ -9,9 +9,20 @@
   "book a flight: tried search_v1: failed on timeout; search_v2 worked -> done"
   - linked by ``task_id``. A task changed since (retried) gets a new lesson
   superseding the old.
-* With an LLM, the session call also returns the durable facts of the turns
-  the fast extractor could not read (``fast_extracted == 0``); they go through
-  the write policy as ``inferred`` memories. Without one (``offline_statements``),
+* With an LLM, the user's turns ``observe`` read no fact from (``fast_extracted``
+  0) are read again by the :class:`~memstrata.reading.LLMReader`, through the run's
+  gate (its token budget and call log, purpose ``read``), a batch of turns a call for
+  all of a user's sessions. Its readings are checked as every reader's are (a value in
+  the turn's own words, a label or digits; whose, when, denied) and form memories as
+  ``observe`` forms them (:func:`~memstrata.memory.formation.candidates_from_readings`):
+  only the user's own values holding now, a change of a changing attribute superseding
+  the held value. A value the memory's own reader reads in the same turn as someone
+  else's is not taken (a small model read "My sister moved to Shenzhen" as the user's
+  city). The session call returns the summary line and the durable facts outside the
+  registry ("prefers aisle seats"); its facts that name a registry attribute are not
+  taken, since nothing there says whose they are or keeps the user's words (a real
+  small model gave a roommate's keto as the user's diet, 上海 as "shanghai"). Without
+  one (``offline_statements``),
   each such user turn that is a first-person statement - not small talk, and not
   a question unless it takes the user's own thing for granted ("how do i stop my
   iphone 15 screen from lighting up", mate60怎么打开应用分身啊) - is kept as its own
@@ -42,14 +53,17 @@ from sqlalchemy import Connection, insert, select, update
 from memstrata.clock import from_epoch
 from memstrata.config import DEFAULT_SCOPE, SCOPE_PATTERN
 from memstrata.consolidation._job import Applied, JobContext, UserPlan, combine_methods
-from memstrata.consolidation._llm import LESSON_SYSTEM, SUMMARY_SYSTEM, Ask
+from memstrata.consolidation._llm import LESSON_SYSTEM, SUMMARY_SYSTEM, Ask, GateClient
 from memstrata.consolidation._summary import Turn, lesson_line, one_line, session_summary
 from memstrata.consolidation._tables import sources
 from memstrata.consolidation.reports import Method, PlannedAction
-from memstrata.errors import MemstrataError, ModelMismatchError
+from memstrata.errors import LLMError, MemstrataError, ModelMismatchError
 from memstrata.memory import Database, RecordTxn, WriteTxn, changed_columns, queries, superseded
 from memstrata.memory.embedder import embed_with_sentences
+from memstrata.memory.formation import candidates_from_readings
 from memstrata.policies.extraction import canonical_attribute
+from memstrata.reading import Held, LLMReader, Reading, load_reader, registry, to_stored
+from memstrata.reading.score import value_matches
 from memstrata.reading.statements import worth_keeping
 from memstrata.types import MemoryInput, MemoryType, Slot, Source, Status
 
@@ -118,10 +132,35 @@ class _Todo:
     user_id: str
     sessions: list[_SessionTodo] = field(default_factory=list)
     tasks: list[_TaskTodo] = field(default_factory=list)
+    #: (scope, attribute, value) the user holds now (read only when a model is asked)
+    held: list[tuple[str, str, str]] = field(default_factory=list)
+    #: the LLM reader's readings of the unread user turns (:meth:`SummarizeJob._read`)
+    read: _Read | None = None
+
+    def unread(self) -> list[Turn]:
+        """The user turns since each session's previous fold that ``observe`` read no fact
+        from (``fast_extracted`` 0): what the LLM reader is asked to read."""
+        out = []
+        for s in self.sessions:
+            after = -1 if s.done is None else s.done[0]
+            out += [t for t in s.turns if t.id > after and t.role.lower() in ("user", "human")
+                    and not t.metadata.get("fast_extracted") and t.text.strip()]
+        return out
 
     def asks(self) -> list[Ask | None]:
         """One entry per session then per task: the question, or None (not asked)."""
         return [s.ask for s in self.sessions] + [t.ask for t in self.tasks]
+
+
+@dataclass
+class _Read:
+    """What the LLM reader read of a user's unread turns."""
+
+    version: str
+    name: str
+    #: turn id -> its checked readings (a turn absent was not read)
+    readings: dict[int, list[Reading]] = field(default_factory=dict)
+    error: str | None = None
 
 
 def _map(width: int, fn: Callable[[_T], _R], items: Sequence[_T]) -> list[_R]:
@@ -172,6 +211,7 @@ class SummarizeJob:
         answers = [None if a is None or gate is None else
                    gate.ask_json(a.system, a.prompt, user_id=a.user_id, purpose=a.purpose)
                    for a in todo.asks()]
+        self._read(ctx, todo)
         return self._finish(ctx, todo, answers)
 
     def plan_batch(self, db: Database, ctx: JobContext, users: Sequence[str]
@@ -207,6 +247,9 @@ class SummarizeJob:
         if gate is not None and asks:
             got = gate.ask_json_many([a for _, _, a in asks])
             answers = {(i, n): value for (i, n, _), value in zip(asks, got, strict=True)}
+        if gate is not None:
+            _map(gate.concurrency, lambda t: self._read(ctx, t),
+                 [t for t in todos if isinstance(t, _Todo)])
         plans: list[UserPlan] = []
         for i, t in enumerate(todos):
             if not isinstance(t, _Todo):
@@ -255,7 +298,8 @@ class SummarizeJob:
                      for u in users}
         steps_of = queries.task_step_payloads_of(
             conn, [(u, str(t.task_id)) for u in users for t in due_tasks[u]])
-        todos = {u: _Todo(u) for u in users}
+        held = queries.held_values_of(conn, users) if ask else {}
+        todos = {u: _Todo(u, held=held.get(u, [])) for u in users}
         for user_id, session_id, last in due:
             session_turns = [Turn(r.id, r.role, r.text, from_epoch(r.at), dict(r.metadata or {}))
                              for r in turns_of[(user_id, session_id)]]
@@ -289,7 +333,7 @@ class SummarizeJob:
         payload = _Payload()
         n = len(todo.sessions)
         for item, answer in zip(todo.sessions, answers[:n], strict=True):
-            self._plan_session(ctx, user_id, item, answer, payload, plan)
+            self._plan_session(ctx, user_id, item, answer, payload, plan, todo)
         for task, answer in zip(todo.tasks, answers[n:], strict=True):
             self._plan_task(ctx, task, answer, payload, plan)
         plan.payload = payload
@@ -313,7 +357,7 @@ class SummarizeJob:
                 x.vector, x.sentences = v, parts
 
     def _plan_session(self, ctx: JobContext, user_id: str, item: _SessionTodo, answer: Any,
-                      payload: _Payload, plan: UserPlan) -> None:
+                      payload: _Payload, plan: UserPlan, todo: _Todo) -> None:
         max_chars = ctx.settings.summary_max_chars
         session_turns, done = item.turns, item.done
         scope = _scope_of([dict(t.metadata) for t in session_turns])
@@ -343,7 +387,11 @@ class SummarizeJob:
             after = -1 if done is None else done[0]
             payload.new.extend(_statements(scope, item.session_id,
                                            [t for t in session_turns if t.id > after]))
+        if todo.read is not None:
+            payload.new.extend(_read_facts(todo, scope, item, plan))
         for fact in facts:
+            if _registry_attribute(fact):
+                continue  # the reader reads those, checked (whose, when, the user's words)
             extracted = _fact(fact, scope, item.session_id, session_turns)
             if extracted is None:
                 plan.errors.append(f"session {item.session_id}: the model returned an "
@@ -352,6 +400,28 @@ class SummarizeJob:
                 payload.new.append(extracted)
         for new in payload.new[first:]:
             new.session = item.session_id
+
+    @staticmethod
+    def _read(ctx: JobContext, todo: _Todo) -> None:
+        """Read the user's unread turns with the LLM reader, through the run's gate (its
+        budget, its call log under ``read``), a batch of turns a call for all the user's
+        sessions at once; the readings go to ``todo.read``. Nothing when no model is used
+        or nothing is unread; an unanswered call leaves its turns unread."""
+        gate = ctx.model()
+        unread = todo.unread()
+        if gate is None or not unread:
+            return
+        reader = LLMReader(GateClient(gate, todo.user_id, "read"))
+        read = _Read(reader.version, reader.name)
+        try:
+            got = reader.read_many([t.text for t in unread])
+        except LLMError as exc:
+            read.error = str(exc)
+        else:
+            fast = load_reader(ctx.memory_settings.reader)
+            for t, readings in zip(unread, got, strict=True):
+                read.readings[t.id] = _whose_checked(readings, fast.read(t.text))
+        todo.read = read
 
     def _session_line(self, ctx: JobContext, session_turns: list[Turn], max_chars: int,
                       answer: Any) -> tuple[str | None, list[dict[str, Any]], Method]:
@@ -546,6 +616,69 @@ def _fact(fact: dict[str, Any], scope: str, session_id: str, session_turns: list
     except ValueError:
         return None
     return _New("extract", item, reason="read from the session by the LLM")
+
+
+def _read_facts(todo: _Todo, scope: str, item: _SessionTodo, plan: UserPlan) -> list[_New]:
+    """The memories of what the LLM reader read in the session's unread turns, formed as
+    ``observe`` forms a reader's readings
+    (:func:`~memstrata.memory.formation.candidates_from_readings`): only the user's own
+    values holding now, in the user's words; someone else's change, a plan or the past
+    changes nothing of the user's."""
+    read = todo.read
+    assert read is not None
+    if read.error is not None:
+        plan.errors.append(f"session {item.session_id}: the reader read nothing "
+                           f"({read.error})")
+        return []
+    held = [Held(a, v) for sc, a, v in todo.held if sc == scope]
+    out: list[_New] = []
+    for t in item.turns:
+        readings = read.readings.get(t.id)
+        if readings is None:
+            continue
+        stored = to_stored(readings, read.version)
+        for c in candidates_from_readings(t.text, readings, held, reader_name=read.name,
+                                          reader_version=read.version):
+            if c.reading is None:
+                continue  # the rules' share of the turn, formed by ``observe``
+            metadata: dict[str, Any] = {
+                "extracted_by": "llm", "turns": [t.id, t.id], "turn_id": t.id,
+                "read_by": read.version, "readings": stored, "reading": dict(c.reading)}
+            if c.correction:
+                metadata["correction"] = True
+            try:
+                fact = MemoryInput(
+                    content=c.content[:1000], type=c.type, scope=scope, slot=c.slot,
+                    confidence=min(_LLM_FACT_CONFIDENCE_CAP, c.confidence),
+                    source=Source.INFERRED, session_id=item.session_id,
+                    correction=c.correction, metadata=metadata, at=t.at, valid_from=t.at)
+            except ValueError as exc:
+                plan.errors.append(f"session {item.session_id}: an unusable reading ({exc})")
+                continue
+            out.append(_New("extract", fact, reason=f"read from turn {t.id} by the LLM "
+                                                    "reader"))
+    return out
+
+
+def _whose_checked(readings: list[Reading], fast: Sequence[Reading]) -> list[Reading]:
+    """The LLM reader's ``readings`` of a turn but a value of the user's own that the
+    memory's reader (``fast``, the one ``observe`` uses) read in the same turn as someone
+    else's: whose fact it is stands only where the two readers do not disagree on it. A
+    small model reads "My sister moved to Shenzhen" as the user's city; the trained reader
+    does not. When a value holds (now, past, a plan) stays the LLM's to say: that is what
+    it reads better ("Swapping Leeds for Bristol was the best thing for my commute")."""
+    others = [f for f in fast if f.holder == "other"]
+    return [r for r in readings
+            if not (r.holder == "user" and any(
+                f.attribute == r.attribute and value_matches(r.attribute, f.value, r.value)
+                for f in others))]
+
+
+def _registry_attribute(fact: dict[str, Any]) -> bool:
+    """Whether a fact of the session answer names an attribute of the reading registry."""
+    attribute = fact.get("attribute")
+    return isinstance(attribute, str) and bool(attribute.strip()) \
+        and canonical_attribute(attribute) in registry()
 
 
 def _statements(scope: str, session_id: str, session_turns: Sequence[Turn]) -> list[_New]:

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
@@ -68,7 +68,7 @@ if TYPE_CHECKING:
     from memstrata.policies.extraction import Extracted
     from memstrata.reading import Held, Reader, Reading, Registry
 
-__all__ = ["Observation", "observe"]
+__all__ = ["Observation", "candidates_from_readings", "observe"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,13 +235,31 @@ def _read_candidates(manager: MemoryManager, reader: Reader, user_id: str, scope
     stable one, or one stated as a bare fact, opens a conflict to confirm); a multi-valued one
     (a pet, an allergy) is kept as a statement beside the others.
     """
-    from memstrata.policies.extraction import Extracted, extract
     from memstrata.reading import Held, registry
 
-    reg = registry()
-    held = [Held(a, v) for a, v in _held_values(manager, user_id, scope, reg.names) if v]
+    held = [Held(a, v) for a, v in _held_values(manager, user_id, scope, registry().names)
+            if v]
     read = tuple(reader.read(text, held))
-    readings = _one_value_each(reg, [r for r in read if r.current_own], held)
+    return candidates_from_readings(text, read, held, reader_name=reader.name,
+                                    reader_version=reader.version), read
+
+
+def candidates_from_readings(text: str, read: Sequence[Reading], held: Sequence[Held], *,
+                             reader_name: str, reader_version: str
+                             ) -> tuple[Extracted, ...]:
+    """The memories to form from a reader's readings ``read`` of the user's turn ``text``,
+    with ``held`` what the user holds now: the one judgement of what a reading changes,
+    for ``observe`` and for the nightly ``summarize`` reading with the LLM reader.
+
+    Only the user's own values holding now count; of a single-valued attribute, one
+    value; what the reader does not cover (a free-text preference) is the rules'
+    extractor's. See :func:`_read_candidates`.
+    """
+    from memstrata.policies.extraction import Extracted, extract
+    from memstrata.reading import registry
+
+    reg = registry()
+    readings = _one_value_each(reg, [r for r in read if r.current_own], list(held))
     # a value said beside a denied one of the user's own ("it's july 4, not july 14",
     # "其实是3月18号，不是8号") corrects the held value, stable or not
     denied = {r.attribute for r in read if r.holder == "user" and r.negated}
@@ -260,16 +278,16 @@ def _read_candidates(manager: MemoryManager, reader: Reader, user_id: str, scope
         attr = reg[r.attribute]
         value = attr.display(r.value, lang)
         slot = Slot(USER_SUBJECT, r.attribute, value) if attr.cardinality == "single" else None
-        reading = (("reader", reader.version), ("attribute", r.attribute), ("value", r.value),
+        reading = (("reader", reader_version), ("attribute", r.attribute), ("value", r.value),
                    ("holder", r.holder), ("when", r.when), ("negated", r.negated),
                    ("confidence", round(r.confidence, 4)), ("span", r.span))
         out.append(Extracted(
             content=text.strip(), type=_TYPES.get(r.attribute, MemoryType.PROFILE),
-            confidence=round(min(0.95, r.confidence), 4), rule=f"reader:{reader.name}",
+            confidence=round(min(0.95, r.confidence), 4), rule=f"reader:{reader_name}",
             slot=slot, correction=(attr.stability == "changing" and r.attribute not in plain)
             or r.attribute in denied,
             reading=reading))
-    return tuple(out), read
+    return tuple(out)
 
 
 def _one_value_each(reg: Registry, readings: list[Reading], held: list[Held]) -> list[Reading]:

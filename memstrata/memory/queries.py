@@ -19,7 +19,7 @@ from memstrata._sql import new_id
 from memstrata.memory import _store
 from memstrata.memory._schema import memories, memory_vectors, task_steps, tasks, turns, users
 from memstrata.memory._store import index_text
-from memstrata.types import MemoryInput, Source, Status
+from memstrata.types import USER_SUBJECT, MemoryInput, Source, Status
 
 __all__ = [
     "RECORD_FIELDS",
@@ -27,6 +27,7 @@ __all__ = [
     "episode_users",
     "expiry_candidates",
     "finished_tasks_of",
+    "held_values_of",
     "indexed_text",
     "live_records",
     "new_id",
@@ -187,6 +188,23 @@ def session_turns_of(conn: Connection, wanted: Sequence[tuple[str, str, int]]
         key = (str(r.user_id), str(r.session_id))
         if key in up_to and r.id <= up_to[key]:
             out[key].append(r)
+    return out
+
+
+def held_values_of(conn: Connection, user_ids: Sequence[str]
+                   ) -> dict[str, list[tuple[str, str, str]]]:
+    """Each user's active values about themselves: (scope, attribute, value) of every active
+    slot whose subject is the user (users with none are absent)."""
+    out: dict[str, list[tuple[str, str, str]]] = {}
+    m = memories.c
+    for r in conn.execute(
+            select(m.user_id, m.scope, m.attribute, m.value)
+            .where(m.user_id.in_(list(user_ids)), m.status == Status.ACTIVE.value,
+                   m.subject == USER_SUBJECT, m.attribute.is_not(None))
+            .order_by(m.user_id, m.valid_from, m.id)):
+        if r.value:
+            out.setdefault(str(r.user_id), []).append((str(r.scope), str(r.attribute),
+                                                       str(r.value)))
     return out
 
 

@@ -45,29 +45,39 @@ def test_each_summarize_call_is_logged_for_its_user_and_erased_with_them(
         Reply.text(lesson, prompt_tokens=40, completion_tokens=7),
         Reply.error(400, "bad request"),  # bob's call fails: logged, then offline
     )
+    # the LLM reader's calls (the users' unread turns) read nothing here
+    server.on_chat = lambda request: Reply.text('{"items": []}', prompt_tokens=30,
+                                                completion_tokens=4)
 
     report = Consolidator(manager, settings=llm_settings(server)).run("summarize")
 
     assert report.status == "finished" and report.method == "llm+offline"
     sent = [r["messages"] for r in server.chat_requests()]
-    assert len(sent) == 3
+    summaries = [m for r, m in zip(server.chat_requests(), sent, strict=True)
+                 if not r.get("tools")]
+    assert len(summaries) == 3
     ann = list_calls(manager.db, "ann")
     assert [(c.user_id, c.task_id, c.turn, c.purpose) for c in ann] == [
-        ("ann", None, None, "summarize"), ("ann", None, None, "lesson")]
-    assert [c.messages for c in ann] == sent[:2]
+        ("ann", None, None, "summarize"), ("ann", None, None, "lesson"),
+        ("ann", None, None, "read")]
+    assert [c.messages for c in ann[:2]] == summaries[:2]
     assert "My sister lives in Porto." in ann[0].messages[1]["content"]
-    assert [c.response["content"] if c.response else None for c in ann] == [summary, lesson]
+    assert "My sister lives in Porto." in ann[2].messages[1]["content"]
+    assert [c.response["content"] if c.response else None for c in ann] == [
+        summary, lesson, '{"items": []}']
     assert [(c.prompt_tokens, c.completion_tokens, c.error) for c in ann] == [
-        (50, 9, None), (40, 7, None)]
-    assert all(c.model == "scripted" and c.tools == [] for c in ann)
-    (failed,) = list_calls(manager.db, "bob")
-    assert failed.messages == sent[2] and failed.purpose == "summarize"
+        (50, 9, None), (40, 7, None), (30, 4, None)]
+    assert all(c.model == "scripted" for c in ann)
+    assert [len(c.tools) for c in ann] == [0, 0, 1]  # the reader offers its one tool
+    failed, *_ = list_calls(manager.db, "bob")
+    assert failed.messages == summaries[2] and failed.purpose == "summarize"
     assert failed.response is None and failed.error and "bad request" in failed.error
 
+    bob = len(list_calls(manager.db, "bob"))
     counts = manager.forget_user("ann")
-    assert counts["agent_llm_calls"] == 2
+    assert counts["agent_llm_calls"] == 3
     assert list_calls(manager.db, "ann") == []
-    assert len(list_calls(manager.db, "bob")) == 1
+    assert len(list_calls(manager.db, "bob")) == bob
 
 
 def test_a_dry_run_makes_and_logs_no_call(

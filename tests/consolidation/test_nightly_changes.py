@@ -1,7 +1,7 @@
 """The nightly path on conversations where a value changes between sessions (issue 11,
 item 7): offline, ``observe`` plus the jobs keep the newest value current; with an LLM
-(the loopback OpenAI-format server), ``summarize`` asks for changed facts and a fact
-marked ``change`` supersedes the older value under the fast extractor's attribute name."""
+(the loopback OpenAI-format server), ``summarize`` reads the unread turns with the LLM
+reader, and a change of the user's own value read there supersedes the older value."""
 
 from __future__ import annotations
 
@@ -78,7 +78,12 @@ def test_with_an_llm_summarize_reads_a_change_the_fast_path_missed(
         "summary": "The user moved to Bristol.",
         "facts": [{"content": "Lives in Bristol (moved from Leeds)", "type": "profile",
                    "attribute": "location", "value": "Bristol", "confidence": 0.9,
-                   "change": True}]}) + "\n```"))
+                   "change": True}]}) + "\n```"),
+        # the LLM reader reads the unread turn: the session answer's fact names a registry
+        # attribute (location = city), so it is not taken unchecked; the reading is
+        Reply.text("```json\n" + json.dumps({"items": [{"index": 0, "readings": [
+            {"attribute": "city", "value": "Bristol", "holder": "user", "when": "now",
+             "negated": False, "confidence": 0.9}]}]}) + "\n```"))
     nightly(jobs)
     assert city(sqlite_manager, "dev") == ["Bristol"]
     (leeds,) = [r for r in sqlite_manager.memories("dev", statuses="superseded")

@@ -1,0 +1,207 @@
+"""The nightly ``summarize`` with an LLM reads registry facts through the LLM reader (issue
+32 item 8): the values are the user's own words, whose fact it is and when it holds are
+checked, and the readings form memories as ``observe`` forms them. The session answer's
+own facts that name a registry attribute are not taken unchecked any more.
+
+Before, the session answer's facts were written as the user's slots as they came: a real
+small model (Qwen2.5-Coder-1.5B on 127.0.0.1) gave a roommate's keto as the user's diet
+and 上海 back as "shanghai". The answers below are such answers, recorded; the loopback
+OpenAI-format server plays them over real HTTP.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from memstrata import ManualClock, MemoryManager
+from memstrata.consolidation import ConsolidationSettings, Consolidator
+from memstrata.llm import list_calls
+from memstrata.testing import OpenAICompatServer, Reply
+
+Answer = Callable[[list[dict[str, Any]]], dict[str, Any]]
+
+
+@pytest.fixture
+def server() -> Iterator[OpenAICompatServer]:
+    with OpenAICompatServer() as srv:
+        yield srv
+
+
+def nightly_with(manager: MemoryManager, server: OpenAICompatServer, *,
+                 facts: list[dict[str, Any]], read: Answer,
+                 budget: int = 1_000_000) -> Consolidator:
+    """A consolidator whose model answers every session with ``facts`` and every read call
+    with ``read(turns)``; a pair question gets no verdict (the offline judge decides)."""
+
+    def answer(request: dict[str, Any]) -> Reply:
+        tools = [t["function"]["name"] for t in request.get("tools") or []]
+        if "submit_readings" in tools:
+            turns = json.loads(request["messages"][-1]["content"])["turns"]
+            return Reply.tool_calls([("submit_readings", read(turns))])
+        if "long-term memory" in request["messages"][0]["content"]:
+            return Reply.text(json.dumps({"summary": "A chat with the user.",
+                                          "facts": facts}, ensure_ascii=False))
+        return Reply.text("[]")
+
+    server.on_chat = answer
+    settings = ConsolidationSettings.build(schedule={"timezone": "UTC"}, llm={
+        "model": "recorded", "base_url": server.base_url, "api_key": "k", "retries": 0,
+        "token_budget": budget})
+    return Consolidator(manager, settings=settings)
+
+
+def reading(attribute: str, value: str, holder: str = "user", when: str = "now"
+            ) -> dict[str, Any]:
+    return {"attribute": attribute, "value": value, "holder": holder, "when": when,
+            "negated": False, "confidence": 0.9}
+
+
+def by_text(said: dict[str, list[dict[str, Any]]]) -> Answer:
+    """A read answer giving each turn the readings recorded for its text (none otherwise)."""
+    return lambda turns: {"items": [{"index": t["index"], "readings": said.get(t["text"], [])}
+                                    for t in turns]}
+
+
+def tell(mm: MemoryManager, user: str, session: str, *texts: str) -> None:
+    for text in texts:
+        mm.observe(user, session, "user", text)
+        mm.observe(user, session, "assistant", "Okay.")
+
+
+def night(jobs: Consolidator, clock: ManualClock) -> None:
+    clock.advance(days=1)
+    for job in ("summarize", "conflicts", "expire"):
+        assert jobs.run(job).status == "finished"
+
+
+def active(mm: MemoryManager, user: str, attribute: str) -> list[str]:
+    return [r.slot.value for r in mm.memories(user, statuses="active")
+            if r.slot is not None and r.slot.attribute == attribute]
+
+
+ROOMMATE = "my roommate just went keto lol, the fridge is all bacon now"
+
+
+def test_a_roommates_keto_in_the_session_answer_does_not_become_the_users_diet(
+        sqlite_manager: MemoryManager, clock: ManualClock, server: OpenAICompatServer):
+    mm = sqlite_manager
+    tell(mm, "ro", "s1", "I'm vegetarian, have been for years.")
+    assert active(mm, "ro", "diet") == ["vegetarian"]
+    clock.advance(days=5)
+    tell(mm, "ro", "s2", ROOMMATE, "Can you suggest a quick dinner for me tonight?")
+    jobs = nightly_with(mm, server, facts=[
+        {"content": "Follows a keto diet", "type": "preference", "attribute": "diet",
+         "value": "keto", "confidence": 0.9, "change": True}],
+        read=by_text({ROOMMATE: [reading("diet", "keto", holder="other")]}))
+    night(jobs, clock)
+    assert active(mm, "ro", "diet") == ["vegetarian"]
+    assert not [r for r in mm.memories("ro", statuses="active")
+                if "Follows a keto diet" in r.content]
+    hits = mm.recall("ro", "What is my diet?", k=3, record_use=False)
+    assert hits and "vegetarian" in hits[0].content
+
+
+def test_a_value_the_model_translated_is_refused_and_the_users_words_stay(
+        sqlite_manager: MemoryManager, clock: ManualClock, server: OpenAICompatServer):
+    mm = sqlite_manager
+    tell(mm, "zh", "s1", "我住在北京，平时骑车上班。")
+    clock.advance(days=10)
+    tell(mm, "zh", "s2", "我搬到上海了，房子离地铁很近。")
+    held = active(mm, "zh", "city")
+    jobs = nightly_with(mm, server, facts=[
+        {"content": "Lives in Shanghai", "type": "profile", "attribute": "city",
+         "value": "shanghai", "confidence": 0.9, "change": True}],
+        read=by_text({"我搬到上海了，房子离地铁很近。": [reading("city", "Shanghai")]}))
+    night(jobs, clock)
+    assert "shanghai" not in [v.casefold() for v in active(mm, "zh", "city")]
+    assert active(mm, "zh", "city") == held
+    assert not [r for r in mm.memories("zh") if "Lives in Shanghai" in r.content]
+
+
+def test_the_users_own_change_read_at_night_supersedes_and_a_sisters_does_not(
+        sqlite_manager: MemoryManager, clock: ManualClock, server: OpenAICompatServer):
+    mm = sqlite_manager
+    tell(mm, "dev", "s1", "I live in Leeds with my partner.")
+    assert active(mm, "dev", "city") == ["Leeds"]
+    clock.advance(days=30)
+    # the fast path reads neither (model-39a313c9f04f), so both wait for the night
+    moved = "Swapping Leeds for Bristol was the best thing for my commute."
+    sister = "My sister swapped Bristol for Cardiff last week, she loves it."
+    tell(mm, "dev", "s2", moved, sister)
+    jobs = nightly_with(mm, server, facts=[], read=by_text({
+        moved: [reading("city", "Bristol"), reading("city", "Leeds", when="past")],
+        sister: [reading("city", "Cardiff", holder="other")]}))
+    night(jobs, clock)
+    assert active(mm, "dev", "city") == ["Bristol"]
+    (leeds,) = [r for r in mm.memories("dev", statuses="superseded")
+                if r.slot is not None and r.slot.value == "Leeds"]
+    assert leeds.superseded_by is not None
+    (bristol,) = [r for r in mm.memories("dev", statuses="active")
+                  if r.slot is not None and r.slot.value == "Bristol"]
+    assert bristol.metadata["extracted_by"] == "llm"
+    assert bristol.metadata["read_by"].startswith("llm(recorded,")
+    assert {(x["attribute"], x["holder"]) for x in bristol.metadata["readings"]} >= {
+        ("city", "user")}
+    hits = mm.recall("dev", "Which city do I live in now?", k=3, record_use=False)
+    assert hits and "Bristol" in hits[0].content
+    # only the session's unread user turns were sent to the reader, by the run's gate
+    calls = [r for r in server.chat_requests()
+             if any(t["function"]["name"] == "submit_readings" for t in r.get("tools") or [])]
+    sent = [t["text"] for r in calls for t in json.loads(r["messages"][-1]["content"])["turns"]]
+    assert moved in sent and sister in sent
+    assert "I live in Leeds with my partner." not in sent and "Okay." not in sent
+
+
+def test_reading_draws_on_the_runs_budget_and_lands_in_the_call_log(
+        sqlite_manager: MemoryManager, clock: ManualClock, server: OpenAICompatServer):
+    mm = sqlite_manager
+    tell(mm, "log", "s1", "Swapping Leeds for Bristol was the best thing for my commute.")
+    jobs = nightly_with(mm, server, facts=[], read=by_text({}))
+    clock.advance(days=1)
+    report = jobs.run("summarize")
+    assert report.status == "finished"
+    purposes = [c.purpose for c in list_calls(mm.db, "log")]
+    assert "summarize" in purposes and "read" in purposes
+    assert report.llm_calls == len(server.chat_requests())
+
+
+def test_past_the_budget_nothing_is_read_and_the_run_still_finishes(
+        sqlite_manager: MemoryManager, clock: ManualClock, server: OpenAICompatServer):
+    mm = sqlite_manager
+    tell(mm, "poor", "s1", "I live in Leeds.")
+    clock.advance(days=30)
+    tell(mm, "poor", "s2", "Swapping Leeds for Bristol was the best thing for my commute.")
+    # enough for no call at all: the session is summarised offline, nothing is read
+    jobs = nightly_with(mm, server, facts=[], read=by_text({}), budget=10)
+    night(jobs, clock)
+    assert active(mm, "poor", "city") == ["Leeds"]
+    assert not [r for r in server.chat_requests()
+                if any(t["function"]["name"] == "submit_readings"
+                       for t in r.get("tools") or [])]
+
+
+@pytest.mark.parametrize(("moved", "sister", "mine", "hers"), [
+    ("I moved to Shanghai, the flat is close to the metro.",
+     "My sister moved to Shenzhen, she loves it there.", "Shanghai", "Shenzhen"),
+    ("我搬到上海了，房子离地铁很近。", "我妹妹搬到深圳了，她很喜欢那边。", "上海", "深圳"),
+])
+def test_a_sisters_move_the_model_reads_as_the_users_is_not_taken(
+        sqlite_manager: MemoryManager, clock: ManualClock, server: OpenAICompatServer,
+        moved: str, sister: str, mine: str, hers: str):
+    """Recorded from Qwen2.5-Coder-1.5B: the sister's city with ``holder: user``. The
+    memory's reader reads it as hers, so the two disagree on whose it is: not written."""
+    mm = sqlite_manager
+    tell(mm, "sis", "s1", moved)
+    clock.advance(days=10)
+    tell(mm, "sis", "s2", sister)
+    assert active(mm, "sis", "city") == [mine]
+    jobs = nightly_with(mm, server, facts=[], read=by_text({sister: [reading("city", hers)]}))
+    night(jobs, clock)
+    assert active(mm, "sis", "city") == [mine]
+    hits = mm.recall("sis", "我现在住哪个城市？" if mine == "上海" else
+                     "Which city do I live in now?", k=3, record_use=False)
+    assert hits and mine in hits[0].content

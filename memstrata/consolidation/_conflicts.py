@@ -13,7 +13,8 @@ threshold - this job finds, per user and scope:
   (the English MiniLM cannot compare them), texts whose extracted attribute is the same, and older
   records mentioning what a correction replaces ("not X but Y");
 * a judgement per pair - the LLM under the run's token budget when one is
-  configured, else (and for whatever the budget does not cover) the offline
+  configured, else (and for whatever the budget does not cover, but a pair put
+  forward only for the model, below the offline floor: compatible) the offline
   rules of :mod:`memstrata.policies.contradiction`;
 * actions: an explicit correction **supersedes** the older record (kept as
   history, linked both ways); **duplicates merge** into the oldest record,
@@ -137,9 +138,13 @@ class _Pairs:
         self.recs = recs
         self.cos: dict[tuple[int, int], float] = {}
         self.forced: dict[tuple[int, int], PairVerdict] = {}
+        #: pairs put forward only for the model (dense neighbours below the offline floor):
+        #: the offline judge was never meant to see them
+        self.model_only: set[tuple[int, int]] = set()
+        self._offline: set[tuple[int, int]] = set()
 
     def add(self, i: int, j: int, cos: float | None = None,
-            verdict: PairVerdict | None = None) -> None:
+            verdict: PairVerdict | None = None, *, model_only: bool = False) -> None:
         if i == j or _linked(self.recs[i], self.recs[j]):
             return
         ta, tb = self.recs[i].row["type"], self.recs[j].row["type"]
@@ -151,6 +156,11 @@ class _Pairs:
         self.cos[key] = max(cos, self.cos.get(key, -1.0))
         if verdict is not None:
             self.forced[key] = verdict
+        if model_only and key not in self._offline:
+            self.model_only.add(key)
+        elif not model_only:
+            self._offline.add(key)
+            self.model_only.discard(key)
 
     def _cosine(self, i: int, j: int) -> float:
         a, b = self.recs[i].vector, self.recs[j].vector
@@ -202,7 +212,7 @@ def _candidates(recs: Sequence[_Rec], ctx: JobContext) -> _Pairs:
                     a, b = dense[start + row_no], dense[int(col)]
                     facts = recs[a].row["type"] in FACT_TYPES and recs[b].row["type"] in FACT_TYPES
                     if cos >= (fact_floor if facts else floor) and start + row_no != col:
-                        pairs.add(a, b, cos)
+                        pairs.add(a, b, cos, model_only=cos < floor)
     # shared words, whatever the embedding says ("I always fly with Lufthansa" /
     # "From now on I always fly with KLM" are far apart as vectors)
     _lexical_pairs(pairs, [i for i, r in enumerate(recs) if not r.cjk])
@@ -317,6 +327,12 @@ def _judge(pairs: _Pairs, ctx: JobContext, errors: list[str], user_id: str
     s = ctx.settings
     for key in open_keys:
         if key in verdicts:
+            continue
+        if key in pairs.model_only:
+            # below the offline floor only the model judges ("I use Spotify Premium ..." /
+            # "Not sure it's worth the hassle of moving all my playlists": 0.3-0.55)
+            verdicts[key] = PairVerdict("compatible", "put forward for the model only, which "
+                                                      "gave no verdict")
             continue
         i, j = key
         verdicts[key] = classify(recs[i].item, recs[j].item, cosine=pairs.cos[key],

@@ -139,3 +139,29 @@ def test_a_dry_run_never_calls_the_llm(sqlite_manager: MemoryManager, clock: Man
         "summarize", dry_run=True)
     assert report.counts == {"summarize_session": 1} and report.method == "offline"
     assert server.chat_requests() == []
+
+
+def test_a_pair_put_forward_only_for_the_llm_is_not_judged_offline_without_its_verdict(
+        sqlite_manager: MemoryManager, clock: ManualClock, server: OpenAICompatServer):
+    """Issue 33 (bench_never_worse --loopback: the one question lost by ``conflicts``): with
+    an LLM, fact records down to cosine 0.3 are put forward for the model; a pair the model
+    gave no verdict on went to the offline judge, which was never meant to see pairs that
+    far apart, and it superseded the user's held service with a hesitation about another."""
+    mm = sqlite_manager
+    mm.observe("ivy", "s1", "user",
+               "I use Spotify Premium for basically everything, podcasts, playlists, all of it.")
+    clock.advance(days=14)
+    mm.observe("ivy", "s2", "user",
+               "Kind of tempted by Apple Music because of the lossless audio thing. Not sure "
+               "it's worth the hassle of moving all my playlists though.")
+    clock.advance(days=1)
+    server.on_chat = lambda request: Reply.text("[]")  # no verdict on any pair
+    report = Consolidator(mm, settings=llm_settings(server)).run("conflicts")
+    assert report.status == "finished" and report.llm_calls >= 1
+    spotify = [r for r in mm.memories("ivy", statuses=("active", "superseded", "demoted",
+                                                       "pending_confirmation"))
+               if "Spotify" in r.content]
+    assert spotify and all(r.status is Status.ACTIVE for r in spotify)
+    hits = mm.recall("ivy", "What music streaming service am I using?", k=3,
+                     record_use=False)
+    assert hits and "Spotify" in hits[0].content

@@ -15,7 +15,20 @@ what the user holds now first:
   only the old one;
 * ``sister_move`` - issue 33's scenario in both languages (I live in Beijing / I moved to
   Shanghai / my sister moved to Shenzhen; the same in English): the top hit of two
-  questions carries Shanghai.
+  questions carries Shanghai;
+* ``others_change`` (``--others``) - multi-session chats of ``data/nightly_others_*.json``,
+  written blind for issue 32 item 8: the user's value changes, then someone close to them
+  (a sister, a roommate, 老婆) changes theirs: the top hit carries the user's current value.
+  Each also counts whether the other person's value became the user's active value
+  (``others_taken``).
+
+``--llm`` runs the jobs with the LLM the environment configures (``MEMSTRATA_LLM_MODEL``,
+``MEMSTRATA_LLM_BASE_URL``, as ``memstrata run`` reads them): a real model served on
+127.0.0.1, ``../shared/tools/local-llm/`` (not for CI). The same cases then run offline in
+the same process, so the two columns differ only by the model. ``--loopback`` runs them
+with an LLM configured against the loopback OpenAI-format server, a model that reads
+nothing and summarises a session by its first user turn (``_loopback``): the LLM path
+around the model, measured on every set.
 
 The conversation is observed turn by turn at its own times, then the clock stands one day
 after its last turn, and the jobs run for the user one at a time - ``summarize``,
@@ -57,6 +70,7 @@ from tqdm import tqdm
 
 from memstrata import ManualClock, MemoryManager
 from memstrata.consolidation import ConsolidationSettings, Consolidator
+from memstrata.llm import list_calls
 
 DATA = Path(__file__).parent / "data"
 JOBS = ("summarize", "conflicts", "expire")
@@ -79,6 +93,8 @@ class Case:
     #: (session id, time, role, text) in date order
     turns: list[tuple[str, datetime, str, str]]
     questions: list[Question] = field(default_factory=list)
+    #: (attribute, someone else's value) that must not become the user's
+    others: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _top(hits: list[Any]) -> list[str]:
@@ -154,6 +170,54 @@ def sister_cases() -> list[Case]:
     return out
 
 
+def others_cases(files: list[str]) -> list[Case]:
+    out: list[Case] = []
+    for name in files:
+        for conv in json.loads((DATA / f"{name}.json").read_text("utf-8")):
+            turns = []
+            for day, texts in conv["sessions"]:
+                for i, text in enumerate(texts):
+                    role = "user" if i % 2 == 0 else "assistant"
+                    turns.append((f"{conv['id']}-d{day}",
+                                  START + timedelta(days=day, minutes=i), role, text))
+            questions = [Question(p["query"], _top_carries(p["new"]), 3)
+                         for p in conv["probes"]]
+            case = Case("others_change", f"{name}/{conv['id']}", conv["lang"], turns,
+                        questions)
+            case.others = [(p["attribute"], p["other"]) for p in conv["probes"]]
+            out.append(case)
+    return out
+
+
+def _others_taken(mm: MemoryManager, user: str, case: Case) -> list[str]:
+    """The other person's values the user holds as their own active value."""
+    active = mm.memories(user, statuses="active")
+    return [f"{attribute}={other}" for attribute, other in case.others
+            for r in active if r.slot is not None and r.slot.attribute == attribute
+            and nc._norm(other) in nc._norm(r.slot.value)]
+
+
+def _loopback(request: dict[str, Any]) -> Any:
+    """The loopback model: a model that reads nothing and summarises a session by its first
+    user turn. What the LLM path does around the model (the summary line replacing the
+    offline statements, the reader's calls, their checks) is measured, not a model's
+    reading: with it, a question lost is lost by the path, not by a misreading."""
+    from memstrata.testing import Reply
+
+    if request.get("tools"):  # the LLM reader: no readings
+        return Reply.text('{"items": []}')
+    system = request["messages"][0]["content"]
+    if "long-term memory" in system:
+        first = next((line.split(": ", 1)[-1] for line in
+                      request["messages"][-1]["content"].splitlines()
+                      if line.startswith("user")), "")
+        return Reply.text(json.dumps({"summary": f"The user said: {first[:120]}",
+                                      "facts": []}, ensure_ascii=False))
+    if "experience memory" in system:
+        return Reply.text('{"lesson": "a task"}')
+    return Reply.text("[]")  # conflicts: no verdict, the offline judge decides
+
+
 def run_case(mm: MemoryManager, clock: ManualClock, jobs: Consolidator, case: Case
              ) -> list[dict[str, Any]]:
     user = case.id.replace("/", "-")
@@ -172,12 +236,15 @@ def run_case(mm: MemoryManager, clock: ManualClock, jobs: Consolidator, case: Ca
         states.append(got)
 
     ask()
+    taken = [_others_taken(mm, user, case)]
     for job in JOBS:
         jobs.run(job, user_id=user)
         ask()
+        taken.append(_others_taken(mm, user, case))
     for i, q in enumerate(case.questions):
         rows.append({"set": case.set, "id": case.id, "lang": case.lang, "question": q.text,
-                     "right": [s[i][0] for s in states], "top": [s[i][1] for s in states]})
+                     "right": [s[i][0] for s in states], "top": [s[i][1] for s in states],
+                     "others_taken": taken if i == 0 and case.others else []})
     return rows
 
 
@@ -189,6 +256,10 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         lost = [r for r in rows if r["right"][j] and not r["right"][j + 1]]
         gained = [r for r in rows if not r["right"][j] and r["right"][j + 1]]
         out[job] = {"lost": len(lost), "gained": len(gained)}
+    taken = [r["others_taken"] for r in rows if r["others_taken"]]
+    if taken:
+        out["others_taken_before"] = sum(bool(t[0]) for t in taken)
+        out["others_taken_after"] = sum(bool(t[-1]) for t in taken)
     return out
 
 
@@ -199,31 +270,79 @@ def main(argv: list[str] | None = None) -> int:
                         help="skip this many cases of each file (--offset 12: the next ones, "
                              "a split the jobs' changes were not tuned on)")
     parser.add_argument("--out", default="never_worse")
+    parser.add_argument("--only", choices=("all", "scenarios", "others"), default="all",
+                        help="scenarios: only the conversations, the sister scenario and "
+                             "--others (no knowledge-update sets); others: only the sister "
+                             "scenario and --others")
+    parser.add_argument("--others", nargs="*", default=[], metavar="NAME",
+                        help="data/NAME.json sets of others' changes (nightly_others_a ...)")
+    parser.add_argument("--llm", action="store_true",
+                        help="also run the jobs with the LLM the environment configures")
+    parser.add_argument("--loopback", action="store_true",
+                        help="also run the jobs with an LLM configured against the loopback "
+                             "OpenAI-format server (see _loopback)")
     args = parser.parse_args(argv)
-    cases = ku_cases(args.per_file, args.offset) + conversation_cases() + sister_cases()
-    rows: list[dict[str, Any]] = []
-    clock = ManualClock(START)
-    with tempfile.TemporaryDirectory() as tmp, MemoryManager.open(
-            f"sqlite:///{tmp}/never_worse.db", clock=clock,
-            index_dir=Path(tmp) / "index") as mm:
-        jobs = Consolidator(mm, settings=ConsolidationSettings.build(
-            schedule={"timezone": "UTC"}))
-        reader = mm.reader.version
-        for case in tqdm(cases, desc="never worse", file=sys.stdout):
-            rows += run_case(mm, clock, jobs, case)
-    sets = sorted({r["set"] for r in rows})
-    result: dict[str, Any] = {
-        "reader": reader, "per_file": args.per_file, "offset": args.offset,
-        "jobs": list(JOBS),
-        "all": summarise(rows),
-        "sets": {s: summarise([r for r in rows if r["set"] == s]) for s in sets},
-        "langs": {lang: summarise([r for r in rows if r["lang"] == lang])
-                  for lang in ("en", "zh")},
-        "lost": [{**r, "job": JOBS[j]} for r in rows for j in range(len(JOBS))
-                 if r["right"][j] and not r["right"][j + 1]],
-    }
+    cases = ([] if args.only != "all" else ku_cases(args.per_file, args.offset)) \
+        + ([] if args.only == "others" else conversation_cases()) + sister_cases() \
+        + others_cases(args.others)
+    modes = {"offline": ConsolidationSettings.build(schedule={"timezone": "UTC"})}
+    if args.llm:
+        llm = ConsolidationSettings.from_env(schedule={"timezone": "UTC"},
+                                             llm={"token_budget": 10_000_000,
+                                                  "read_timeout": 900.0})
+        if not llm.llm.configured:
+            parser.error("--llm needs MEMSTRATA_LLM_MODEL and MEMSTRATA_LLM_BASE_URL")
+        modes["llm"] = llm
+    server = None
+    if args.loopback:
+        from memstrata.testing import OpenAICompatServer
+
+        server = OpenAICompatServer(on_chat=_loopback).start()
+        modes["loopback"] = ConsolidationSettings.build(
+            schedule={"timezone": "UTC"},
+            llm={"model": "loopback", "base_url": server.base_url, "api_key": "k",
+                 "retries": 0, "token_budget": 100_000_000})
+    result: dict[str, Any] = {"per_file": args.per_file, "offset": args.offset,
+                              "jobs": list(JOBS), "others": args.others}
+    for mode, settings in modes.items():
+        rows: list[dict[str, Any]] = []
+        clock = ManualClock(START)
+        with tempfile.TemporaryDirectory() as tmp, MemoryManager.open(
+                f"sqlite:///{tmp}/never_worse.db", clock=clock,
+                index_dir=Path(tmp) / "index") as mm:
+            jobs = Consolidator(mm, settings=settings)
+            reader = mm.reader.version
+            calls: dict[str, dict[str, float]] = {}
+            for case in tqdm(cases, desc=f"never worse ({mode})", file=sys.stdout):
+                rows += run_case(mm, clock, jobs, case)
+                for c in list_calls(mm.db, case.id.replace("/", "-")):
+                    tally = calls.setdefault(c.purpose, {"calls": 0, "prompt_tokens": 0,
+                                                         "completion_tokens": 0, "seconds": 0})
+                    tally["calls"] += 1
+                    tally["prompt_tokens"] += c.prompt_tokens
+                    tally["completion_tokens"] += c.completion_tokens
+                    tally["seconds"] = round(tally["seconds"] + c.latency_ms / 1000, 1)
+        sets = sorted({r["set"] for r in rows})
+        out: dict[str, Any] = {
+            "reader": reader,
+            "llm": settings.llm.model,
+            "llm_calls": calls,
+            "all": summarise(rows),
+            "sets": {s: summarise([r for r in rows if r["set"] == s]) for s in sets},
+            "langs": {lang: summarise([r for r in rows if r["lang"] == lang])
+                      for lang in ("en", "zh")},
+            "lost": [{**r, "job": JOBS[j]} for r in rows for j in range(len(JOBS))
+                     if r["right"][j] and not r["right"][j + 1]],
+            "wrong_after": [r for r in rows if not r["right"][-1]],
+        }
+        if mode == "offline" and not (args.llm or args.loopback):
+            result.update(out)  # the layout the README figures read
+        else:
+            result[mode] = out
+        print(mode, json.dumps({k: out[k] for k in ("all", "sets")}, indent=1))
+    if server is not None:
+        server.stop()
     write_result(args.out, result)
-    print(json.dumps({k: result[k] for k in ("all", "sets")}, indent=1))
     return 0
 
 

@@ -13,10 +13,11 @@ modes:
 
 * ``offline`` - no LLM configured: the fast extractor plus the jobs' offline rules;
 * ``llm_loopback`` - an LLM configured against the loopback OpenAI-format server,
-  whose ``summarize`` answers are the facts a careful reader would return for the
-  session (written with the conversations; the real prompt is sent and the real
-  parser reads the answer). This measures the plumbing - prompt, parsing, the
-  ``change`` flag, attribute names, supersession - not a model's reading.
+  whose answers to the LLM reader's calls are the readings a careful reader would give
+  the unread turns (``llm``: written with the conversations; the real prompt and schema
+  are sent and the real checks read the answer). This measures the plumbing - the
+  reader's request, its checks, readings forming memories, supersession - not a
+  model's reading (``bench_never_worse.py --llm`` runs a real one).
 
 Per probe (a value that changed): is the new value the active one and the old one
 retired; does the top ``recall`` hit (k=3) for the probe's question carry the new
@@ -33,7 +34,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -90,7 +90,8 @@ CONVERSATIONS: list[dict[str, Any]] = [
         (50, ["*I turned 30 yesterday!", "Happy birthday!",
               "Let's adjust my heart-rate zones.", "Done."]),
     ], "probes": [
-        {"attribute": "name", "old": "Katherine", "new": "Kate",
+        # what the user wants to be called is its own attribute: it does not replace the name
+        {"attribute": "preferred_name", "old": None, "new": "Kate",
          "query": "What should you call me?"},
         {"attribute": "age", "old": "29", "new": "30", "query": "How old am I?"},
     ], "llm": {}},
@@ -106,8 +107,9 @@ CONVERSATIONS: list[dict[str, Any]] = [
         {"attribute": "city", "old": "Leeds", "new": "Bristol", "llm_only": True,
          "query": "Which city do I live in?"},
     ], "llm": {
-        1: [{"content": "Lives in Bristol (moved from Leeds)", "type": "profile",
-             "attribute": "city", "value": "Bristol", "confidence": 0.9, "change": True}],
+        "The commute from our new place in Bristol is so much shorter.": [
+            {"attribute": "city", "value": "Bristol", "holder": "user", "when": "now",
+             "negated": False, "confidence": 0.9}],
     }},
     {"id": "en-eli", "lang": "en", "sessions": [
         (0, ["*I work as a data analyst at a bank.", "Okay.",
@@ -133,9 +135,9 @@ CONVERSATIONS: list[dict[str, Any]] = [
         {"attribute": "city", "old": None, "new": "Lisbon",
          "query": "Which city do I live in?"},
     ], "llm": {
-        1: [{"content": "Eats meat again (no longer pescatarian)", "type": "profile",
-             "attribute": "diet", "value": "not pescatarian", "confidence": 0.9,
-             "change": True}],
+        "These days I eat meat again, my doctor wanted more iron.": [
+            {"attribute": "diet", "value": "omnivore", "holder": "user", "when": "now",
+             "negated": False, "confidence": 0.9}],
     }},
     {"id": "zh-wang", "lang": "zh", "sessions": [
         (0, ["你好。", "你好！", "*我住在北京，平时坐地铁上班。", "好的。",
@@ -153,7 +155,8 @@ CONVERSATIONS: list[dict[str, Any]] = [
         (25, ["*以后叫我小李就行。", "好的，小李。", "计划进行得怎么样？", "很顺利。"]),
         (50, ["*今天是我30岁生日！", "生日快乐！", "帮我推荐一家蛋糕店。", "好的。"]),
     ], "probes": [
-        {"attribute": "name", "old": "李小红", "new": "小李", "query": "我希望你怎么称呼我？"},
+        {"attribute": "preferred_name", "old": None, "new": "小李",
+         "query": "我希望你怎么称呼我？"},
         {"attribute": "age", "old": "29", "new": "30", "query": "我多大了？"},
     ], "llm": {}},
     {"id": "zh-zhao", "lang": "zh", "sessions": [
@@ -175,8 +178,9 @@ CONVERSATIONS: list[dict[str, Any]] = [
         {"attribute": "city", "old": "广州", "new": "深圳", "llm_only": True,
          "query": "我住在哪个城市？"},
     ], "llm": {
-        1: [{"content": "住在深圳（从广州搬来）", "type": "profile", "attribute": "城市",
-             "value": "深圳", "confidence": 0.9, "change": True}],
+        "新家在深圳，离公司近多了。": [
+            {"attribute": "city", "value": "深圳", "holder": "user", "when": "now",
+             "negated": False, "confidence": 0.9}],
     }},
 ]
 
@@ -185,28 +189,38 @@ def _norm(text: str | None) -> str:
     return " ".join((text or "").casefold().split())
 
 
+def _label(attribute: str, value: str | None) -> str:
+    """A value as compared: a label attribute's value by its label, in any language (the
+    slot of 我现在吃全素了 says 纯素, the registry's Chinese for vegan)."""
+    from memstrata.reading import registry
+
+    reg = registry()
+    if value and attribute in reg and reg[attribute].value == "label":
+        for label in reg[attribute].labels:
+            zh = reg[attribute].labels_zh.get(label)
+            if _norm(value) in (_norm(label), _norm(zh)):
+                return _norm(label)
+    return _norm(value)
+
+
 def run(mode: str) -> dict[str, Any]:
     from memstrata import ManualClock, MemoryManager
     from memstrata.consolidation import ConsolidationSettings, Consolidator
     from memstrata.memory import default_embedder
     from memstrata.testing import OpenAICompatServer, Reply
 
-    by_turn: dict[str, tuple[dict[str, Any], int]] = {}
-    for conv in CONVERSATIONS:
-        for n, (_, turns) in enumerate(conv["sessions"]):
-            for text in turns:
-                by_turn[text.lstrip("*")] = (conv, n)
+    reads = {text: readings for conv in CONVERSATIONS
+             for text, readings in conv["llm"].items()}
 
     def answer(request: dict[str, Any]) -> Reply:
-        transcript = request["messages"][-1]["content"]
-        for line in transcript.splitlines():
-            m = re.match(r"^user(?: \[unread\])?: (.*)$", line)
-            if m and m[1] in by_turn:
-                conv, n = by_turn[m[1]]
-                facts = conv["llm"].get(n, [])
-                return Reply.text(json.dumps({"summary": "A conversation with the user.",
-                                              "facts": facts}, ensure_ascii=False))
-        return Reply.text(json.dumps({"summary": "A conversation.", "facts": []}))
+        tools = [t["function"]["name"] for t in request.get("tools") or []]
+        if "submit_readings" in tools:  # the LLM reader, asked about the unread turns
+            turns = json.loads(request["messages"][-1]["content"])["turns"]
+            return Reply.text(json.dumps({"items": [
+                {"index": t["index"], "readings": reads.get(t["text"], [])} for t in turns]},
+                ensure_ascii=False))
+        return Reply.text(json.dumps({"summary": "A conversation with the user.",
+                                      "facts": []}))
 
     tmp = tempfile.mkdtemp(prefix="memstrata-nightly-")
     clock = ManualClock(START)
@@ -240,7 +254,7 @@ def run(mode: str) -> dict[str, Any]:
         for conv in CONVERSATIONS:
             active = mm.memories(conv["id"], statuses="active")
             for probe in conv["probes"]:
-                values = [_norm(r.slot.value) for r in active
+                values = [_label(probe["attribute"], r.slot.value) for r in active
                           if r.slot is not None and r.slot.attribute == probe["attribute"]]
                 hits = mm.recall(conv["id"], probe["query"], k=3, record_use=False)
                 top = _norm(hits[0].content) if hits else ""
@@ -248,8 +262,9 @@ def run(mode: str) -> dict[str, Any]:
                 # ("我现在吃全素了" is the slot diet = vegan)
                 slot = hits[0].record.slot if hits else None
                 if slot is not None and slot.attribute == probe["attribute"]:
-                    top = f"{top} {_norm(slot.value)}"
-                new, old = _norm(probe["new"]), _norm(probe["old"])
+                    top = f"{top} {_norm(slot.value)} {_label(slot.attribute, slot.value)}"
+                new, old = (_label(probe["attribute"], probe["new"]),
+                            _label(probe["attribute"], probe["old"]))
                 probes_out.append({
                     "conversation": conv["id"], "lang": conv["lang"],
                     "attribute": probe["attribute"], "llm_only": bool(probe.get("llm_only")),

@@ -17,6 +17,13 @@ beside it for what the registry does not cover). Sets:
   ``results/readers_first_look.json`` the first time they are run; never overwritten);
 * speed - the reader alone per turn on one thread (p50 / p95), and its resident memory.
 
+``--readers llm`` adds the LLM reader with the model the environment configures
+(``MEMSTRATA_LLM_MODEL``, ``MEMSTRATA_LLM_BASE_URL``): a real model served on 127.0.0.1
+(``../shared/tools/local-llm/``, not for CI). Its turns are read eight a call
+(``read_many``) before they are scored; ``--limit N`` scores the first N cases of each set
+(half of them English, half Chinese), since a small model on two cores takes about a
+minute a call.
+
 Run: ``.venv/bin/python benchmarks/bench_readers.py [--readers rules,model] [--sets ...]``
 """
 
@@ -40,6 +47,58 @@ from memstrata.reading.score import score_changes, score_lines
 
 DATA = Path(__file__).resolve().parent / "data"
 READING = DATA / "reading"
+
+
+class _Prefetched:
+    """The LLM reader with its turns read ahead, ``read_many`` eight a call; ``read`` then
+    answers from what was read (a turn not read ahead is read alone)."""
+
+    def __init__(self, reader: Any) -> None:
+        self.inner = reader
+        self.name = reader.name
+        self.read_ahead: dict[str, Any] = {}
+
+    @property
+    def version(self) -> str:
+        return str(self.inner.version)
+
+    def prefetch(self, texts: list[str], desc: str) -> None:
+        todo = list(dict.fromkeys(t for t in texts if t and t not in self.read_ahead))
+        size = self.inner.batch_size
+        with tqdm(total=len(todo), desc=desc, file=sys.stdout) as bar:
+            for first in range(0, len(todo), size):
+                chunk = todo[first:first + size]
+                for text, readings in zip(chunk, self.inner.read_many(chunk), strict=True):
+                    self.read_ahead[text] = readings
+                bar.update(len(chunk))
+
+    def read(self, turn: str, held: Any = ()) -> Any:
+        if turn in self.read_ahead:
+            return self.read_ahead[turn]
+        return self.inner.read(turn, held)
+
+    def relate(self, older: str, newer: str) -> Any:
+        return self.inner.relate(older, newer)
+
+    def ask(self, query: str) -> Any:
+        return self.inner.ask(query)
+
+
+def _llm_reader() -> _Prefetched:
+    from memstrata.llm import OpenAIClient, Timeouts
+    from memstrata.reading import LLMReader
+
+    client = OpenAIClient.from_env(timeouts=Timeouts(connect=10.0, read=900.0))
+    return _Prefetched(LLMReader(client))
+
+
+def _first(lines: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+    """The first ``limit`` lines, half English and half Chinese (all when 0)."""
+    if not limit:
+        return lines
+    en = [x for x in lines if x.get("lang", "en") == "en"][:limit // 2]
+    zh = [x for x in lines if x.get("lang") == "zh"][:limit - limit // 2]
+    return en + zh
 
 
 class _Progress:
@@ -131,6 +190,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="readers")
     parser.add_argument("--model-dir", type=Path, default=None,
                         help="another model's files (the previous model, from git history)")
+    parser.add_argument("--limit", type=int, default=0,
+                        help="score only the first N cases of each set (half EN, half ZH)")
     args = parser.parse_args(argv)
     readers: dict[str, Any] = {}
     for name in args.readers.split(","):
@@ -138,16 +199,25 @@ def main(argv: list[str] | None = None) -> int:
             readers[name] = RuleReader()
         elif name == "model":
             readers[name] = ModelReader(args.model_dir)
+        elif name == "llm":
+            readers[name] = _llm_reader()
         else:
             readers[name] = CascadeReader(ModelReader(args.model_dir), RuleReader())
     sets = set(args.sets.split(","))
     results: dict[str, Any] = {name: {"version": r.version} for name, r in readers.items()}
     first_look_path = RESULTS / "readers_first_look.json"
     first_looks = json.loads(first_look_path.read_text()) if first_look_path.exists() else {}
-    changes = dev_changes() if "changes" in sets else []
-    dev = dev_lines() if "dev" in sets else []
-    blind = blind_sets() if "blind" in sets else {}
+    changes = _first(dev_changes(), args.limit) if "changes" in sets else []
+    dev = _first(dev_lines(), args.limit) if "dev" in sets else []
+    blind = {k: (kind, _first(lines, args.limit))
+             for k, (kind, lines) in blind_sets().items()} if "blind" in sets else {}
     for name, reader in readers.items():
+        if isinstance(reader, _Prefetched):
+            reader.prefetch([t for c in changes for t in (c.get("prior"), c["statement"])]
+                            + [x["text"] for x in dev if x.get("task", "read") == "read"]
+                            + [t for kind, lines in blind.values() if kind == "read"
+                               for c in lines for t in (c.get("prior"), c["statement"])],
+                            f"{name}: reading ahead")
         if changes:
             with tqdm(total=2 * len(changes), desc=f"{name}: changes (dev)",
                       file=sys.stdout) as bar:
@@ -164,11 +234,12 @@ def main(argv: list[str] | None = None) -> int:
                     got = score_changes(_Progress(reader, bar), lines)
             figures = {k: v for k, v in got.items() if k != "misses"}
             results[name].setdefault("blind", {})[set_name] = figures
-            key = f"{set_name}/{name}/{reader.version}"
+            key = f"{set_name}/{name}/{reader.version}" + (f"/first{args.limit}"
+                                                             if args.limit else "")
             if key not in first_looks:
                 first_looks[key] = {"figures": figures, "misses": got.get("misses", []),
                                     "when": time.strftime("%Y-%m-%d")}
-        if "speed" in sets:
+        if "speed" in sets and not isinstance(reader, _Prefetched):
             texts = [c["statement"] for c in formation_cases()[:400]]
             results[name]["speed"] = speed(reader, texts)
     if blind:

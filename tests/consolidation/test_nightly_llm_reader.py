@@ -87,8 +87,9 @@ ROOMMATE = "my roommate just went keto lol, the fridge is all bacon now"
 
 
 def test_a_roommates_keto_in_the_session_answer_does_not_become_the_users_diet(
-        sqlite_manager: MemoryManager, clock: ManualClock, server: OpenAICompatServer):
-    mm = sqlite_manager
+        manager: MemoryManager, clock: ManualClock, server: OpenAICompatServer):
+    """On SQLite and PostgreSQL."""
+    mm = manager
     tell(mm, "ro", "s1", "I'm vegetarian, have been for years.")
     assert active(mm, "ro", "diet") == ["vegetarian"]
     clock.advance(days=5)
@@ -123,8 +124,9 @@ def test_a_value_the_model_translated_is_refused_and_the_users_words_stay(
 
 
 def test_the_users_own_change_read_at_night_supersedes_and_a_sisters_does_not(
-        sqlite_manager: MemoryManager, clock: ManualClock, server: OpenAICompatServer):
-    mm = sqlite_manager
+        manager: MemoryManager, clock: ManualClock, server: OpenAICompatServer):
+    """On SQLite and PostgreSQL."""
+    mm = manager
     tell(mm, "dev", "s1", "I live in Leeds with my partner.")
     assert active(mm, "dev", "city") == ["Leeds"]
     clock.advance(days=30)

@@ -722,6 +722,66 @@ def _never_worse(tuned: dict[str, Any], held: dict[str, Any]) -> Figure:
     )
 
 
+def _llm_path(a: dict[str, Any], base: dict[str, Any], b: dict[str, Any],
+              rd: dict[str, Any], loop: dict[str, Any], loop_held: dict[str, Any]) -> Figure:
+    """Issue 32 item 8: the LLM path with a real small model, before and after the LLM
+    reader read the nightly facts; the LLM reader on the blind round; the loopback model."""
+
+    def others(r: dict[str, Any]) -> str:
+        x = r["all"]
+        return (f"{x['right_after']}/{x['questions']} right after the jobs, someone else's "
+                f"value the user's in {x.get('others_taken_after', 0)}")
+
+    def calls(r: dict[str, Any]) -> str:
+        c = r.get("llm_calls", {})
+        if not c:
+            return ""
+        per = ", ".join(f"{k} {v['calls']} calls, {v['prompt_tokens'] // max(1, v['calls'])} "
+                        f"prompt tokens a call" for k, v in sorted(c.items()))
+        return f" ({per})"
+
+    llm = rd["readers"]["llm"]
+    sets = llm.get("blind", {})
+    reads = [v for k, v in sets.items() if k.startswith("read_")]
+    asks = [v for k, v in sets.items() if k.startswith("ask_")]
+    n = sum(v.get("change_all_n", 0) + v.get("guard_all_n", 0) for v in reads)
+    rel = [v for k, v in sets.items() if k.startswith("relate_")]
+    reader = (f"changes {_mean(reads, 'change_all'):.2f}, guards {_mean(reads, 'guard_all'):.2f}"
+              + (f", asked attribute {_mean(asks, 'ask_all'):.2f}" if asks else "")
+              + (f", relations {_mean(rel, 'relate_all'):.2f}" if rel else ""))
+
+    def lost(r: dict[str, Any]) -> str:
+        x = r["all"]
+        return ", ".join(f"{job} {x[job]['lost']} / +{x[job]['gained']}" for job in loop["jobs"])
+
+    return Figure(
+        f"the LLM path with a real small model ({a['llm']['llm']}: Qwen2.5-Coder-1.5B, Q4, "
+        "served on 127.0.0.1 on two CPU threads; `../shared/tools/local-llm/`): the nightly "
+        "jobs on multi-session chats written blind where someone close to the user changes "
+        "the same thing after the user did, plus the sister scenario (EN + ZH), offline, with "
+        "the model before the LLM reader read the nightly facts, and now; the LLM reader alone "
+        "on the first cases of the ninth blind round; the nightly jobs with the loopback "
+        "model (reads nothing) on the never-worse sets",
+        f"set a (looked at): offline {others(a['offline'])}; with the model before "
+        f"{others(base['llm'])}; now **{others(a['llm'])}**{calls(a['llm'])}. Set b (not "
+        f"looked at): offline {others(b['offline'])}; now **{others(b['llm'])}**"
+        f"{calls(b['llm'])}. The LLM reader alone on {n} change and guard cases of the "
+        f"ninth blind round: {reader}. Loopback model, questions lost / gained per job: first "
+        f"12 cases of each set {lost(loop['loopback'])}; the next 12 "
+        f"{lost(loop_held['loopback'])} (offline: {lost(loop_held['offline'])})",
+        "`never_worse_llm_a.json`, `never_worse_llm_a_base.json`, `never_worse_llm_b.json`, "
+        "`readers_llm.json`, `never_worse_loopback.json`, `never_worse_loopback_heldout.json`, "
+        "[the LLM path](docs/consolidation_measured.md#the-llm-path)",
+        title="The LLM path",
+        what="nightly jobs with a real 1.5B LLM, where someone else changes the same thing "
+             "after the user (blind chats, set b)",
+        result=f"**{b['llm']['all']['right_after']}/{b['llm']['all']['questions']}** right "
+               f"(offline {b['offline']['all']['right_after']}); on set a "
+               f"{a['llm']['all']['right_after']}/{a['llm']['all']['questions']}, before "
+               f"this change {base['llm']['all']['right_after']}",
+    )
+
+
 def _workers(w: dict[str, Any]) -> Figure:
     llm = w["llm"]
     base = llm["baseline_single_sequential_worker"]["users_per_second"]
@@ -815,6 +875,10 @@ def rows(results: Path = RESULTS) -> list[Figure]:
         lambda: _temporal(j("temporal.json")),
         lambda: _nightly(j("nightly_changes.json")),
         lambda: _never_worse(j("never_worse.json"), j("never_worse_heldout.json")),
+        lambda: _llm_path(j("never_worse_llm_a.json"), j("never_worse_llm_a_base.json"),
+                          j("never_worse_llm_b.json"), j("readers_llm.json"),
+                          j("never_worse_loopback.json"),
+                          j("never_worse_loopback_heldout.json")),
         lambda: _workers(j("consolidation_workers.json")),
         lambda: _agent(j("agent.json")),
         lambda: _cold_start(j("cold_start.json")),

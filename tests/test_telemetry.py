@@ -372,6 +372,8 @@ def test_a_consolidation_job_span_parents_its_model_calls(
         "facts": [{"content": "Visits her sister in Porto every July", "type": "profile",
                    "attribute": None, "value": None, "confidence": 0.95}]}),
         prompt_tokens=120, completion_tokens=30))
+    # the LLM reader's call (the unread turns) reads nothing; it is a span of the trace too
+    server.on_chat = lambda request: Reply.text('{"items": []}')
     settings = ConsolidationSettings.build(
         batch_users=2, schedule={"timezone": "UTC"},
         llm={"model": "scripted", "base_url": server.base_url, "api_key": "k", "retries": 0})
@@ -414,10 +416,10 @@ def test_concurrent_model_calls_of_a_job_stay_in_its_trace(
                  "retries": 0, "concurrency": 4})
         spans.clear()
         report = Consolidator(mm, settings=settings).run("summarize")
-    assert report.llm_calls == 4
+    assert report.llm_calls == 8  # a summary and a reading of the unread turn a user
     job = one(spans, "memstrata.consolidation.job")
     chats = named(spans, "chat scripted")
-    assert len(chats) == 4
+    assert len(chats) == 8
     assert {parent_id(c) for c in chats} == {span_id(job)}
 
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 from memstrata.reading.registry import registry
 from memstrata.reading.types import HOLDERS, RELATIONS, WHENS
 
-__all__ = ["ASK", "HOLDER", "LABELS", "MAX_TOKENS", "RELATE", "TAGS", "TIME", "WHEN",
-           "attributes", "tag_of"]
+__all__ = ["ASK", "FAMILY", "HOLDER", "LABELS", "MAX_TOKENS", "RELATE", "TAGS", "TIME", "WHEN",
+           "attributes", "family", "tag_of"]
 
 #: tokens a window reads (a longer turn is read in overlapping windows)
 MAX_TOKENS = 128
@@ -42,6 +42,18 @@ RELATE = RELATIONS
 #: every label of every label attribute, one head ("diet:vegan", ...)
 LABELS = tuple(f"{a.name}:{label}" for a in registry() if a.value == "label"
                for label in a.labels)
+
+
+#: attributes read as one for a change: "call me Kat" changes what a user named Katherine is
+#: called (the change sets call it a name change), a reply language is a standing
+#: instruction
+FAMILY = {"name": ("name", "preferred_name"), "language": ("language", "instruction"),
+          "instruction": ("language", "instruction")}
+
+
+def family(attribute: str) -> tuple[str, ...]:
+    """``attribute`` and the attributes read as one with it for a change."""
+    return FAMILY.get(attribute, (attribute,))
 
 
 def tag_of(attribute: str, begin: bool) -> int:

@@ -21,6 +21,7 @@ import json
 import re
 import threading
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ import numpy.typing as npt
 from memstrata.errors import ReaderModelError
 from memstrata.reading import _layout as L
 from memstrata.reading.registry import registry
+from memstrata.reading.score import value_matches
 from memstrata.reading.types import Asked, Held, Reading, Relation
 
 __all__ = ["DEFAULT_MODEL_DIR", "ModelReader", "best_tags", "check_pair", "decode_spans",
@@ -38,6 +40,9 @@ __all__ = ["DEFAULT_MODEL_DIR", "ModelReader", "best_tags", "check_pair", "decod
 #: where the shipped model lives (package data)
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "model"
 _FILES = ("reader.onnx", "heads.npz", "tokenizer.json")
+#: the change detector's weights (:meth:`ModelReader.detection_inputs`): optional, a model
+#: trained before it reads without one
+DETECTOR = "detector.npz"
 _STRIP = " \t\r\n.,!?;:'\"…。，！？；：、“”‘’()（）[]【】~～"
 _WORDS = {w: i for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
@@ -63,7 +68,7 @@ def _digest(path: Path) -> str:
 def write_manifest(path: Path, info: dict[str, Any]) -> None:
     """Write ``manifest.json``: ``info`` plus each model file's size and SHA-256."""
     files = {name: {"bytes": (path / name).stat().st_size, "sha256": _digest(path / name)}
-             for name in _FILES}
+             for name in (*_FILES, DETECTOR) if (path / name).is_file()}
     manifest = {"format": 1, "registry_version": registry().version, **info, "files": files}
     (path / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False)
                                         + "\n", "utf-8")
@@ -213,6 +218,10 @@ def check_pair(tok: Any, attribute: str, text: str, start: int, end: int,
     return [bos, *head, eos, eos, *body, eos], first, last
 
 
+#: what the change detector reads of one held attribute (:meth:`ModelReader._detect_items`)
+_Item = tuple[Held, npt.NDArray[np.float32], npt.NDArray[np.float32], list[Reading]]
+
+
 class ModelReader:
     """Reads turns with the shipped model; see the module docstring.
 
@@ -245,6 +254,23 @@ class ModelReader:
     #: likewise; a manifest that records none reads ``"argmax"``, as its model was released)
     decode = "argmax"
 
+    #: the change detector (a model whose manifest lists ``detector.npz``): for each
+    #: attribute the user holds, how likely the turn changes the user's own value of it,
+    #: read from the held value and the turn as one pair. Below ``detect_veto`` the turn's
+    #: new own values of that attribute are dropped (someone else's move read as the
+    #: user's); above ``detect_rescue`` with no new own value read, the likeliest one is
+    #: taken: a value read as not the user's now, else the likeliest words the tags give
+    #: the attribute where the first of them has at least ``detect_words`` and, with
+    #: ``detect_apart``, they are not a piece of the words of another value read in the
+    #: turn (入职字节 read 字节 as the employer, and the occupation's likeliest words were
+    #: 字) (the thresholds chosen on the dev change cases by ``python -m
+    #: memstrata.reading.train --detector``; from the manifest likewise; a ``detect_veto``
+    #: of None reads without the detector)
+    detect_veto: float | None = None
+    detect_rescue = 0.9
+    detect_words = 0.01
+    detect_apart = True
+
     def __init__(self, path: Path | None = None, *, threads: int = 1,
                  verify: bool = True) -> None:
         self.path = Path(path) if path is not None else DEFAULT_MODEL_DIR
@@ -271,7 +297,8 @@ class ModelReader:
             chosen = self._manifest.get("reader") or {}
             # the checker's thresholds chosen for this model, unless set on the instance
             for name in ("check_threshold", "check_above", "held_bias", "held_bias_inside",
-                         "decode"):
+                         "decode", "detect_veto", "detect_rescue", "detect_words",
+                         "detect_apart"):
                 if name in chosen and name not in self.__dict__:
                     setattr(self, name, chosen[name])
         return self._manifest
@@ -285,7 +312,16 @@ class ModelReader:
             digest += f"+held{self.held_bias:g}/{self.held_bias_inside:g}"
         if self.decode != "argmax":
             digest += f"+{self.decode}"
+        if self._detecting:
+            detector = str(self.manifest["files"][DETECTOR]["sha256"])[:8]
+            digest += f"+detect-{detector}/{self.detect_veto:g}/{self.detect_rescue:g}" \
+                      f"/{self.detect_words:g}{'/apart' if self.detect_apart else ''}"
         return digest
+
+    @property
+    def _detecting(self) -> bool:
+        """Whether reads use the change detector (the manifest lists one and it is on)."""
+        return self.detect_veto is not None and DETECTOR in self.manifest.get("files", {})
 
     def _load(self) -> tuple[Any, Any, dict[str, npt.NDArray[np.float32]]]:
         loaded = self._loaded
@@ -295,7 +331,7 @@ class ModelReader:
             if self._loaded is not None:
                 return self._loaded
             files = self.manifest.get("files", {})
-            for name in _FILES:
+            for name in (*_FILES, *((DETECTOR,) if DETECTOR in files else ())):
                 where = self.path / name
                 if not where.is_file():
                     raise ReaderModelError(f"the reader model file {where} is missing")
@@ -317,6 +353,10 @@ class ModelReader:
                 tok = Tokenizer.from_file(str(self.path / "tokenizer.json"))
                 with np.load(self.path / "heads.npz") as npz:
                     heads = {k: np.asarray(npz[k], dtype=np.float32) for k in npz.files}
+                if DETECTOR in files:
+                    with np.load(self.path / DETECTOR) as npz:
+                        heads |= {"detect." + k: np.asarray(npz[k], dtype=np.float32)
+                                  for k in npz.files}
             except (OSError, ValueError, RuntimeError) as exc:
                 raise ReaderModelError(f"the reader model in {self.path} cannot be loaded: "
                                        f"{exc}") from exc
@@ -392,24 +432,166 @@ class ModelReader:
     def read_many(self, turns: Sequence[str], held: Sequence[Sequence[Held]] | None = None
                   ) -> list[list[Reading]]:
         """``read`` for several turns at once (one batched pass; the nightly jobs use it);
-        ``held[i]`` is what the user holds when ``turns[i]`` is said (see :attr:`held_bias`)."""
+        ``held[i]`` is what the user holds when ``turns[i]`` is said (see :attr:`held_bias`
+        and :attr:`detect_veto`)."""
         if not turns:
             return []
+        helds = list(held) if held is not None else [()] * len(turns)
+        readings, first = self._first_pass(turns, helds)
+        if self._detecting and any(helds):
+            readings = self._detected(turns, helds, readings, first)
+        return readings
+
+    def _first_pass(self, turns: Sequence[str], held: Sequence[Sequence[Held]]
+                    ) -> tuple[list[list[Reading]], list[tuple[npt.NDArray[np.float32],
+                                                               list[tuple[int, int]]]]]:
+        """The readings of each turn (tags, then the checker), and each turn's first
+        window's token states with the turn's token offsets (for the change detector)."""
         ids, offsets = self._encode(turns)
         windows: list[tuple[int, int, list[int]]] = []
         for t, seq in enumerate(ids):
             windows += [(t, start, w) for start, w in self._windows(seq)]
         hidden = self._hidden([w for _, _, w in windows])
         found: list[dict[tuple[int, int], Reading]] = [{} for _ in turns]
-        held_attrs = [frozenset(h.attribute for h in hs) for hs in (held or [()] * len(turns))]
+        first: list[tuple[npt.NDArray[np.float32], list[tuple[int, int]]]] = \
+            [(np.empty(0, np.float32), [])] * len(turns)
+        held_attrs = [frozenset(h.attribute for h in hs) for hs in held]
         for (t, start, _), h in zip(windows, hidden, strict=True):
+            if start == 0:
+                first[t] = (h, offsets[t])
             for reading in self._readings(turns[t], offsets[t], start, h, held_attrs[t]):
                 assert reading.span is not None
                 found[t].setdefault(reading.span, reading)
         readings = [sorted(f.values(), key=lambda r: r.span or (0, 0)) for f in found]
         if "check.w" in self._load()[2] and self.check_threshold is not None:
             readings = self._checked(turns, readings)
-        return readings
+        return readings, first
+
+    # ------------------------------------------------------------------ change detector
+
+    def detection_inputs(self, turn: str, held: Sequence[Held], *, every: bool = False
+                         ) -> list[tuple[Held, npt.NDArray[np.float32]]]:
+        """The change detector's input for each attribute in ``held`` that ``turn`` may
+        change (its trainer's view; ``every``: each single-valued registry attribute in
+        ``held``, also one the turn shows nothing of), read without the detector."""
+        readings, first = self._first_pass([turn], [held])
+        items = self._detect_items(turn, held, readings[0], first[0], every=every)
+        feats = self._detect_features([turn] * len(items), items)
+        return [(item[0], f) for item, f in zip(items, feats, strict=True)]
+
+    def _detect_items(self, turn: str, held: Sequence[Held], readings: Sequence[Reading],
+                      first: tuple[npt.NDArray[np.float32], list[tuple[int, int]]], *,
+                      every: bool = False) -> list[_Item]:
+        """``(held value, the token states of the turn's first window, their tags'
+        probabilities, the turn's readings of the held attribute's family)`` for each held
+        single-valued attribute the turn reads a value of, or whose values' first tag it
+        gives at least :attr:`detect_words` somewhere (the detector changes nothing
+        elsewhere)."""
+        probs = _softmax(self._dense(first[0], "tags"))
+        out: list[_Item] = []
+        seen: set[str] = set()
+        for h in held:
+            if h.attribute in seen or h.attribute not in registry().names \
+                    or registry()[h.attribute].cardinality != "single":
+                continue
+            seen.add(h.attribute)
+            of = [r for r in readings if r.attribute in L.family(h.attribute)]
+            if every or of or probs[:, L.tag_of(h.attribute, True)].max() >= self.detect_words:
+                out.append((h, first[0], probs, of))
+        return out
+
+    def _detect_features(self, turns: Sequence[str], items: Sequence[_Item]
+                         ) -> list[npt.NDArray[np.float32]]:
+        """One pass over ``<s> attribute: held value </s></s> turn </s>`` per item: the
+        pair's mean, its turn part's mean, its first token, the relation it reads, and the
+        tags' and first pass's view of the turn alone."""
+        if not items:
+            return []
+        pairs = [self._pair_ids(f"{h.attribute.replace('_', ' ')}: {h.value}", turn)
+                 for turn, (h, _, _, _) in zip(turns, items, strict=True)]
+        hidden = self._hidden(pairs)
+        out = []
+        for ids, hp, (h, alone, probs, of) in zip(pairs, hidden, items, strict=True):
+            turn_part = hp[ids.index(self._eos) + 2:]
+            own = [r for r in of if r.current_own]
+            new = [r for r in own if not value_matches(h.attribute, r.value, h.value)]
+            out.append(np.concatenate([
+                hp.mean(axis=0), turn_part.mean(axis=0), hp[0],
+                _softmax(self._dense(self._pooled(hp), "relate")),
+                alone.mean(axis=0),
+                [probs[:, L.tag_of(h.attribute, True)].max(), bool(own), bool(new),
+                 max((r.confidence for r in own), default=0.0)]]).astype(np.float32))
+        return out
+    def _detect_scores(self, feats: Sequence[npt.NDArray[np.float32]]) -> list[float]:
+        """The detector's probability for each input that the turn changes the held value."""
+        if not feats:
+            return []
+        heads = self._load()[2]
+        x = (np.stack(feats) - heads["detect.mean"]) / heads["detect.scale"]
+        hidden = np.maximum(x @ heads["detect.w1"] + heads["detect.b1"], 0.0)
+        return [float(p) for p in _softmax(hidden @ heads["detect.w2"] + heads["detect.b2"])[:, 1]]
+
+    def _detected(self, turns: Sequence[str], held: Sequence[Sequence[Held]],
+                  readings: list[list[Reading]],
+                  first: Sequence[tuple[npt.NDArray[np.float32], list[tuple[int, int]]]]
+                  ) -> list[list[Reading]]:
+        """``readings`` as the change detector corrects them (see :attr:`detect_veto`)."""
+        todo = [(t, item) for t, turn in enumerate(turns)
+                for item in self._detect_items(turn, held[t], readings[t], first[t])]
+        scores = self._detect_scores(self._detect_features([turns[t] for t, _ in todo],
+                                                           [item for _, item in todo]))
+        out = [list(rs) for rs in readings]
+        guessed: list[tuple[int, Reading]] = []
+        for (t, (h, _, probs, of)), p in zip(todo, scores, strict=True):
+            def new(r: Reading, h: Held = h) -> bool:
+                return not value_matches(h.attribute, r.value, h.value)
+
+            if p < (self.detect_veto or 0.0):
+                out[t] = [r for r in out[t] if not (r in of and r.current_own and new(r))]
+            elif p > self.detect_rescue and not any(r.current_own and new(r) for r in of):
+                told = [r for r in of if new(r) and not r.negated and r in out[t]]
+                if told:
+                    best = max(told, key=lambda r: r.confidence)
+                    out[t][out[t].index(best)] = replace(best, holder="user", when="now",
+                                                         confidence=p)
+                else:
+                    words = self._likeliest_words(turns[t], first[t][1], probs, h.attribute, p)
+                    if words is not None and new(words):
+                        guessed.append((t, words))
+        # the likeliest words last, the surest first, each unless a piece of a value read
+        for t, words in sorted(guessed, key=lambda g: -g[1].confidence):
+            if not self.detect_apart or not any(_overlap(words, r) for r in out[t]):
+                out[t].append(words)
+        return [sorted(rs, key=lambda r: r.span or (0, 0)) for rs in out]
+
+    def _likeliest_words(self, text: str, offsets: list[tuple[int, int]],
+                         probs: npt.NDArray[np.float32], attr: str, p: float) -> Reading | None:
+        """The words the tags of a turn's first window likeliest give ``attr``'s value (the
+        likeliest first token, and the tokens after it while their inside tag has at least
+        0.2), read as the user's own now with confidence ``p``; None where the first token
+        has less than :attr:`detect_words`, or the attribute's value is a label."""
+        kind = registry()[attr].value
+        begin, inside = L.tag_of(attr, True), L.tag_of(attr, False)
+        n = len(probs)
+        if kind == "label" or n < 3:
+            return None
+        a = int(np.argmax(probs[1:n - 1, begin])) + 1
+        if probs[a, begin] < self.detect_words:
+            return None
+        b = a + 1
+        while b < n - 1 and (probs[b, inside] >= 0.2 or continues_word(text, offsets, b)):
+            b += 1
+        chars = span_chars(text, offsets, a, b)
+        if chars is None:
+            return None
+        words = text[chars[0]:chars[1]]
+        value = _number(words) if kind == "number" else words
+        if value is None:
+            return None
+        if attr in _CAPITALISED and value.islower():
+            value = " ".join(w[:1].upper() + w[1:] for w in value.split(" "))
+        return Reading(attribute=attr, value=value, holder="user", when="now", negated=False,
+                       confidence=p, span=chars)
 
     def _check_scores(self, items: Sequence[tuple[str, str, tuple[int, int]]]
                       ) -> list[float | None]:
@@ -537,15 +719,26 @@ class ModelReader:
                      time="past" if int(time.argmax()) == 1 else "current",
                      confidence=float(attr[best]))
 
-    def relate(self, older: str, newer: str) -> Relation:
-        """How ``newer`` stands to ``older`` (same, update, contradiction, ...)."""
+    def _pair_ids(self, older: str, newer: str) -> list[int]:
+        """``<s> older </s></s> newer </s>``, older cut to 60 tokens, the whole to
+        MAX_TOKENS (as the trainer's ``pair_ids``)."""
         _, tok, _ = self._load()
         a = tok.encode(older, add_special_tokens=False).ids[:60]
         b = tok.encode(newer, add_special_tokens=False).ids[:L.MAX_TOKENS - 4 - len(a)]
-        h = self._hidden([[self._bos, *a, self._eos, self._eos, *b, self._eos]])[0]
+        return [self._bos, *a, self._eos, self._eos, *b, self._eos]
+
+    def relate(self, older: str, newer: str) -> Relation:
+        """How ``newer`` stands to ``older`` (same, update, contradiction, ...)."""
+        h = self._hidden([self._pair_ids(older, newer)])[0]
         probs = _softmax(self._dense(self._pooled(h), "relate"))
         best = int(probs.argmax())
         return Relation(kind=L.RELATE[best], confidence=float(probs[best]))
+
+
+def _overlap(a: Reading, b: Reading) -> bool:
+    """Whether two readings' words share a character but are not the same words."""
+    return a.span is not None and b.span is not None and a.span != b.span \
+        and a.span[0] < b.span[1] and b.span[0] < a.span[1]
 
 
 def _erf(x: float) -> float:

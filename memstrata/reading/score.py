@@ -22,7 +22,8 @@ from memstrata.reading.protocol import Reader
 from memstrata.reading.registry import registry
 from memstrata.reading.types import Held, Reading
 
-__all__ = ["change_case_attribute", "score_changes", "score_lines", "value_matches"]
+__all__ = ["change_case_attribute", "prior_value", "score_changes", "score_lines",
+           "value_matches"]
 
 _PUNCT = re.compile(r"[\s\-_.,'’\"“”!?。，！？()（）]+")
 #: the words the blind sets' writers use for a diet that the registry labels otherwise
@@ -78,8 +79,8 @@ def score_changes(reader: Reader, cases: Sequence[dict[str, Any]]) -> dict[str, 
     reg = registry()
     for case in cases:
         attr = change_case_attribute(case)
-        prior_value = _prior_value(reader, case, attr)
-        held = (Held(attr, prior_value),) if prior_value else ()
+        prior = prior_value(reader, case, attr)
+        held = (Held(attr, prior),) if prior else ()
         readings = reader.read(case["statement"], held)
         own = _own_now(readings, attr)
         if attr == "name":  # "call me Kat" is a preferred name: the sets call it a name change
@@ -96,8 +97,7 @@ def score_changes(reader: Reader, cases: Sequence[dict[str, Any]]) -> dict[str, 
             tally[f"change/{lang}"] += 1
             tally[f"change_ok/{lang}"] += ok
         else:
-            changed = [r for r in own if not (prior_value and value_matches(attr, r.value,
-                                                                             prior_value))]
+            changed = [r for r in own if not (prior and value_matches(attr, r.value, prior))]
             if reg[attr].cardinality == "multi" and attr not in ("instruction", "language"):
                 changed = []  # another pet is no change of the one held
             ok = not changed
@@ -111,7 +111,8 @@ def score_changes(reader: Reader, cases: Sequence[dict[str, Any]]) -> dict[str, 
     return {**_rates(tally, ("change", "guard")), "misses": misses}
 
 
-def _prior_value(reader: Reader, case: dict[str, Any], attr: str) -> str | None:
+def prior_value(reader: Reader, case: dict[str, Any], attr: str) -> str | None:
+    """The user's own value of ``attr`` that ``reader`` reads in a change case's prior."""
     prior = case.get("prior") or ""
     for r in reader.read(prior):
         if r.attribute == attr and r.holder == "user":

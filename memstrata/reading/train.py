@@ -264,8 +264,6 @@ _CHECK_HEADS = ("check", "check_valid", "check_holder", "check_when", "check_neg
 #: statement, change or guard, expected value) - training data since their first looks
 FORMATION = ROOT / "benchmarks" / "data"
 CHANGES = ROOT / "benchmarks" / "data" / "reading" / "changes"
-_FAMILY = {"name": ("name", "preferred_name"), "language": ("language", "instruction"),
-           "instruction": ("language", "instruction")}
 
 
 #: the statements of change cases labelled in full as read lines (ids ``fr-<case id>``)
@@ -374,7 +372,7 @@ def check_examples(net: Any, tok: Any, specials: tuple[int, int],
     priors = tagged_spans(net, tok, specials, [c.get("prior") or "" for c in cases])
     for c, spans, prior_spans in zip(cases, statements, priors, strict=True):
         attr = change_case_attribute(c)
-        family = _FAMILY.get(attr, (attr,))
+        family = L.family(attr)
         text, prior = c["statement"], c.get("prior") or ""
         held = [prior[a:b] for a, b, at in prior_spans if at in family]
         if c["kind"] == "change":
@@ -837,8 +835,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--baseline", type=Path, default=OUT,
                         help="the model the checker's thresholds must not fall behind on the "
                              "dev split (default: the shipped one; none when --out is it)")
+    parser.add_argument("--detector", action="store_true",
+                        help="only train the change detector of the model in --out (and "
+                             "choose its thresholds on the dev change cases) again")
     args = parser.parse_args(argv)
     baseline = None if args.out.resolve() == args.baseline.resolve() else args.baseline
+    if args.detector:
+        add_detector(args.out, load_changes(), args.threads)
+        return 0
     if args.choose_held:
         manifest = json.loads((args.out / "manifest.json").read_text("utf-8"))
         held, held_sweep = choose_held(args.out, manifest["reader"],
@@ -923,6 +927,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     write_manifest(args.out, info)
     choose_check(args.out, dev_lines, dev_changes, baseline)
+    if not args.limit:
+        add_detector(args.out, changes, settings.threads)
     return 0
 
 
@@ -1065,6 +1071,172 @@ def choose_held(out: Path, reader_info: dict[str, Any],
             "held_chosen_as": "the most changes of the points whose guards are no worse "
                               f"than reading without what is held by more than {tolerance}"
             }, sweep
+
+
+# ------------------------------------------------------------------ the change detector
+
+#: the detector's hidden layer, its trainer's most epochs and how many epochs without a
+#: better validation loss end it (a tenth of the cases, by the seed, validate)
+DETECT_HIDDEN = 128
+DETECT_EPOCHS = 200
+DETECT_PATIENCE = 10
+
+#: the detector's thresholds tried on the dev change cases (``detect_veto`` x
+#: ``detect_rescue`` x ``detect_words``)
+DETECT_GRID = ((0.1, 0.2, 0.3), (0.8, 0.9, 0.95), (0.01, 0.05))
+
+
+def detector_cases(out: Path, changes: Sequence[dict[str, Any]], threads: int
+                   ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
+    """The detector's inputs and targets: for each change case whose prior the model in
+    ``out`` reads a value of, the pair of that held value and the statement (a change: 1,
+    a guard: 0), as :meth:`ModelReader.detection_inputs` builds it."""
+    from memstrata.reading.model import ModelReader
+    from memstrata.reading.score import change_case_attribute, prior_value
+    from memstrata.reading.types import Held
+
+    reader = ModelReader(out, threads=threads)
+    reader.detect_veto = None
+    xs: list[npt.NDArray[np.float32]] = []
+    ys: list[int] = []
+    for i, case in enumerate(changes):
+        if i % 1000 == 0:
+            _progress(f"train: detector inputs {i}/{len(changes)}")
+        attr = change_case_attribute(case)
+        held = prior_value(reader, case, attr) if attr in registry().names else None
+        if not held:
+            continue
+        for _, x in reader.detection_inputs(case["statement"], [Held(attr, held)],
+                                            every=True):
+            xs.append(x)
+            ys.append(int(case["kind"] == "change"))
+    return np.stack(xs), np.array(ys, dtype=np.int64)
+
+
+def train_detector(out: Path, changes: Sequence[dict[str, Any]], seed: int = SEED,
+                   threads: int = Settings.threads) -> dict[str, Any]:
+    """Train the change detector of the model in ``out`` on ``changes`` and write
+    ``detector.npz`` there: inputs standardised, one hidden layer (ReLU), two classes;
+    Adam, seeded, the epoch with the best loss on a tenth of the cases kept. The encoder
+    is the model's own, unchanged. Returns what the manifest records of it."""
+    import torch
+
+    started = time.monotonic()
+    x, y = detector_cases(out, changes, threads)
+    _progress(f"train: detector on {len(y)} pairs ({int(y.sum())} changes)")
+    torch.manual_seed(seed)
+    torch.set_num_threads(threads)
+    order = np.random.default_rng(seed).permutation(len(y))
+    val, fit = order[:len(y) // 10], order[len(y) // 10:]
+    mean = x[fit].mean(axis=0)
+    scale = x[fit].std(axis=0)
+    scale[scale == 0] = 1.0
+    xt = torch.tensor((x - mean) / scale, dtype=torch.float32)
+    yt = torch.tensor(y)
+    net = torch.nn.Sequential(torch.nn.Linear(x.shape[1], DETECT_HIDDEN), torch.nn.ReLU(),
+                              torch.nn.Linear(DETECT_HIDDEN, 2))
+    opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+    ce = torch.nn.CrossEntropyLoss()
+    rng = random.Random(seed)
+    best, best_state, waited, epochs = float("inf"), None, 0, 0
+    for epoch in range(1, DETECT_EPOCHS + 1):
+        epochs = epoch
+        batch = list(fit)
+        rng.shuffle(batch)
+        net.train()
+        for b in range(0, len(batch), 200):
+            idx = torch.tensor(batch[b:b + 200])
+            opt.zero_grad()
+            ce(net(xt[idx]), yt[idx]).backward()
+            opt.step()
+        net.eval()
+        with torch.no_grad():
+            loss = float(ce(net(xt[torch.tensor(val)]), yt[torch.tensor(val)]))
+        if loss < best - 1e-4:
+            best, waited = loss, 0
+            best_state = {k: v.clone() for k, v in net.state_dict().items()}
+        else:
+            waited += 1
+            if waited >= DETECT_PATIENCE:
+                break
+    assert best_state is not None
+    net.load_state_dict(best_state)
+    first: Any = net[0]
+    second: Any = net[2]
+    np.savez(out / "detector.npz", mean=mean.astype(np.float32),
+             scale=scale.astype(np.float32),
+             w1=first.weight.detach().numpy().T.copy(), b1=first.bias.detach().numpy(),
+             w2=second.weight.detach().numpy().T.copy(), b2=second.bias.detach().numpy())
+    return {"pairs": len(y), "changes": int(y.sum()), "hidden": DETECT_HIDDEN,
+            "epochs": epochs, "validation_loss": round(best, 4), "seed": seed,
+            "seconds": round(time.monotonic() - started)}
+
+
+def choose_detector(out: Path, dev_changes: Sequence[dict[str, Any]],
+                    tolerance: float = CHECK_TOLERANCE) -> tuple[dict[str, Any],
+                                                                 list[dict[str, Any]]]:
+    """The detector's thresholds: of the points of :data:`DETECT_GRID` whose guards on the
+    dev change cases are no worse than reading without the detector by more than
+    ``tolerance``, the best sum of changes read and guards held (a tie: the stricter
+    veto, then the higher rescue). Returns the manifest's ``reader`` entries and the sweep
+    (its first point: without the detector)."""
+    from memstrata.reading.model import ModelReader
+    from memstrata.reading.score import score_changes
+
+    def figures(reader: ModelReader) -> dict[str, float]:
+        got = score_changes(reader, dev_changes)
+        return {"change_all": float(got["change_all"]), "guard_all": float(got["guard_all"])}
+
+    plain = ModelReader(out)
+    plain.detect_veto = None
+    alone: dict[str, Any] = {"detect_veto": None, **figures(plain)}
+    sweep: list[dict[str, Any]] = [alone]
+    for veto in DETECT_GRID[0]:
+        for rescue in DETECT_GRID[1]:
+            for words in DETECT_GRID[2]:
+                reader = ModelReader(out)
+                reader.detect_veto, reader.detect_rescue = veto, rescue
+                reader.detect_words = words
+                sweep.append({"detect_veto": veto, "detect_rescue": rescue,
+                              "detect_words": words, **figures(reader)})
+                _progress(f"train: detector {veto} / {rescue} / {words}: {sweep[-1]}")
+    fit = [p for p in sweep[1:] if p["guard_all"] >= alone["guard_all"] - tolerance]
+    best = max(fit, key=lambda p: (p["change_all"] + p["guard_all"], p["detect_veto"],
+                                   p["detect_rescue"]))
+    return {"detect_veto": best["detect_veto"], "detect_rescue": best["detect_rescue"],
+            "detect_words": best["detect_words"], "detect_apart": ModelReader.detect_apart,
+            "detect_chosen_as": "the best sum of changes and guards of the points whose "
+                                "guards are no worse than without the detector by more "
+                                f"than {tolerance}"}, sweep
+
+
+def add_detector(out: Path, changes: Sequence[dict[str, Any]], threads: int) -> None:
+    """Train the detector of the model in ``out`` on the change cases outside the dev
+    split, choose its thresholds on those inside it, and record both in the manifest with
+    the dev figures read with it."""
+    from memstrata.reading.model import ModelReader, write_manifest
+    from memstrata.reading.score import score_changes
+
+    train_cases = [c for c in changes if not is_dev(c["id"])]
+    dev_cases = [c for c in changes if is_dev(c["id"])]
+    info = train_detector(out, train_cases, threads=threads)
+    info["data"] = {"changes": [p.name for p in changes_paths()],
+                    "sha256": data_digest(changes_paths()),
+                    "train_changes": len(train_cases), "dev_changes": len(dev_cases)}
+    manifest = json.loads((out / "manifest.json").read_text("utf-8"))
+    manifest.pop("files", None)
+    manifest["detector"] = info
+    write_manifest(out, manifest)
+    chosen, sweep = choose_detector(out, dev_cases)
+    manifest["reader"] = {**manifest.get("reader", {}), **chosen}
+    manifest["detect_sweep"] = sweep
+    write_manifest(out, manifest)
+    got = score_changes(ModelReader(out), dev_cases)
+    figures = manifest.setdefault("figures", {}).setdefault("dev", {})
+    figures.update({k: v for k, v in got.items() if k != "misses"})
+    write_manifest(out, manifest)
+    _progress(f"train: with the detector {chosen}: dev changes {got['change_all']}, "
+              f"guards {got['guard_all']}")
 
 
 def _version(package: str) -> str:

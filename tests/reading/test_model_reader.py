@@ -102,7 +102,7 @@ def test_a_value_that_begins_a_chinese_text_is_read_whole_with_bio_decoding() ->
     after = {r.value for r in bio.read(text) if r.attribute == "home_internet"}
     assert "电" in before
     assert "电" not in after and "电信" in after
-    assert bio.version.endswith("+bio") and not argmax.version.endswith("+bio")
+    assert "+bio" in bio.version and "+bio" not in argmax.version
 
 
 def test_a_question_is_read_for_the_attribute_it_asks(reader: ModelReader) -> None:
@@ -126,10 +126,13 @@ def test_the_model_reproduces_its_recorded_dev_figures(reader: ModelReader) -> N
              for x in p.read_text("utf-8").splitlines() if x.strip()]
     dev = [x for x in lines if is_dev(x["id"])]
     assert len(dev) == manifest["data"]["dev_lines"]
-    shipped = {p.name for p in changes_paths()} & set(manifest["data"]["changes"])
-    assert shipped == set(manifest["data"]["changes"]), "the model's change files are here"
+    # the change cases' dev figures are read with the change detector, trained (and its
+    # thresholds chosen) on the change files it names
+    data = manifest.get("detector", {}).get("data", manifest["data"])
+    shipped = {p.name for p in changes_paths()} & set(data["changes"])
+    assert shipped == set(data["changes"]), "the model's change files are here"
     changes = [c for c in load_changes(shipped) if is_dev(c["id"])]
-    assert len(changes) == manifest["data"]["dev_changes"]
+    assert len(changes) == data["dev_changes"]
     got = {**score_lines(reader, dev), **score_changes(reader, changes)}
     for key, want in manifest["figures"]["dev"].items():
         if isinstance(want, float):
@@ -214,10 +217,12 @@ def test_what_the_user_holds_raises_the_prior_of_that_attributes_values() -> Non
     held = [Held("employer", "华为")]
     plain = ModelReader()
     plain.held_bias = plain.held_bias_inside = 0.0
+    plain.detect_veto = None  # the change detector reads held values too (its own tests)
     assert plain.read(turn, held) == plain.read(turn)
     assert "+held" not in plain.version
 
     leaning = ModelReader()
+    leaning.detect_veto = None
     leaning.held_bias, leaning.held_bias_inside = 12.0, 12.0  # far past any chosen gain
     alone = {(r.attribute, r.value) for r in leaning.read(turn)}
     with_held = {(r.attribute, r.value) for r in leaning.read(turn, held)}

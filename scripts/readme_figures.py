@@ -479,7 +479,10 @@ def _readers(rd: dict[str, Any]) -> Figure:
         "precision 0.90)",
         f"model: **{blind('model')}**; rules: {blind('rules')}; cascade: {blind('cascade')}; "
         f"the model alone p50 {speed.get('p50_ms', 0):.1f} ms / p95 "
-        f"{speed.get('p95_ms', 0):.1f} ms a turn (one thread)",
+        f"{speed.get('p95_ms', 0):.1f} ms a turn (one thread)"
+        + (f", with eight values held (its change detector reads the turn against them) "
+           f"p50 {model['speed_held']['p50_ms']:.1f} ms / p95 "
+           f"{model['speed_held']['p95_ms']:.1f} ms" if "speed_held" in model else ""),
         "`readers.json`, `readers_first_look.json`, [the readers](docs/reading.md)",
         title="Readers of meaning",
         what="readers of meaning on 4 sets written blind (EN + ZH): the shipped model",
@@ -690,7 +693,7 @@ def _at_once(a: dict[str, Any]) -> Figure:
         f"{upd['sets']} sets and {grd['n']} guard cases in {grd['sets']} sets (EN + ZH; all "
         "looked at before, while the rules and the ranking were tuned; this change was not "
         "tuned on them)",
-        f"statements kept by `observe` at once: {line('this')}; before ({a['base']['label']}, "
+        f"now: {line('this')}; before ({a['base']['label']}, "
         f"{a['base']['commit']}): {line('base')}",
         "`at_once.json`",
         title="Recallable at once",

@@ -4,10 +4,13 @@ One pass of an int8 ONNX encoder (multilingual-e5-small, fine-tuned by
 :mod:`memstrata.reading.train`) over a turn, then small heads in numpy: which words carry a
 value of which registry attribute, and for each such value whose it is, when it holds,
 whether it is denied and, for a diet, which one. ``ask`` and ``relate`` read a question or a
-pair of statements with the same encoder. No torch, no LLM: a few milliseconds a turn on
-one thread.
+pair of statements with the same encoder. With what the user holds (``read(turn, held)``),
+the change detector reads the turn again beside each held value it may change, and drops
+or takes that attribute's new value (:attr:`ModelReader.detect_veto`). No torch, no LLM: a
+few milliseconds a turn on one thread.
 
-The files (``reader.onnx``, ``heads.npz``, ``tokenizer.json``) sit beside ``manifest.json``,
+The files (``reader.onnx``, ``heads.npz``, ``tokenizer.json``, and the change detector's
+``detector.npz``) sit beside ``manifest.json``,
 which names the base model, the training data's digest, the settings, the figures the model
 was released with and each file's SHA-256. Loading checks the digests: a damaged or
 replaced file is refused with :class:`~memstrata.errors.ReaderModelError` rather than read.
@@ -522,6 +525,7 @@ class ModelReader:
                 [probs[:, L.tag_of(h.attribute, True)].max(), bool(own), bool(new),
                  max((r.confidence for r in own), default=0.0)]]).astype(np.float32))
         return out
+
     def _detect_scores(self, feats: Sequence[npt.NDArray[np.float32]]) -> list[float]:
         """The detector's probability for each input that the turn changes the held value."""
         if not feats:

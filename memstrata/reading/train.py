@@ -25,7 +25,11 @@ model's weights). What it does, seeded, on one machine of two cores in well unde
    network, writes the heads, the tokenizer and a manifest (base model, data digest,
    settings, figures), chooses the checker's thresholds on the dev split - no worse than
    the shipped model on any of the four figures they trade, where a point of the grid is
-   (:func:`choose_point`) - and scores the exported reader on the dev split.
+   (:func:`choose_point`) - and scores the exported reader on the dev split;
+5. trains the change detector (:func:`add_detector`; alone: ``--detector``): the change
+   cases outside the dev split read by the exported model as pairs of the held value and
+   the statement, a network of one hidden layer on them, its thresholds chosen on the dev
+   change cases (:func:`choose_detector`).
 
 Why the top layers only: on this machine a step over all twelve layers costs about twice
 one over the top six, and the frozen lower layers' outputs can be cached once.

@@ -102,6 +102,17 @@ def _number(text: str) -> str | None:
     return None
 
 
+def _words_value(attr: str, kind: str, words: str) -> str | None:
+    """The value of a span or number attribute in ``words``: digits for a number (None
+    where there are none), else the words, a name or a city capitalised where typed in
+    lower case."""
+    if kind == "number":
+        return _number(words)
+    if attr in _CAPITALISED and words.islower():
+        return " ".join(w[:1].upper() + w[1:] for w in words.split(" "))
+    return words
+
+
 def continues_word(text: str, offsets: Sequence[tuple[int, int]], i: int) -> bool:
     """Whether piece ``i`` continues the Latin word or number the piece before began."""
     a, b = offsets[i]
@@ -588,12 +599,9 @@ class ModelReader:
         chars = span_chars(text, offsets, a, b)
         if chars is None:
             return None
-        words = text[chars[0]:chars[1]]
-        value = _number(words) if kind == "number" else words
+        value = _words_value(attr, kind, text[chars[0]:chars[1]])
         if value is None:
             return None
-        if attr in _CAPITALISED and value.islower():
-            value = " ".join(w[:1].upper() + w[1:] for w in value.split(" "))
         return Reading(attribute=attr, value=value, holder="user", when="now", negated=False,
                        confidence=p, span=chars)
 
@@ -695,12 +703,8 @@ class ModelReader:
             allowed = [i for i, lab in enumerate(L.LABELS) if lab.startswith(attr + ":")]
             best = max(allowed, key=lambda i: scores[i])
             value: str | None = L.LABELS[best].split(":", 1)[1]
-        elif kind == "number":
-            value = _number(words)
         else:
-            value = words
-            if attr in _CAPITALISED and value.islower():
-                value = " ".join(w[:1].upper() + w[1:] for w in value.split(" "))
+            value = _words_value(attr, kind, words)
         if value is None:
             return None
         confidence = float(min(tagged, holder.max(), when.max(), negated.max()))

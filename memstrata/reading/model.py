@@ -53,6 +53,9 @@ _WORDS = {w: i for i, w in enumerate(
 _TENS = {w: 10 * i for i, w in enumerate(
     "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()) if w != "_"}
 _CAPITALISED = frozenset({"name", "preferred_name", "city"})
+#: in the model's version: a number the tags began on a piece of is read whole (五十歲 was
+#: read 10, "sixty-five" 60 and 5); readings stored before it are reread
+_NUMBERS = "+numbers"
 
 
 def model_available(path: Path = DEFAULT_MODEL_DIR) -> bool:
@@ -111,6 +114,32 @@ def _words_value(attr: str, kind: str, words: str) -> str | None:
     if attr in _CAPITALISED and words.islower():
         return " ".join(w[:1].upper() + w[1:] for w in words.split(" "))
     return words
+
+
+_ZH_NUMERALS = frozenset("零〇一二两三四五六七八九十百")
+
+
+def whole_number(text: str, a: int, b: int) -> tuple[int, int]:
+    """Characters ``a:b`` of ``text`` widened to the whole number they are a piece of:
+    五十 rather than 十, "sixty-five" rather than "sixty" and "five" (the tags may begin a
+    number on any of its words); unchanged where the span is no number's piece."""
+    if _number(text[a:b]) is None:
+        return a, b
+    while a > 0 and text[a - 1] in _ZH_NUMERALS:
+        a -= 1
+    while b < len(text) and text[b] in _ZH_NUMERALS:
+        b += 1
+    words = text[a:b].lower()
+    if words and all(w in _WORDS or w in _TENS for w in re.split(r"[\s-]+", words)):
+        right = re.match(r"[ -]([a-z]+)\b", text[b:], re.I)
+        if right and words in _TENS and right.group(1).lower() in _WORDS \
+                and 0 < _WORDS[right.group(1).lower()] < 10:
+            b += right.end()
+        left = re.search(r"\b([a-z]+)[ -]$", text[:a], re.I)
+        if left and left.group(1).lower() in _TENS and words in _WORDS \
+                and 0 < _WORDS[words] < 10:
+            a = left.start()
+    return a, b
 
 
 def continues_word(text: str, offsets: Sequence[tuple[int, int]], i: int) -> bool:
@@ -319,9 +348,11 @@ class ModelReader:
 
     @property
     def version(self) -> str:
-        """The model's identity: its ONNX file's digest (stored with every reading), and
-        what a held attribute's tags gain where they gain anything (it reads otherwise)."""
-        digest = "model-" + str(self.manifest["files"]["reader.onnx"]["sha256"])[:12]
+        """The model's identity: its ONNX file's digest (stored with every reading), how it
+        reads numbers (``_NUMBERS``), and what a held attribute's tags gain where they gain
+        anything (it reads otherwise)."""
+        digest = "model-" + str(self.manifest["files"]["reader.onnx"]["sha256"])[:12] \
+            + _NUMBERS
         if self.held_bias or self.held_bias_inside:
             digest += f"+held{self.held_bias:g}/{self.held_bias_inside:g}"
         if self.decode != "argmax":
@@ -599,6 +630,8 @@ class ModelReader:
         chars = span_chars(text, offsets, a, b)
         if chars is None:
             return None
+        if kind == "number":
+            chars = whole_number(text, *chars)
         value = _words_value(attr, kind, text[chars[0]:chars[1]])
         if value is None:
             return None
@@ -691,7 +724,8 @@ class ModelReader:
         chars = span_chars(text, offsets, start + a, start + b)
         if chars is None:
             return None
-        char_a, char_b = chars
+        char_a, char_b = whole_number(text, *chars) if registry()[attr].value == "number" \
+            else chars
         words = text[char_a:char_b]
         feat = self._gelu(self._dense(np.concatenate([h[a:b].mean(axis=0), mean]), "span"))
         holder = _softmax(self._dense(feat, "holder"))

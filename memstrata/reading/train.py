@@ -839,6 +839,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--baseline", type=Path, default=OUT,
                         help="the model the checker's thresholds must not fall behind on the "
                              "dev split (default: the shipped one; none when --out is it)")
+    parser.add_argument("--choose-detector", action="store_true",
+                        help="only choose the change detector's thresholds of the model in "
+                             "--out on its dev change cases again")
     parser.add_argument("--detector", action="store_true",
                         help="only train the change detector of the model in --out (and "
                              "choose its thresholds on the dev change cases) again")
@@ -846,6 +849,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     baseline = None if args.out.resolve() == args.baseline.resolve() else args.baseline
     if args.detector:
         add_detector(args.out, load_changes(), args.threads)
+        return 0
+    if args.choose_detector:
+        manifest = json.loads((args.out / "manifest.json").read_text("utf-8"))
+        trained_on = manifest["detector"]["data"]["changes"]  # its own dev split
+        choose_and_record_detector(args.out, [c for c in load_changes(trained_on)
+                                              if is_dev(c["id"])])
         return 0
     if args.choose_held:
         manifest = json.loads((args.out / "manifest.json").read_text("utf-8"))
@@ -1086,8 +1095,9 @@ DETECT_EPOCHS = 200
 DETECT_PATIENCE = 10
 
 #: the detector's thresholds tried on the dev change cases (``detect_veto`` x
-#: ``detect_rescue`` x ``detect_words``)
-DETECT_GRID = ((0.1, 0.2, 0.3), (0.8, 0.9, 0.95), (0.01, 0.05))
+#: ``detect_rescue`` x ``detect_words``; the first sweep never chose a veto of 0.1 or a
+#: rescue of 0.8, and a ``detect_words`` above 0.05 keeps it off turns about something else)
+DETECT_GRID = ((0.2, 0.3), (0.9, 0.95), (0.01, 0.1, 0.3))
 
 
 def detector_cases(out: Path, changes: Sequence[dict[str, Any]], threads: int
@@ -1176,23 +1186,60 @@ def train_detector(out: Path, changes: Sequence[dict[str, Any]], seed: int = SEE
             "seconds": round(time.monotonic() - started)}
 
 
+def unrelated_pairs(reader: Any, dev_changes: Sequence[dict[str, Any]]
+                    ) -> list[tuple[str, Any]]:
+    """``(turn, held)``: each dev change case's held value (as ``reader`` reads its prior)
+    with the statement of another dev case (seeded), about another attribute - a turn that
+    changes nothing of what is held."""
+    from memstrata.reading.score import change_case_attribute, prior_value
+    from memstrata.reading.types import Held
+
+    rng = random.Random(SEED)
+    attrs = [change_case_attribute(c) for c in dev_changes]
+    out: list[tuple[str, Any]] = []
+    for case, attr in zip(dev_changes, attrs, strict=True):
+        held = prior_value(reader, case, attr) if attr in registry().names else None
+        other = rng.randrange(len(dev_changes))
+        if held and attrs[other] not in L.family(attr):
+            out.append((dev_changes[other]["statement"], Held(attr, held)))
+    return out
+
+
+def unrelated_held(reader: Any, pairs: Sequence[tuple[str, Any]]) -> float:
+    """The share of :func:`unrelated_pairs` where ``reader`` reads no new value of the
+    user's own, now, of the held attribute."""
+    from memstrata.reading.score import value_matches
+
+    def changed(turn: str, held: Any) -> bool:
+        return any(r.attribute in L.family(held.attribute) and r.current_own
+                   and not value_matches(held.attribute, r.value, held.value)
+                   for r in reader.read(turn, [held]))
+
+    return round(1.0 - sum(changed(t, h) for t, h in pairs) / max(1, len(pairs)), 4)
+
+
 def choose_detector(out: Path, dev_changes: Sequence[dict[str, Any]],
                     tolerance: float = CHECK_TOLERANCE) -> tuple[dict[str, Any],
                                                                  list[dict[str, Any]]]:
     """The detector's thresholds: of the points of :data:`DETECT_GRID` whose guards on the
-    dev change cases are no worse than reading without the detector by more than
-    ``tolerance``, the best sum of changes read and guards held (a tie: the stricter
-    veto, then the higher rescue). Returns the manifest's ``reader`` entries and the sweep
-    (its first point: without the detector)."""
+    dev change cases, and whose turns about another attribute held (:func:`unrelated_held`:
+    the change cases alone never show the detector a turn about something else), are no
+    worse than reading without the detector by more than ``tolerance``, the best sum of the
+    three (changes read, guards held, unrelated turns held; a tie: the stricter veto, then
+    the higher rescue). Returns the manifest's ``reader`` entries and the sweep (its first
+    point: without the detector)."""
     from memstrata.reading.model import ModelReader
     from memstrata.reading.score import score_changes
 
-    def figures(reader: ModelReader) -> dict[str, float]:
-        got = score_changes(reader, dev_changes)
-        return {"change_all": float(got["change_all"]), "guard_all": float(got["guard_all"])}
-
     plain = ModelReader(out)
     plain.detect_veto = None
+    pairs = unrelated_pairs(plain, dev_changes)
+
+    def figures(reader: ModelReader) -> dict[str, float]:
+        got = score_changes(reader, dev_changes)
+        return {"change_all": float(got["change_all"]), "guard_all": float(got["guard_all"]),
+                "unrelated_all": unrelated_held(reader, pairs)}
+
     alone: dict[str, Any] = {"detect_veto": None, **figures(plain)}
     sweep: list[dict[str, Any]] = [alone]
     for veto in DETECT_GRID[0]:
@@ -1204,22 +1251,23 @@ def choose_detector(out: Path, dev_changes: Sequence[dict[str, Any]],
                 sweep.append({"detect_veto": veto, "detect_rescue": rescue,
                               "detect_words": words, **figures(reader)})
                 _progress(f"train: detector {veto} / {rescue} / {words}: {sweep[-1]}")
-    fit = [p for p in sweep[1:] if p["guard_all"] >= alone["guard_all"] - tolerance]
-    best = max(fit, key=lambda p: (p["change_all"] + p["guard_all"], p["detect_veto"],
-                                   p["detect_rescue"]))
+    fit = [p for p in sweep[1:] if p["guard_all"] >= alone["guard_all"] - tolerance
+           and p["unrelated_all"] >= alone["unrelated_all"] - tolerance]
+    best = max(fit, key=lambda p: (p["change_all"] + p["guard_all"] + p["unrelated_all"],
+                                   p["detect_veto"], p["detect_rescue"]))
     return {"detect_veto": best["detect_veto"], "detect_rescue": best["detect_rescue"],
             "detect_words": best["detect_words"], "detect_apart": ModelReader.detect_apart,
-            "detect_chosen_as": "the best sum of changes and guards of the points whose "
-                                "guards are no worse than without the detector by more "
-                                f"than {tolerance}"}, sweep
+            "detect_chosen_as": "the best sum of changes, guards and turns about another "
+                                "attribute held, of the points where the last two are no "
+                                "worse than without the detector by more than "
+                                f"{tolerance} ({len(pairs)} such turns)"}, sweep
 
 
 def add_detector(out: Path, changes: Sequence[dict[str, Any]], threads: int) -> None:
     """Train the detector of the model in ``out`` on the change cases outside the dev
     split, choose its thresholds on those inside it, and record both in the manifest with
     the dev figures read with it."""
-    from memstrata.reading.model import ModelReader, write_manifest
-    from memstrata.reading.score import score_changes
+    from memstrata.reading.model import write_manifest
 
     train_cases = [c for c in changes if not is_dev(c["id"])]
     dev_cases = [c for c in changes if is_dev(c["id"])]
@@ -1231,6 +1279,18 @@ def add_detector(out: Path, changes: Sequence[dict[str, Any]], threads: int) -> 
     manifest.pop("files", None)
     manifest["detector"] = info
     write_manifest(out, manifest)
+    choose_and_record_detector(out, dev_cases)
+
+
+def choose_and_record_detector(out: Path, dev_cases: Sequence[dict[str, Any]]) -> None:
+    """Choose the thresholds of the detector in ``out`` on the dev change cases
+    (:func:`choose_detector`) and record them in the manifest with the dev figures read
+    with them."""
+    from memstrata.reading.model import ModelReader, write_manifest
+    from memstrata.reading.score import score_changes
+
+    manifest = json.loads((out / "manifest.json").read_text("utf-8"))
+    manifest.pop("files", None)
     chosen, sweep = choose_detector(out, dev_cases)
     manifest["reader"] = {**manifest.get("reader", {}), **chosen}
     manifest["detect_sweep"] = sweep

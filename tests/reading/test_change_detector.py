@@ -177,10 +177,50 @@ def test_the_detectors_thresholds_keep_the_guards_of_reading_without_it() -> Non
     manifest = json.loads((DEFAULT_MODEL_DIR / "manifest.json").read_text("utf-8"))
     alone, *points = manifest["detect_sweep"]
     assert alone["detect_veto"] is None
-    fit = [p for p in points if p["guard_all"] >= alone["guard_all"] - CHECK_TOLERANCE]
-    best = max(fit, key=lambda p: (p["change_all"] + p["guard_all"], p["detect_veto"],
-                                   p["detect_rescue"]))
+    fit = [p for p in points if p["guard_all"] >= alone["guard_all"] - CHECK_TOLERANCE
+           and p["unrelated_all"] >= alone["unrelated_all"] - CHECK_TOLERANCE]
+    best = max(fit, key=lambda p: (p["change_all"] + p["guard_all"] + p["unrelated_all"],
+                                   p["detect_veto"], p["detect_rescue"]))
     chosen = manifest["reader"]
     assert (chosen["detect_veto"], chosen["detect_rescue"], chosen["detect_words"]) == \
         (best["detect_veto"], best["detect_rescue"], best["detect_words"])
     assert best["guard_all"] >= alone["guard_all"] and best["change_all"] > alone["change_all"]
+
+
+_STILL = ("known misreading of the shipped detector: a value the first pass read in a turn "
+          "about something else (Deepavali, Ocho Rios) is still taken as the held attribute's "
+          "new value; a detector trained with such turns (branch candidate/detector-d) reads "
+          "them right but was not released by its rule")
+#: (held, a turn about another attribute): statements of change cases of the dev split,
+#: read with a held value of an attribute they do not speak of
+UNRELATED = [
+    pytest.param(Held("city", "Austin"),
+                 "Oi my new boss at Grab damn chill one, never need to OT. Can help me write "
+                 "the leave email anot, want to take Deepavali week",
+                 marks=pytest.mark.xfail(strict=True, reason=_STILL)),
+    pytest.param(Held("gym", "Smart Fit"),
+                 "It has been three years since Dale passed. Winston from my church and I are "
+                 "officially an item now, he is taking me to Ocho Rios on Sunday. What should "
+                 "I pack for a day trip", marks=pytest.mark.xfail(strict=True, reason=_STILL)),
+    (Held("home_internet", "Unifi"), "so jonas and i are over (amicably!!) and i've been "
+                                     "seeing Elif for about three months, she's great — ideas "
+                                     "for a weekend trip from vienna by train?"),
+    (Held("employer", "Atlassian"), "cult.fit membership activated today bhai, let the "
+                                    "Anytime one lapse. which cult class is best for a total "
+                                    "beginner with bad knees?"),
+]
+
+
+@pytest.mark.parametrize(("held", "turn"), UNRELATED)
+def test_a_turn_about_another_attribute_changes_nothing_held(reader: ModelReader,
+                                                             held: Held, turn: str) -> None:
+    """With its first thresholds (``detect_words`` 0.01, chosen on change cases alone,
+    which are all about the held attribute) the detector took the likeliest words of a
+    turn about something else as the held attribute's new value: home internet jonas,
+    employer bhai (and city Deepavali, gym Ocho Rios: still). Its thresholds are now chosen
+    with turns about another attribute on the dev split too."""
+    assert _own_now(reader, turn, held) == []
+    loose = ModelReader()
+    loose.read("warm up")  # the manifest's settings first, then the old threshold
+    loose.detect_words = 0.01
+    assert _own_now(loose, turn, held) != []

@@ -38,7 +38,8 @@ def test_a_number_is_widened_to_the_whole_number_it_is_a_piece_of(
 
 
 @pytest.mark.parametrize(("held", "turn", "value"), [
-    (Held("age", "49"), "啱啱過咗五十歲生日，啲仔女話要帶我去做身體檢查，五十歲要驗啲乜嘢㗎？", "50"),
+    (Held("age", "49"), "啱啱過咗五十歲生日，啲仔女話要帶我去做身體檢查，"
+                        "五十歲要驗啲乜嘢㗎？", "50"),
     (Held("age", "64"), "retired last friday at sixty-five and the grandkids made me a cake "
                         "shaped like a golf bag. how do I start drawing my pension?", "65"),
 ])

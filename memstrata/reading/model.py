@@ -724,14 +724,13 @@ class ModelReader:
         chars = span_chars(text, offsets, start + a, start + b)
         if chars is None:
             return None
-        char_a, char_b = whole_number(text, *chars) if registry()[attr].value == "number" \
-            else chars
+        kind = registry()[attr].value
+        char_a, char_b = whole_number(text, *chars) if kind == "number" else chars
         words = text[char_a:char_b]
         feat = self._gelu(self._dense(np.concatenate([h[a:b].mean(axis=0), mean]), "span"))
         holder = _softmax(self._dense(feat, "holder"))
         when = _softmax(self._dense(feat, "when"))
         negated = _softmax(self._dense(feat, "negated"))
-        kind = registry()[attr].value
         if kind == "label":
             scores = _softmax(self._dense(feat, "label"))
             allowed = [i for i, lab in enumerate(L.LABELS) if lab.startswith(attr + ":")]

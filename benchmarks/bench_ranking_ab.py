@@ -21,6 +21,9 @@ Run::
     git worktree add /tmp/base <commit>
     python benchmarks/bench_ranking_ab.py --base /tmp/base --label "before ..."
 
+(``--built-by current``: the current tree builds the database, for a change that stores
+something new with each memory - both trees must still rank alike.)
+
 -> ``benchmarks/results/ranking_ab.json``.
 """
 
@@ -149,13 +152,16 @@ def main() -> None:
     parser.add_argument("--label", default="base")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--name", default="ranking_ab", help="the result file's name")
+    parser.add_argument("--built-by", choices=("base", "current"), default="base",
+                        help="the tree that builds the database (current: with what it "
+                             "stores when a memory is written, which the base tree ignores)")
     args = parser.parse_args()
     trees = {"base": args.base.resolve(), "current": ROOT}
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "db"
         db.mkdir()
-        print("building the database with the base tree ...", flush=True)
-        _child(trees["base"], "build", db)
+        print(f"building the database with the {args.built_by} tree ...", flush=True)
+        _child(trees[args.built_by], "build", db)
         hits = {name: _child(tree, "hits", db) for name, tree in trees.items()}
         samples: dict[str, dict[str, list[float]]] = {name: {} for name in trees}
         for n in range(args.rounds):
@@ -166,6 +172,7 @@ def main() -> None:
     result: dict[str, Any] = {
         "what": "recall's ranking of two source trees on one database: hits and time",
         "base": {"tree": str(args.base), "label": args.label},
+        "built_by": args.built_by,
         "workload": "the first 10 cases of every knowledge-update and no-change set "
                     "(remembered / observed / observed with the nightly summarize) and the "
                     "first LoCoMo dev conversation; recall(k=5), query embedding cached",

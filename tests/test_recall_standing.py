@@ -8,6 +8,7 @@ Real SQLite and PostgreSQL, the real embedding model.
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -425,3 +426,60 @@ def test_someone_elses_news_is_weighed_at_a_fifth_for_a_question_about_now(
     assert RetrievalPolicy().not_current_weight == 0.2
     assert score(RetrievalPolicy()) == pytest.approx(
         0.2 * score(RetrievalPolicy(not_current_weight=1.0)), rel=1e-6)
+
+
+def _recording_what_is_read(monkeypatch: pytest.MonkeyPatch, manager: MemoryManager
+                            ) -> list[str]:
+    """Every rule recall could read a memory's text with, and the reader, wrapped: the
+    texts they are called with are recorded (the question may be read; a stored text may
+    not)."""
+    from memstrata.memory import ranking
+    from memstrata.policies import standing
+
+    seen: list[str] = []
+
+    def recording(fn: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            seen.extend(a for a in args if isinstance(a, str))
+            return fn(*args, **kwargs)
+        return wrapper
+
+    for module, name in [(ranking, "reads_as_own_change"), (ranking, "reports_own_state"),
+                         (ranking, "extract"), (ranking, "change_of"),
+                         (ranking, "names_possession"), (standing, "own_state")]:
+        monkeypatch.setattr(module, name, recording(getattr(module, name)))
+    reader = manager.reader
+    for name in ("read", "relate"):
+        monkeypatch.setattr(reader, name, recording(getattr(reader, name)))
+    return seen
+
+
+@pytest.mark.parametrize(("old", "distractor", "question"), GUARDS[:4] + GUARDS[5:])
+def test_recall_reads_no_stored_text_whose_and_when_are_stored_with_the_memory(
+        manager: MemoryManager, clock: ManualClock, monkeypatch: pytest.MonkeyPatch,
+        old: str, distractor: str, question: str) -> None:
+    """Issue 32: the currency stage weighs someone else's news, a plan or a one-off by
+    the stance stored when the memory was written - recall runs no rule and no reader
+    over stored text (only over the question)."""
+    user = "stance"
+    texts = [FILLER[0], old, FILLER[2], FILLER[1], distractor, FILLER[3]]
+    ids = {}
+    for day, text in zip([0, 0, 0, 20, 40, 40], texts, strict=True):
+        decision = manager.remember(user, MemoryInput(content=text, at=DAY0 + timedelta(
+            days=day), session_id=f"s{day}"))
+        assert decision.record_id
+        ids[text] = decision.record_id
+    clock.set(DAY0 + timedelta(days=100))
+    seen = _recording_what_is_read(monkeypatch, manager)
+    ranked = [h.id for h in manager.recall(user, question, record_use=False)]
+    assert not set(seen) & set(texts)
+    assert ids[old] in ranked
+    assert ids[distractor] not in ranked or ranked.index(ids[old]) < ranked.index(
+        ids[distractor])
+    # the control: a memory without a stored stance (written before stances were) is
+    # read at query time - what the recording above would have caught
+    from memstrata.memory import ranking
+
+    monkeypatch.setattr(ranking, "stored_stance", lambda meta, text: None)
+    assert [h.id for h in manager.recall(user, question, record_use=False)] == ranked
+    assert set(seen) & set(texts)

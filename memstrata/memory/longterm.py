@@ -80,6 +80,8 @@ from memstrata.policies.retrieval import (
 from memstrata.policies.temporal import TemporalQuery, read_query
 from memstrata.policies.write import screen
 from memstrata.reading import from_stored, load_reader
+from memstrata.reading.stance import STANCE_KEY, stance_of
+from memstrata.reading.stance import to_stored as stance_stored
 from memstrata.types import (
     RETRIEVABLE,
     USER_SUBJECT,
@@ -219,6 +221,10 @@ class LongTermMemory:
                 out[i] = WriteDecision(early.outcome, early.reason)
         if todo:
             self._synced(user_id)
+            # whose and when each statement is, read once now: recall reads it stored
+            chunk = list(chunk)
+            for i in todo:
+                chunk[i] = _with_stance(chunk[i])
             texts = [_indexed(chunk[i]) for i in todo]
             vectors, parts = self._embed_with_sentences(
                 texts, [chunk[i].content for i in todo],
@@ -814,6 +820,15 @@ class LongTermMemory:
         for row, sentences in zip(only, added, strict=True):
             if sentences is not None:
                 new_sentences[row[0]] = _store.encode_vector(sentences)
+
+
+def _with_stance(item: MemoryInput) -> MemoryInput:
+    """``item`` with its :class:`~memstrata.reading.stance.Stance` in its metadata (an
+    item whose metadata has that key already is left as it is)."""
+    if STANCE_KEY in item.metadata:
+        return item
+    stance = stance_stored(stance_of(item.content), item.content)
+    return item.model_copy(update={"metadata": {**item.metadata, STANCE_KEY: stance}})
 
 
 def _indexed(item: MemoryInput) -> str:

@@ -127,17 +127,18 @@ def expiry_candidates(conn: Connection, user_id: str, now: float, purge_before: 
     ))
 
 
-def readable_records(conn: Connection, user_id: str) -> list[Row[Any]]:
+def readable_records(conn: Connection, user_id: str, *, every_source: bool = False
+                     ) -> list[Row[Any]]:
     """The user's live records said by the user themself (``source`` user_explicit: what
-    ``observe`` formed from their turns and what they asked to ``remember``), with what a
-    reader reads them with: id, content, metadata (decoded), subject, attribute, value,
-    status; oldest first."""
+    ``observe`` formed from their turns and what they asked to ``remember``; with
+    ``every_source`` all of them), with what a reader reads them with: id, content,
+    metadata (decoded), subject, attribute, value, status, source; oldest first."""
     m = memories.c
-    return list(conn.execute(
-        select(m.id, m.content, m.metadata, m.subject, m.attribute, m.value, m.status)
-        .where(m.user_id == user_id, m.status.in_(_LIVE),
-               m.source == Source.USER_EXPLICIT.value)
-        .order_by(m.valid_from, m.id)))
+    query = select(m.id, m.content, m.metadata, m.subject, m.attribute, m.value, m.status,
+                   m.source).where(m.user_id == user_id, m.status.in_(_LIVE))
+    if not every_source:
+        query = query.where(m.source == Source.USER_EXPLICIT.value)
+    return list(conn.execute(query.order_by(m.valid_from, m.id)))
 
 
 # ---------------------------------------------------------------- episodes

@@ -53,6 +53,7 @@ from memstrata.policies.slot_change import change_of
 from memstrata.policies.standing import reads_as_own_change, reports_own_state
 from memstrata.policies.temporal import DateRange, TemporalQuery
 from memstrata.reading import from_stored
+from memstrata.reading.stance import Stance, stored_stance
 from memstrata.types import (
     RETRIEVABLE,
     USER_SUBJECT,
@@ -344,11 +345,16 @@ def _newest_first(candidates: list[Candidate], policy: RetrievalPolicy, top: int
     elif all(row.vector is not None for row in rows):
         matrix = np.vstack([decode_vector(row.vector) for row in rows])
         similarity = (matrix.astype(np.float32) @ matrix.T.astype(np.float32)).tolist()
-    changes = [later and reads_as_own_change(row.content)
+    # whose and when each statement is: the stance stored with it when it was written
+    # (read only where it is used: a change, or any candidate of a question about now)
+    stances = [_stance(row) if later or asks_current else None
                for row, later in zip(rows, newer, strict=True)]
-    # read only where it is used: a change, or any candidate of a question about now
-    own = [reports_own_state(row.content, query) if asks_current or change else True
-           for row, change in zip(rows, changes, strict=True)]
+    changes = [later and (reads_as_own_change(row.content) if stance is None
+                          else stance.change)
+               for row, later, stance in zip(rows, newer, stances, strict=True)]
+    own = [(reports_own_state(row.content, query) if stance is None
+            else stance.reports_own_state(query)) if asks_current or change else True
+           for row, change, stance in zip(rows, changes, stances, strict=True)]
     outdated, promote = policy.current_first(
         relevance=[c.parts.relevance for c in candidates],
         said_at=said,
@@ -392,6 +398,15 @@ def _newest_first(candidates: list[Candidate], policy: RetrievalPolicy, top: int
             if parts.score < above and parts.score > 0:
                 _current(c, above / parts.score * (1.0 + 1e-6 * step[i]))
     return [ok or i in promote for i, ok in enumerate(admitted)]
+
+
+def _stance(row: Any) -> Stance | None:
+    """The :class:`~memstrata.reading.stance.Stance` stored with ``row``'s record, if it
+    was read from the record's text (``None``: the caller reads the text, as before
+    stances were stored)."""
+    raw = row.metadata
+    meta = json.loads(raw) if isinstance(raw, str | bytes) else raw
+    return stored_stance(meta, row.content)
 
 
 def _answers_first(kept: list[Candidate], answers: Collection[str],
@@ -471,11 +486,13 @@ def _states(row: Any, attributes: Sequence[str], held: str) -> bool:
     meta = json.loads(raw) if isinstance(raw, str | bytes) else raw
     readings = meta.get("readings") if isinstance(meta, dict) else None
     if not isinstance(readings, list):
-        return _states_attribute(row.content, attributes, held)
+        return _states_attribute(row.content, attributes, held,
+                                 stored_stance(meta, row.content))
     return any(r.attribute in attributes and r.current_own for r in from_stored(readings))
 
 
-def _states_attribute(content: str, attributes: Sequence[str], held: str) -> bool:
+def _states_attribute(content: str, attributes: Sequence[str], held: str,
+                      stance: Stance | None = None) -> bool:
     """Does ``content`` state one of the user's ``attributes``: read by the fast
     extractor, or as a new value beside the ``held`` one (:func:`change_of`: "First week
     at Spotify went fine" states an employer; with no value held, any single one), or - a
@@ -483,8 +500,9 @@ def _states_attribute(content: str, attributes: Sequence[str], held: str) -> boo
     provider in a statement of the user's own present state ("my Subaru Outback handled
     the dirt roads", not "got a rental tesla this week")?"""
     if any(a in POSSESSIONS for a in attributes):
-        return any(names_possession(content, a) for a in attributes) and _digest_cached(
-            _OWN_STATES, (content,), lambda: reports_own_state(content))
+        return any(names_possession(content, a) for a in attributes) and (
+            _digest_cached(_OWN_STATES, (content,), lambda: reports_own_state(content))
+            if stance is None else stance.reports_own_state())
     if not _read_attributes(content).isdisjoint(attributes):
         return True
     current = held or _NO_VALUE

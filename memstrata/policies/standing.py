@@ -25,14 +25,16 @@ mobile carrier) is beyond it.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from typing import Any
 
 from memstrata.policies._extraction_en import _EN_OTHER_PEOPLE
 from memstrata.policies._extraction_zh import _ZH_OTHER_PEOPLE, spaces_as_commas
 from memstrata.policies.possessions import POSSESSIONS, names_possession
 from memstrata.policies.temporal import reads_as_change
 
-__all__ = ["reads_as_own_change", "reports_own_state", "tells_of_own_state",
-           "why_not_own_state"]
+__all__ = ["OwnState", "own_state", "reads_as_own_change", "reports_own_state",
+           "tells_of_own_state", "why_not_own_state"]
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 #: sentences (the mark stays with the sentence it ends; an emoji ends one too)
@@ -408,21 +410,74 @@ def why_not_own_state(text: str, question: str = "") -> str | None:
     person it names is not someone else. A cue does not count against a clause free of cues
     that reads as a change ("Got offered a secondment in Lisbon, so I've dropped
     Italian and started Portuguese")."""
+    return own_state(text).why_not(question)
+
+
+@dataclass(frozen=True, slots=True)
+class OwnState:
+    """What :func:`why_not_own_state` reads of a text before any question is asked, so
+    it can be read once (when a memory is written) and asked again for every question
+    without reading the text: whether anything is ``stated``, someone else as the subject
+    (``other``: ``""``, ``"zh"`` or ``"en"``, with what a question must name to ask about
+    them - for Chinese the kinship word and the two characters after it, for English the
+    person's word and the name after it, casefolded) and the reason the cues give
+    (``cue``) when that person is asked about or none is the subject."""
+
+    stated: bool
+    other: str = ""
+    named: tuple[str, str] = ("", "")
+    cue: str | None = None
+
+    def why_not(self, question: str = "") -> str | None:
+        """:func:`why_not_own_state` of the text for ``question``."""
+        if not self.stated:
+            return "question"
+        first, second = self.named
+        if self.other == "zh" and first not in _zh_kin(question) and second not in question:
+            return "someone else"
+        if self.other == "en":
+            asked = question.casefold()
+            # (chat shorthand: "my bf daniel" for "my boyfriend")
+            if not ((first and re.search(rf"\b{re.escape(first)}", asked))
+                    or (second and re.search(rf"\b{re.escape(second)}\b", asked))):
+                return "someone else"
+        return self.cue
+
+    def to_stored(self) -> list[Any]:
+        """A JSON list (stored with a memory)."""
+        return [self.stated, self.other, *self.named, self.cue]
+
+    @classmethod
+    def from_stored(cls, raw: Any) -> OwnState | None:
+        """The :class:`OwnState` :meth:`to_stored` gave, ``None`` for anything else."""
+        if not (isinstance(raw, list) and len(raw) == 5 and isinstance(raw[0], bool)
+                and raw[1] in ("", "zh", "en") and isinstance(raw[2], str)
+                and isinstance(raw[3], str) and (raw[4] is None or raw[4] in _REASONS)):
+            return None
+        return cls(raw[0], raw[1], (raw[2], raw[3]), raw[4])
+
+
+#: the reasons :func:`why_not_own_state` gives after the subject is read
+_REASONS = frozenset({"plan", "past", "one-off", "unchanged"})
+
+
+def own_state(text: str) -> OwnState:
+    """The :class:`OwnState` of ``text``: :func:`why_not_own_state` without the question."""
     sentences = _statement_part(text)
     clauses = [c for sentence in sentences for c in sentence]
     if not clauses:
-        return "question"
+        return OwnState(stated=False)
     stated = " ".join(clauses)
     zh = _CJK.search(stated) is not None
+    other_lang, named = "", ("", "")
     if zh:
         # (跟你说个事，我表弟上周辞职去深圳了: the lead-in is not the subject)
         lead = next((c for c in clauses if not _ZH_LEAD_IN.fullmatch(c)), clauses[0])
         other = _ZH_OTHER.search(lead)
-        if other is not None and _zh_kin(other.group(0).lstrip("我的家")) not in _zh_kin(question) \
-                and lead[other.end():other.end() + 2] not in question \
-                and not _own_part(clauses[clauses.index(lead):], _ZH_I_SUBJECT,
-                                  rest=lead[other.end():]):
-            return "someone else"
+        if other is not None and not _own_part(clauses[clauses.index(lead):], _ZH_I_SUBJECT,
+                                               rest=lead[other.end():]):
+            other_lang = "zh"
+            named = (_zh_kin(other.group(0).lstrip("我的家")), lead[other.end():other.end() + 2])
         cues = (("plan", _ZH_PLAN), ("past", _ZH_PAST), ("one-off", _ZH_ONE_OFF),
                 ("unchanged", _ZH_SAME))
     else:
@@ -437,11 +492,18 @@ def why_not_own_state(text: str, question: str = "") -> str | None:
             # "after like 30 years my dad finally ditched his old barber": a relative as the
             # subject further in, with no "I" before
             who, end = inside["who"], inside.end("who")
-        if who and not _named_in(who, lead[end:], question) \
-                and not _own_part(clauses[clauses.index(lead):], _EN_I, rest=lead[end:]):
-            return "someone else"
+        if who and not _own_part(clauses[clauses.index(lead):], _EN_I, rest=lead[end:]):
+            other_lang, named = "en", _naming(who, lead[end:])
         cues = (("plan", _EN_PLAN), ("past", _EN_PAST), ("one-off", _EN_ONE_OFF),
                 ("unchanged", _EN_SAME))
+    return OwnState(stated=True, other=other_lang, named=named,
+                    cue=_cue_reason(stated, sentences, clauses, zh, cues))
+
+
+def _cue_reason(stated: str, sentences: list[list[str]], clauses: list[str], zh: bool,
+                cues: tuple[tuple[str, re.Pattern[str]], ...]) -> str | None:
+    """The reason the cues of a statement give (:func:`why_not_own_state` once the
+    subject is the user's, or someone the question asks about)."""
     if (_ZH_APART if zh else _EN_APART).search(stated):
         return "unchanged"
     if (_ZH_PENDING if zh else _EN_PENDING).search(stated):
@@ -545,13 +607,12 @@ _SHORTHAND = {"bf": "boyfriend", "gf": "girlfriend", "hubby": "husband", "bff": 
               "bestie": "friend", "roomie": "roommate"}
 
 
-def _named_in(phrase: str, after: str, question: str) -> bool:
-    """Is the person of ``phrase`` ("My husband"; ``after`` is the text that follows it
-    and may give the name: "My son Leo") asked about in ``question``?"""
+def _naming(phrase: str, after: str) -> tuple[str, str]:
+    """How a question names the person of ``phrase`` ("My husband"; ``after`` is the text
+    that follows it and may give the name: "My son Leo"): the person's word (chat
+    shorthand written out: "my bf daniel" is asked about as "boyfriend") and the name,
+    casefolded (``""`` where there is none)."""
     words = re.findall(r"[a-z-]+", re.sub(r"['’]s?\b", "", phrase.casefold()))
-    asked = question.casefold()
-    # (chat shorthand: "my bf daniel" for "my boyfriend")
-    if words and re.search(rf"\b{re.escape(_SHORTHAND.get(words[-1], words[-1]))}", asked):
-        return True
+    word = _SHORTHAND.get(words[-1], words[-1]) if words else ""
     name = re.match(r"\s*([A-Z][a-z]+)\b", after)
-    return name is not None and re.search(rf"\b{name.group(1).casefold()}\b", asked) is not None
+    return word, "" if name is None else name.group(1).casefold()

@@ -10,7 +10,9 @@ import pytest
 
 from memstrata import ManualClock, MemoryManager
 from memstrata.consolidation import ConsolidationSettings, Consolidator
+from memstrata.consolidation.reports import PlannedAction
 from memstrata.memory.embedder import Embedder
+from memstrata.reading.stance import STANCE_KEY, stance_of, stored_stance
 from memstrata.types import Status
 
 
@@ -95,4 +97,47 @@ def test_with_the_rules_configured_there_is_nothing_to_read_again(
     with MemoryManager.open(store, embedder=embedder, clock=clock,
                             index_dir=tmp_path / "index", reader="rules") as m:
         report = Consolidator(m, settings=settings).run("reread")
-        assert (report.status, report.users, report.planned) == ("finished", 0, ())
+        # the rules store no readings, and every memory has its stance since it was written
+        assert (report.status, report.planned) == ("finished", ())
+        assert all(stored_stance(r.metadata, r.content) is not None
+                   for r in m.memories("u", statuses=list(Status), limit=100))
+
+
+def _strip_stances(m: MemoryManager, user: str) -> list[str]:
+    """The user's memories as a store written before stances were stored has them."""
+    records = m.memories(user, statuses=list(Status), limit=100)
+    with m.changes() as txn:
+        assert txn.lock(user)
+        applied, errors = txn.update(user, [PlannedAction(
+            user, r.id, "test", "as before stances", {"metadata": r.metadata},
+            {"metadata": {k: v for k, v in r.metadata.items() if k != STANCE_KEY}})
+            for r in records], verify=True)
+    assert not errors and len(applied) == len(records)
+    return [r.id for r in records]
+
+
+def test_the_stance_of_a_memory_written_before_stances_is_stored_once(
+        store: str, embedder: Embedder, clock: ManualClock, tmp_path: Path,
+        settings: ConsolidationSettings) -> None:
+    with MemoryManager.open(store, embedder=embedder, clock=clock,
+                            index_dir=tmp_path / "index", reader="rules") as m:
+        ids = _strip_stances(m, "u")
+        assert all(STANCE_KEY not in r.metadata for r in m.memories("u", limit=100))
+        jobs = Consolidator(m, settings=settings)
+        dry = jobs.run("reread", dry_run=True)
+        assert sorted(str(a.memory_id) for a in dry.planned) == sorted(ids)
+        assert all("its stance stored" in a.reason for a in dry.planned)
+        assert all(STANCE_KEY not in r.metadata for r in m.memories("u", limit=100))
+        jobs.run("reread")
+        records = m.memories("u", statuses=list(Status), limit=100)
+        assert records and all(stored_stance(r.metadata, r.content) == stance_of(r.content)
+                               for r in records)
+        assert not jobs.run("reread").planned
+
+
+def test_a_stance_key_of_the_callers_own_is_left_alone(
+        manager: MemoryManager, jobs: Consolidator) -> None:
+    manager.remember("u", "My sister moved to Porto.", metadata={"stance": "neutral"})
+    [record] = manager.memories("u", limit=10)
+    assert record.metadata["stance"] == "neutral"
+    assert not jobs.run("reread", dry_run=True).planned

@@ -13,6 +13,7 @@ from memstrata.errors import (
     NotInConflictError,
 )
 from memstrata.memory._schema import memories, memory_events, memory_vectors
+from memstrata.reading.stance import stance_of, stored_stance
 
 
 def count(mm: MemoryManager, table=memories, user: str | None = None) -> int:
@@ -43,10 +44,11 @@ def test_remember_then_get_round_trips_every_field(manager: MemoryManager, clock
     assert record.status is Status.ACTIVE
     assert (record.session_id, record.task_id, record.step_id) == ("s1", "t1", "3")
     assert record.confidence == pytest.approx(0.9)
-    # the caller's metadata, and the reader's readings of what the user stated
-    assert {k: v for k, v in record.metadata.items() if k not in ("read_by", "readings")
-            } == {"lang": "en"}
+    # the caller's metadata, the reader's readings of what the user stated, and its stance
+    assert {k: v for k, v in record.metadata.items()
+            if k not in ("read_by", "readings", "stance")} == {"lang": "en"}
     assert record.metadata["read_by"] == manager.reader.version
+    assert stored_stance(record.metadata, record.content) == stance_of(record.content)
     assert record.created_at == clock.now() and record.valid_from == clock.now()
     assert record.valid_to is None
     assert record.expires_at == clock.now() + manager.settings.retention.ttl_for(

@@ -18,10 +18,12 @@ def test_returned_records_are_complete(db_url: str, embedder: Embedder, clock: M
         memory.remember("u", "My sister lives in Porto", type="profile")
         hit = memory.recall("u", "Who keeps bees?", record_use=False)[0]
         assert hit.content == "I keep bees on the roof of my flat"
-        # the caller's metadata, and the reader's readings of what the user stated
+        # the caller's metadata, the reader's readings of what the user stated, and its
+        # stance (whose and when it is), read when it was written
         meta = dict(hit.record.metadata)
         assert meta.pop("read_by") == memory.reader.version
         assert isinstance(meta.pop("readings"), list)
+        assert meta.pop("stance")["of"]
         assert meta == {"turn_id": "s1:4", "n": [1, 2]}
         assert hit.record.context == "Ana on 3 May 2024"
         assert hit.record == memory.get("u", hit.id)

@@ -10,8 +10,11 @@ Real SQLite and PostgreSQL, the real embedding model.
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -138,3 +141,43 @@ def test_an_embedding_error_is_raised_as_it_is_after_the_read_has_finished(
         with pytest.raises(EmbeddingError, match="invalid api key"):
             mm.recall("u1", "Which hospital do I work at?", record_use=False)
         assert calls == ["Where do I work?", "Which hospital do I work at?"]
+
+
+def test_recall_reads_the_asking_users_rows_through_an_index_of_their_own(
+        embedder: Embedder, clock: ManualClock, tmp_path: Path) -> None:
+    """A question for an attribute reads the user's slot values and latest statements:
+    SQLite answered both through the status index - every user's active rows, sorted -
+    until migration 9 gave it the user's records newest first. Every statement recall
+    runs on ``memories`` is planned through an index that starts with the user."""
+    from sqlalchemy import event
+
+    with MemoryManager.open(f"sqlite:///{tmp_path / 'm.db'}", embedder=embedder,
+                            clock=clock, index_dir=tmp_path / "index") as m:
+        for user in ("a", "b", "c"):
+            m.remember_many(user, [MemoryInput(content=text) for text in (
+                "I live in Leeds.", "I work at Siemens as an engineer.",
+                "My sister moved to Porto.", "Thinking about getting a dog.")])
+        statements: list[tuple[str, Any]] = []
+
+        def seen(conn: Any, cursor: Any, statement: str, parameters: Any, context: Any,
+                 executemany: bool) -> None:
+            if statement.lstrip().upper().startswith("SELECT") and " memories" in statement:
+                statements.append((statement, parameters))
+
+        event.listen(m.db.engine, "before_cursor_execute", seen)
+        try:
+            for question in ("Which city do I live in?", "Where do I work now?",
+                             "我现在住在哪里？"):
+                m.recall("b", question, record_use=False)
+        finally:
+            event.remove(m.db.engine, "before_cursor_execute", seen)
+        assert statements
+        raw = sqlite3.connect(tmp_path / "m.db")
+        try:
+            for statement, parameters in statements:
+                plan = " | ".join(str(row[3]) for row in raw.execute(
+                    "EXPLAIN QUERY PLAN " + statement, parameters))
+                assert "SCAN memories" not in plan, (statement, plan)
+                assert "ix_memories_status_expiry" not in plan, (statement, plan)
+        finally:
+            raw.close()

@@ -36,6 +36,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "partitioned consolidation runs: partition rows", sql="0006_partitions"),
     Migration(7, "token budget of a run shared by its workers", sql="0007_llm_budgets"),
     Migration(8, "a vector per sentence of a record", sql="0008_sentence_vectors"),
+    Migration(9, "the user's records newest first: index (user_id, valid_from)",
+              sql="0009_memories_user_valid"),
 )
 
 

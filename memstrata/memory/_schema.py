@@ -104,6 +104,10 @@ memories = Table(
     Index("ix_memories_user_hash", "user_id", "content_hash"),
     Index("ix_memories_status_expiry", "status", "expires_at"),
     Index("ix_memories_user_group", "user_id", "conflict_group"),
+    #: a user's records newest first: without it SQLite answered "the user's latest
+    #: statements" and "the user's values of a slot" through the status index, reading
+    #: every user's active rows (migration 9)
+    Index("ix_memories_user_valid", "user_id", "valid_from"),
 )
 
 memory_vectors = Table(

@@ -80,7 +80,7 @@ from memstrata.policies.retrieval import (
 from memstrata.policies.temporal import TemporalQuery, read_query
 from memstrata.policies.write import screen
 from memstrata.reading import from_stored, load_reader
-from memstrata.reading.stance import STANCE_KEY, stance_of
+from memstrata.reading.stance import STANCE_KEY, needs_stance, stance_of
 from memstrata.reading.stance import to_stored as stance_stored
 from memstrata.types import (
     RETRIEVABLE,
@@ -823,9 +823,10 @@ class LongTermMemory:
 
 
 def _with_stance(item: MemoryInput) -> MemoryInput:
-    """``item`` with its :class:`~memstrata.reading.stance.Stance` in its metadata (an
-    item whose metadata has that key already is left as it is)."""
-    if STANCE_KEY in item.metadata:
+    """``item`` with the :class:`~memstrata.reading.stance.Stance` of its text in its
+    metadata, where :func:`~memstrata.reading.stance.needs_stance` says one is to be
+    stored (a ``stance`` key of the caller's own is left as it is)."""
+    if not needs_stance(item.metadata, item.content):
         return item
     stance = stance_stored(stance_of(item.content), item.content)
     return item.model_copy(update={"metadata": {**item.metadata, STANCE_KEY: stance}})

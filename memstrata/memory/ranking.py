@@ -281,8 +281,7 @@ def _dated_in(row: Any, wanted: DateRange) -> bool:
     day: date = from_epoch(float(row.valid_from)).date()
     if wanted.contains(day, slack_days=_RANGE_SLACK_DAYS):
         return True
-    raw = row.metadata
-    meta = json.loads(raw) if isinstance(raw, str | bytes) else raw
+    meta = _metadata(row)
     found = DateRange.from_json(meta.get("event_date")) if isinstance(meta, dict) else None
     return found is not None and wanted.overlaps(found, slack_days=_RANGE_SLACK_DAYS)
 
@@ -400,13 +399,17 @@ def _newest_first(candidates: list[Candidate], policy: RetrievalPolicy, top: int
     return [ok or i in promote for i, ok in enumerate(admitted)]
 
 
+def _metadata(row: Any) -> Any:
+    """``row``'s metadata, decoded (SQLite hands JSON back as text)."""
+    raw = row.metadata
+    return json.loads(raw) if isinstance(raw, str | bytes) else raw
+
+
 def _stance(row: Any) -> Stance | None:
     """The :class:`~memstrata.reading.stance.Stance` stored with ``row``'s record, if it
     was read from the record's text (``None``: the caller reads the text, as before
     stances were stored)."""
-    raw = row.metadata
-    meta = json.loads(raw) if isinstance(raw, str | bytes) else raw
-    return stored_stance(meta, row.content)
+    return stored_stance(_metadata(row), row.content)
 
 
 def _answers_first(kept: list[Candidate], answers: Collection[str],
@@ -482,8 +485,7 @@ def _states(row: Any, attributes: Sequence[str], held: str) -> bool:
     the readings stored with it when it was formed (``metadata["readings"]``): the user's
     own value, now, not denied. A record formed before readings were stored (or by the
     rules, which store none) is read by :func:`_states_attribute`."""
-    raw = row.metadata
-    meta = json.loads(raw) if isinstance(raw, str | bytes) else raw
+    meta = _metadata(row)
     readings = meta.get("readings") if isinstance(meta, dict) else None
     if not isinstance(readings, list):
         return _states_attribute(row.content, attributes, held,

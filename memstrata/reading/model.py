@@ -37,8 +37,9 @@ from memstrata.reading.registry import registry
 from memstrata.reading.score import value_matches
 from memstrata.reading.types import Asked, Held, Reading, Relation
 
-__all__ = ["DEFAULT_MODEL_DIR", "ModelReader", "best_tags", "check_pair", "decode_spans",
-           "join_split_characters", "model_available", "span_chars", "write_manifest"]
+__all__ = ["DEFAULT_MODEL_DIR", "POINTER", "POINTER_WIDTH", "ModelReader", "best_tags",
+           "check_pair", "decode_spans", "join_split_characters", "model_available",
+           "pointer_probs", "pointer_runs", "span_chars", "write_manifest"]
 
 #: where the shipped model lives (package data)
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "model"
@@ -46,6 +47,11 @@ _FILES = ("reader.onnx", "heads.npz", "tokenizer.json")
 #: the change detector's weights (:meth:`ModelReader.detection_inputs`): optional, a model
 #: trained before it reads without one
 DETECTOR = "detector.npz"
+#: the pointer head's weights (:meth:`ModelReader._pointed`): optional, a model trained
+#: before it reads its values from the tags
+POINTER = "pointer.npz"
+#: the longest value the pointer head reads, in tokens
+POINTER_WIDTH = 24
 _STRIP = " \t\r\n.,!?;:'\"…。，！？；：、“”‘’()（）[]【】~～"
 _WORDS = {w: i for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
@@ -74,7 +80,7 @@ def _digest(path: Path) -> str:
 def write_manifest(path: Path, info: dict[str, Any]) -> None:
     """Write ``manifest.json``: ``info`` plus each model file's size and SHA-256."""
     files = {name: {"bytes": (path / name).stat().st_size, "sha256": _digest(path / name)}
-             for name in (*_FILES, DETECTOR) if (path / name).is_file()}
+             for name in (*_FILES, DETECTOR, POINTER) if (path / name).is_file()}
     manifest = {"format": 1, "registry_version": registry().version, **info, "files": files}
     (path / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False)
                                         + "\n", "utf-8")
@@ -314,6 +320,17 @@ class ModelReader:
     detect_words = 0.01
     detect_apart = True
 
+    #: where a value's words begin and end: ``"tags"``, as the first pass's tags mark them
+    #: (read as :attr:`decode` says), or ``"bounds"`` (a model whose manifest lists
+    #: ``pointer.npz``): the tags say that a value of an attribute is there, and the
+    #: pointer head, which scores every run of up to :data:`POINTER_WIDTH` whole words as a
+    #: value of each attribute or none, says where its words begin and end - the run it
+    #: likeliest gives that attribute among the runs that contain the tagged words
+    #: (湖南农业大学继续教育学院 where the tags marked 南农业大学, "TU Delft" for "TU"); whose it
+    #: is and when it holds are read on those words (from the manifest likewise; a
+    #: manifest that records none reads the tags)
+    values = "tags"
+
     def __init__(self, path: Path | None = None, *, threads: int = 1,
                  verify: bool = True) -> None:
         self.path = Path(path) if path is not None else DEFAULT_MODEL_DIR
@@ -341,7 +358,7 @@ class ModelReader:
             # the checker's thresholds chosen for this model, unless set on the instance
             for name in ("check_threshold", "check_above", "held_bias", "held_bias_inside",
                          "decode", "detect_veto", "detect_rescue", "detect_words",
-                         "detect_apart"):
+                         "detect_apart", "values"):
                 if name in chosen and name not in self.__dict__:
                     setattr(self, name, chosen[name])
         return self._manifest
@@ -355,6 +372,8 @@ class ModelReader:
             + _NUMBERS
         if self.held_bias or self.held_bias_inside:
             digest += f"+held{self.held_bias:g}/{self.held_bias_inside:g}"
+        if self._bounding:
+            digest += f"+bounds-{str(self.manifest['files'][POINTER]['sha256'])[:8]}"
         if self.decode != "argmax":
             digest += f"+{self.decode}"
         if self._detecting:
@@ -368,6 +387,12 @@ class ModelReader:
         """Whether reads use the change detector (the manifest lists one and it is on)."""
         return self.detect_veto is not None and DETECTOR in self.manifest.get("files", {})
 
+    @property
+    def _bounding(self) -> bool:
+        """Whether the pointer head bounds the values' words (the manifest lists one and
+        :attr:`values` asks for it)."""
+        return self.values == "bounds" and POINTER in self.manifest.get("files", {})
+
     def _load(self) -> tuple[Any, Any, dict[str, npt.NDArray[np.float32]]]:
         loaded = self._loaded
         if loaded is not None:
@@ -376,7 +401,7 @@ class ModelReader:
             if self._loaded is not None:
                 return self._loaded
             files = self.manifest.get("files", {})
-            for name in (*_FILES, *((DETECTOR,) if DETECTOR in files else ())):
+            for name in (*_FILES, *(f for f in (DETECTOR, POINTER) if f in files)):
                 where = self.path / name
                 if not where.is_file():
                     raise ReaderModelError(f"the reader model file {where} is missing")
@@ -402,6 +427,13 @@ class ModelReader:
                     with np.load(self.path / DETECTOR) as npz:
                         heads |= {"detect." + k: np.asarray(npz[k], dtype=np.float32)
                                   for k in npz.files}
+                if POINTER in files:
+                    with np.load(self.path / POINTER) as npz:
+                        heads |= {"pointer." + k: np.asarray(npz[k], dtype=np.float32)
+                                  for k in npz.files}
+                    heads["pointer.stacked"] = np.hstack(
+                        [heads["pointer.first.w"], heads["pointer.last.w"],
+                         heads["pointer.mean.w"]])
             except (OSError, ValueError, RuntimeError) as exc:
                 raise ReaderModelError(f"the reader model in {self.path} cannot be loaded: "
                                        f"{exc}") from exc
@@ -707,6 +739,8 @@ class ModelReader:
         spans = decode_spans(text, offsets, [int(x) for x in tags], start)
         if not spans:
             return []
+        if self._bounding:
+            spans = self._bounded(text, offsets, start, h, spans)
         mean = h.mean(axis=0)
         out = []
         for a, b, attr in spans:
@@ -714,6 +748,32 @@ class ModelReader:
                                        float(probs[a:b, tags[a:b]].diagonal().mean()))
             if reading is not None:
                 out.append(reading)
+        return out
+
+    def _bounded(self, text: str, offsets: list[tuple[int, int]], start: int,
+                 h: npt.NDArray[np.float32], spans: list[tuple[int, int, str]]
+                 ) -> list[tuple[int, int, str]]:
+        """``spans`` (what the tags read: first token, last token + 1, attribute), each
+        widened to the run of whole words that contains it and that the pointer head
+        likeliest gives a value of its attribute (the span itself where no wider run is
+        likelier); two spans widened to one run are one value (格 and 尔 of 格尔木)."""
+        runs = pointer_runs(text, offsets, start, len(h))
+        first, last = runs[:, 0], runs[:, 0] + runs[:, 1] + 1
+        arounds = [(first <= a) & (last >= b) for a, b, _ in spans]
+        # only the runs that contain a tagged span are scored (the head reads each run alone)
+        wanted = np.logical_or.reduce(arounds) if arounds else np.zeros(len(runs), bool)
+        probs = np.zeros((len(runs), len(L.attributes()) + 1), dtype=np.float32)
+        if wanted.any():
+            probs[wanted] = pointer_probs(self._load()[2], h, runs[wanted])
+        attrs = L.attributes()
+        out: list[tuple[int, int, str]] = []
+        for (a, b, attr), around in zip(spans, arounds, strict=True):
+            bounded = (a, b, attr)
+            if around.any():
+                k = int(np.where(around, probs[:, attrs.index(attr) + 1], -1.0).argmax())
+                bounded = (int(first[k]), int(last[k]), attr)
+            if bounded not in out:
+                out.append(bounded)
         return out
 
     def _reading_of(self, text: str, offsets: list[tuple[int, int]], start: int,
@@ -774,6 +834,57 @@ class ModelReader:
         probs = _softmax(self._dense(self._pooled(h), "relate"))
         best = int(probs.argmax())
         return Relation(kind=L.RELATE[best], confidence=float(probs[best]))
+
+
+def pointer_runs(text: str, offsets: Sequence[tuple[int, int]], start: int, n: int
+                 ) -> npt.NDArray[np.int64]:
+    """The runs of a window of ``n`` tokens (``<s>`` and ``</s>`` at its ends) the pointer
+    head scores: ``(first token, width - 1)`` rows for every run of up to
+    :data:`POINTER_WIDTH` tokens inside the window that begins and ends on whole words."""
+    cont = np.zeros(n + POINTER_WIDTH + 1, dtype=bool)
+    for i in range(1, n - 1):
+        cont[i] = continues_word(text, offsets, start + i)
+    first = np.arange(n)[:, None]
+    last = first + np.arange(POINTER_WIDTH)[None, :]
+    ok = (first >= 1) & (last <= n - 2) & ~cont[first] & ~cont[last + 1]
+    return np.argwhere(ok).astype(np.int64)
+
+
+def pointer_probs(heads: dict[str, npt.NDArray[np.float32]], h: npt.NDArray[np.float32],
+                  runs: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
+    """The pointer head's probabilities (none, then each registry attribute) of each run:
+    a layer over the run's first token, its last, its tokens' mean and its width, then a
+    GELU and the output layer (the trainer's :class:`PointerHead`)."""
+    if len(runs) == 0:
+        return np.zeros((0, len(L.attributes()) + 1), dtype=np.float32)
+    a, w = runs[:, 0], runs[:, 1]
+    b = a + w
+    # the three projections of the tokens the runs span only, as one product
+    lo, hi = int(a.min()), int(b.max()) + 1
+    stacked = heads.get("pointer.stacked")
+    if stacked is None:
+        stacked = np.hstack([heads["pointer.first.w"], heads["pointer.last.w"],
+                             heads["pointer.mean.w"]])
+    size = heads["pointer.first.w"].shape[1]
+    projected = h[lo:hi] @ stacked
+    first_p = projected[:, :size] + heads["pointer.first.b"]
+    last_p = projected[:, size:2 * size]
+    mean_p = np.vstack([np.zeros((1, size), np.float32),
+                        np.cumsum(projected[:, 2 * size:], axis=0)])
+    a, b = a - lo, b - lo
+    pre = first_p[a] + last_p[b] + (mean_p[b + 1] - mean_p[a]) / (w + 1)[:, None] \
+        + heads["pointer.width"][w]
+    # GELU, tanh form, in place: 0.5 x (1 + tanh(0.79788 x (1 + 0.044715 x^2)))
+    act = pre * pre
+    act *= 0.044715
+    act += 1.0
+    act *= pre
+    act *= 0.7978845608028654
+    np.tanh(act, out=act)
+    act += 1.0
+    act *= pre
+    act *= 0.5
+    return _softmax(act @ heads["pointer.out.w"] + heads["pointer.out.b"])
 
 
 def _overlap(a: Reading, b: Reading) -> bool:

@@ -31,6 +31,13 @@ model's weights). What it does, seeded, on one machine of two cores in well unde
    the statement, a network of one hidden layer on them, its thresholds chosen on the dev
    change cases (:func:`choose_detector`).
 
+On request only (``--pointer``, for the model in ``--out``) it trains the pointer head
+(:func:`add_pointer`): every run of up to 24 whole-word tokens of a read line, as the
+exported encoder reads it, is a value of an attribute or none; the reader can then widen
+each value the tags mark to the run the head likeliest gives it (``values`` "bounds"), its
+checker's thresholds chosen again on the dev split. Candidate P2 of stop 53 was that; it was
+not released (``benchmarks/results/reader_candidates.json``, ``fourteenth_round_pointer``).
+
 Why the top layers only: on this machine a step over all twelve layers costs about twice
 one over the top six, and the frozen lower layers' outputs can be cached once.
 """
@@ -215,6 +222,24 @@ def char_span_tokens(offsets: Sequence[tuple[int, int]], start: int, end: int
     return None if first is None or last is None else (first, last + 1)
 
 
+def labelled_tokens(text: str, offsets: Sequence[tuple[int, int]],
+                    readings: Sequence[dict[str, Any]]
+                    ) -> list[tuple[dict[str, Any], tuple[int, int] | None]]:
+    """Each labelled reading of ``text`` with its value's tokens (first, last + 1; None
+    where the value has none): a value said twice is found once per reading, in order."""
+    out: list[tuple[dict[str, Any], tuple[int, int] | None]] = []
+    taken: set[int] = set()
+    for r in readings:
+        start = text.find(r["span"])
+        while start >= 0 and start in taken:
+            start = text.find(r["span"], start + 1)
+        if start < 0:
+            start = text.find(r["span"])
+        taken.add(start)
+        out.append((r, char_span_tokens(offsets, start, start + len(r["span"]))))
+    return out
+
+
 def to_example(ex: dict[str, Any], tok: Any, specials: tuple[int, int]) -> Example | None:
     reg = registry()
     task = ex["task"]
@@ -223,15 +248,7 @@ def to_example(ex: dict[str, Any], tok: Any, specials: tuple[int, int]) -> Examp
         ids, offsets = encode_text(tok, text, specials)
         tags = [0] * len(ids)
         spans = []
-        taken: set[int] = set()
-        for r in ex["readings"]:
-            start = text.find(r["span"])
-            while start >= 0 and start in taken:
-                start = text.find(r["span"], start + 1)
-            if start < 0:
-                start = text.find(r["span"])
-            taken.add(start)
-            where = char_span_tokens(offsets, start, start + len(r["span"]))
+        for r, where in labelled_tokens(text, offsets, ex["readings"]):
             if where is None:
                 continue
             a, b = where
@@ -842,11 +859,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--choose-detector", action="store_true",
                         help="only choose the change detector's thresholds of the model in "
                              "--out on its dev change cases again")
+    parser.add_argument("--pointer", action="store_true",
+                        help="only train the pointer head of the model in --out (and choose "
+                             "its threshold on the dev split) again")
     parser.add_argument("--detector", action="store_true",
                         help="only train the change detector of the model in --out (and "
                              "choose its thresholds on the dev change cases) again")
     args = parser.parse_args(argv)
     baseline = None if args.out.resolve() == args.baseline.resolve() else args.baseline
+    if args.pointer:
+        add_pointer(args.out, args.threads, baseline)
+        return 0
     if args.detector:
         add_detector(args.out, load_changes(), args.threads)
         return 0
@@ -981,7 +1004,8 @@ def choose_point(sweep: Sequence[dict[str, Any]], baseline: dict[str, float] | N
 
 def choose_check(out: Path, dev_lines: Sequence[dict[str, Any]],
                  dev_changes: Sequence[dict[str, Any]],
-                 baseline: Path | None = None) -> dict[str, Any]:
+                 baseline: Path | None = None, *, decode: str = "",
+                 values: str = "tags") -> dict[str, Any]:
     """Choose the checker's thresholds on the dev split and write them, with the dev
     figures read at them, into the manifest in ``out``.
 
@@ -991,7 +1015,11 @@ def choose_check(out: Path, dev_lines: Sequence[dict[str, Any]],
     found, and right when found); the point is chosen by :func:`choose_point` against the
     model in ``baseline`` (the shipped one, scored on the same split; none: the best sum).
     The sweep, the baseline's figures and the reason are recorded in the manifest.
+    ``decode`` (default :data:`DECODE`) and ``values`` say how the tags are read and where
+    the values' words come from (:attr:`ModelReader.values`); the manifest's other reader
+    settings (the change detector's) are kept.
     """
+    decode = decode or DECODE
     from memstrata.reading.model import ModelReader, write_manifest
     from memstrata.reading.score import score_changes, score_lines
 
@@ -1014,7 +1042,7 @@ def choose_check(out: Path, dev_lines: Sequence[dict[str, Any]],
     for threshold in CHECK_GRID[0]:
         for above in CHECK_GRID[1]:
             reader = ModelReader(out)
-            reader.decode = DECODE
+            reader.decode, reader.values = decode, values
             reader.check_threshold, reader.check_above = threshold, above
             point = {"check_threshold": threshold, "check_above": above,
                      **figures_of(reader)}
@@ -1022,7 +1050,8 @@ def choose_check(out: Path, dev_lines: Sequence[dict[str, Any]],
             sweep.append(point)
             _progress(f"train: checker {threshold} / {above}: {point}")
     best, why = choose_point(sweep, base)
-    info["reader"] = {"decode": DECODE, "check_threshold": best["check_threshold"],
+    info["reader"] = {**info.get("reader", {}), "decode": decode, "values": values,
+                      "check_threshold": best["check_threshold"],
                       "check_above": best["check_above"], "chosen_as": why}
     extra = {"check_sweep": sweep, "check_baseline": base}
     write_manifest(out, {**info, **extra})
@@ -1301,6 +1330,181 @@ def choose_and_record_detector(out: Path, dev_cases: Sequence[dict[str, Any]]) -
     write_manifest(out, manifest)
     _progress(f"train: with the detector {chosen}: dev changes {got['change_all']}, "
               f"guards {got['guard_all']}")
+
+
+# ---------------------------------------------------------------------- pointer head
+
+#: the pointer head's layer width, epochs, learning rate and dropout
+POINTER_HIDDEN = 384
+POINTER_EPOCHS = 12
+POINTER_LR = 2e-3
+POINTER_DROPOUT = 0.1
+
+
+@dataclass
+class PointerExample:
+    """One read line as the pointer head learns it: the token states of the model's
+    encoder (float16), the runs it may read and the labelled runs' attributes."""
+    hidden: npt.NDArray[np.float16]
+    runs: npt.NDArray[np.int64]
+    #: (first token, width - 1) -> attribute index + 1 (0: none)
+    gold: dict[tuple[int, int], int]
+
+
+def pointer_examples(reader: Any, lines: Sequence[dict[str, Any]]) -> list[PointerExample]:
+    """The read lines (of at most MAX_TOKENS tokens) as the encoder of ``reader`` reads
+    them; a labelled value longer than :data:`~memstrata.reading.model.POINTER_WIDTH`
+    tokens, or on no token, is left out of its line's labels."""
+    from memstrata.reading.model import POINTER_WIDTH, pointer_runs
+
+    texts = [x["text"] for x in lines]
+    ids, offsets = reader._encode(texts)
+    keep = [i for i, seq in enumerate(ids) if len(seq) <= L.MAX_TOKENS]
+    attrs = L.attributes()
+    out: list[PointerExample] = []
+    for c in range(0, len(keep), 512):
+        chunk = keep[c:c + 512]
+        _progress(f"train: pointer inputs {c}/{len(keep)}")
+        for i, h in zip(chunk, reader._hidden([ids[i] for i in chunk]), strict=True):
+            text, off = texts[i], offsets[i]
+            gold: dict[tuple[int, int], int] = {}
+            for r, where in labelled_tokens(text, off, lines[i]["readings"]):
+                if where is not None and where[1] - where[0] <= POINTER_WIDTH:
+                    gold[(where[0], where[1] - where[0] - 1)] = attrs.index(r["attribute"]) + 1
+            out.append(PointerExample(h.astype(np.float16),
+                                      pointer_runs(text, off, 0, len(h)), gold))
+    return out
+
+
+def build_pointer(hidden: int, width: int) -> Any:
+    """The pointer head (torch), as :func:`memstrata.reading.model.pointer_probs` runs it:
+    a layer over a run's first token, last token, tokens' mean and width, a GELU (tanh
+    form), the output layer (none, then each registry attribute)."""
+    import torch
+    from torch import nn
+
+    size = 384
+
+    class PointerHead(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.first = nn.Linear(size, hidden)
+            self.last = nn.Linear(size, hidden, bias=False)
+            self.mean = nn.Linear(size, hidden, bias=False)
+            self.width = nn.Embedding(width, hidden)
+            self.out = nn.Linear(hidden, len(L.attributes()) + 1)
+            self.drop = nn.Dropout(POINTER_DROPOUT)
+
+        def forward(self, h: Any, runs: Any) -> Any:
+            """``h``: one line's token states; ``runs``: (first token, width - 1) rows."""
+            h = self.drop(h)
+            a, w = runs[:, 0], runs[:, 1]
+            b = a + w
+            cum = torch.cat([torch.zeros(1, hidden), self.mean(h).cumsum(0)])
+            pre = self.first(h)[a] + self.last(h)[b] + (cum[b + 1] - cum[a]) \
+                / (w + 1).unsqueeze(1).float() + self.width(w)
+            return self.out(nn.functional.gelu(pre, approximate="tanh"))
+
+    return PointerHead()
+
+
+def pointer_arrays(net: Any) -> dict[str, npt.NDArray[np.float32]]:
+    """The pointer head's weights as :func:`memstrata.reading.model.pointer_probs` reads
+    them (``pointer.npz``)."""
+    def arr(t: Any) -> npt.NDArray[np.float32]:
+        return np.asarray(t.detach().numpy(), dtype=np.float32)
+
+    return {"first.w": arr(net.first.weight).T.copy(), "first.b": arr(net.first.bias),
+            "last.w": arr(net.last.weight).T.copy(), "mean.w": arr(net.mean.weight).T.copy(),
+            "width": arr(net.width.weight), "out.w": arr(net.out.weight).T.copy(),
+            "out.b": arr(net.out.bias)}
+
+
+def train_pointer(out: Path, lines: Sequence[dict[str, Any]], seed: int = SEED,
+                  threads: int = Settings.threads) -> dict[str, Any]:
+    """Train the pointer head of the model in ``out`` on the read ``lines`` and write
+    ``pointer.npz`` there. The encoder is the exported one, unchanged (its token states are
+    read once); every run a line may read is an example (its labelled attribute, or none);
+    AdamW, seeded, a linear warm-up and decay. Returns what the manifest records of it."""
+    import torch
+
+    from memstrata.reading.model import POINTER_WIDTH, ModelReader
+
+    started = time.monotonic()
+    reader = ModelReader(out, threads=threads)
+    examples = [e for e in pointer_examples(reader, lines) if len(e.runs)]
+    torch.manual_seed(seed)
+    torch.set_num_threads(threads)
+    net = build_pointer(POINTER_HIDDEN, POINTER_WIDTH)
+    optim = torch.optim.AdamW(net.parameters(), lr=POINTER_LR, weight_decay=0.01)
+    batch = 32
+    steps = POINTER_EPOCHS * ((len(examples) + batch - 1) // batch)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        optim, lambda s: min(1.0, (s + 1) / 200) * max(0.0, 1 - s / steps))
+    rng = random.Random(seed)
+    order = list(range(len(examples)))
+    targets = []
+    for e in examples:
+        index = {(int(a), int(w)): k for k, (a, w) in enumerate(e.runs)}
+        y = torch.zeros(len(e.runs), dtype=torch.long)
+        for run, attr in e.gold.items():
+            if run in index:
+                y[index[run]] = attr
+        targets.append(y)
+    losses: list[float] = []
+    for epoch in range(POINTER_EPOCHS):
+        rng.shuffle(order)
+        net.train()
+        total = 0.0
+        for c in range(0, len(order), batch):
+            chunk = order[c:c + batch]
+            logits = torch.cat([net(torch.from_numpy(examples[i].hidden.astype(np.float32)),
+                                    torch.from_numpy(examples[i].runs)) for i in chunk])
+            loss: Any = torch.nn.functional.cross_entropy(
+                logits, torch.cat([targets[i] for i in chunk]))
+            optim.zero_grad()
+            loss.backward()
+            optim.step()
+            sched.step()
+            total += float(loss.detach())
+        losses.append(round(total / ((len(order) + batch - 1) // batch), 5))
+        _progress(f"train: pointer epoch {epoch + 1}/{POINTER_EPOCHS} loss {losses[-1]}")
+    net.eval()
+    arrays: dict[str, Any] = pointer_arrays(net)
+    np.savez(out / "pointer.npz", **arrays)
+    return {"lines": len(examples), "hidden": POINTER_HIDDEN, "width": POINTER_WIDTH,
+            "epochs": POINTER_EPOCHS, "lr": POINTER_LR, "dropout": POINTER_DROPOUT,
+            "losses": losses, "seed": seed, "seconds": round(time.monotonic() - started)}
+
+
+def add_pointer(out: Path, threads: int, baseline: Path | None = None) -> None:
+    """Train the pointer head of the model in ``out`` on the read lines outside the dev
+    split (and the change cases' statements), read the values' words with it
+    (``values`` "bounds"), and choose the checker's thresholds again for that reading on
+    the model's own dev split (:func:`choose_check`, against ``baseline``), recording both
+    in the manifest with the dev figures read with them."""
+    from memstrata.reading.model import write_manifest
+
+    manifest = json.loads((out / "manifest.json").read_text("utf-8"))
+    manifest.pop("files", None)
+    paths = sorted(DATA.glob("*.jsonl"))
+    lines = load_lines(paths)
+    reads = [x for x in lines if x["task"] == "read" and not is_dev(x["id"])]
+    reads += [x for x in changes_read_lines() if x["task"] == "read"]
+    info = train_pointer(out, reads, threads=threads)
+    info["data"] = {"files": [p.name for p in paths],
+                    "changes_read": [p.name for p in changes_read_paths()],
+                    "sha256": data_digest([*paths, *changes_read_paths()])}
+    manifest["pointer"] = info
+    write_manifest(out, manifest)
+    # the model's own dev split: the lines of the files it was trained from, and the change
+    # cases its detector names (what its recorded dev figures are read on)
+    own = set(manifest["data"]["files"])
+    dev_lines = [x for x in load_lines(p for p in paths if p.name in own) if is_dev(x["id"])]
+    cases = manifest.get("detector", {}).get("data", manifest["data"])["changes"]
+    dev_changes = [c for c in load_changes(cases) if is_dev(c["id"])]
+    decode = str(manifest.get("reader", {}).get("decode", "argmax"))
+    choose_check(out, dev_lines, dev_changes, baseline, decode=decode, values="bounds")
 
 
 def _version(package: str) -> str:

@@ -39,7 +39,7 @@ from memstrata.reading.types import Asked, Held, Reading, Relation
 
 __all__ = ["DEFAULT_MODEL_DIR", "POINTER", "POINTER_WIDTH", "ModelReader", "best_tags",
            "check_pair", "decode_spans", "join_split_characters", "model_available",
-           "pointer_probs", "pointer_runs", "span_chars", "write_manifest"]
+           "pointer_heads", "pointer_probs", "pointer_runs", "span_chars", "write_manifest"]
 
 #: where the shipped model lives (package data)
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "model"
@@ -47,8 +47,8 @@ _FILES = ("reader.onnx", "heads.npz", "tokenizer.json")
 #: the change detector's weights (:meth:`ModelReader.detection_inputs`): optional, a model
 #: trained before it reads without one
 DETECTOR = "detector.npz"
-#: the pointer head's weights (:meth:`ModelReader._pointed`): optional, a model trained
-#: before it reads its values from the tags
+#: the pointer head's weights (:meth:`ModelReader._bounded`): optional, a model without
+#: them reads its values' words from the tags
 POINTER = "pointer.npz"
 #: the longest value the pointer head reads, in tokens
 POINTER_WIDTH = 24
@@ -429,11 +429,7 @@ class ModelReader:
                                   for k in npz.files}
                 if POINTER in files:
                     with np.load(self.path / POINTER) as npz:
-                        heads |= {"pointer." + k: np.asarray(npz[k], dtype=np.float32)
-                                  for k in npz.files}
-                    heads["pointer.stacked"] = np.hstack(
-                        [heads["pointer.first.w"], heads["pointer.last.w"],
-                         heads["pointer.mean.w"]])
+                        heads |= pointer_heads({k: npz[k] for k in npz.files})
             except (OSError, ValueError, RuntimeError) as exc:
                 raise ReaderModelError(f"the reader model in {self.path} cannot be loaded: "
                                        f"{exc}") from exc
@@ -850,6 +846,15 @@ def pointer_runs(text: str, offsets: Sequence[tuple[int, int]], start: int, n: i
     return np.argwhere(ok).astype(np.int64)
 
 
+def pointer_heads(arrays: dict[str, npt.NDArray[Any]]) -> dict[str, npt.NDArray[np.float32]]:
+    """The pointer head's weights (``pointer.npz``) as :func:`pointer_probs` reads them:
+    prefixed ``pointer.``, and its three token projections side by side (one product)."""
+    heads = {"pointer." + k: np.asarray(v, dtype=np.float32) for k, v in arrays.items()}
+    heads["pointer.stacked"] = np.hstack([heads["pointer.first.w"], heads["pointer.last.w"],
+                                          heads["pointer.mean.w"]])
+    return heads
+
+
 def pointer_probs(heads: dict[str, npt.NDArray[np.float32]], h: npt.NDArray[np.float32],
                   runs: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
     """The pointer head's probabilities (none, then each registry attribute) of each run:
@@ -861,12 +866,8 @@ def pointer_probs(heads: dict[str, npt.NDArray[np.float32]], h: npt.NDArray[np.f
     b = a + w
     # the three projections of the tokens the runs span only, as one product
     lo, hi = int(a.min()), int(b.max()) + 1
-    stacked = heads.get("pointer.stacked")
-    if stacked is None:
-        stacked = np.hstack([heads["pointer.first.w"], heads["pointer.last.w"],
-                             heads["pointer.mean.w"]])
     size = heads["pointer.first.w"].shape[1]
-    projected = h[lo:hi] @ stacked
+    projected = h[lo:hi] @ heads["pointer.stacked"]
     first_p = projected[:, :size] + heads["pointer.first.b"]
     last_p = projected[:, size:2 * size]
     mean_p = np.vstack([np.zeros((1, size), np.float32),

@@ -18,6 +18,7 @@ from memstrata.reading.model import (
     POINTER,
     POINTER_WIDTH,
     continues_word,
+    pointer_heads,
     pointer_probs,
     pointer_runs,
     write_manifest,
@@ -54,7 +55,8 @@ def test_runs_begin_and_end_on_whole_words(reader: ModelReader, text: str) -> No
 
 
 def test_the_numpy_head_is_the_trainers_network() -> None:
-    torch = pytest.importorskip("torch")
+    import torch  # a dev dependency, as the trainer's
+
     from memstrata.reading.train import build_pointer, pointer_arrays
 
     torch.manual_seed(7)
@@ -68,7 +70,7 @@ def test_the_numpy_head_is_the_trainers_network() -> None:
                      if a + w <= 28], dtype=np.int64)
     with torch.no_grad():
         want = torch.softmax(net(torch.from_numpy(h), torch.from_numpy(runs)), -1).numpy()
-    heads = {"pointer." + k: v for k, v in pointer_arrays(net).items()}
+    heads = pointer_heads(pointer_arrays(net))
     got = pointer_probs(heads, h, runs)
     assert got.shape == want.shape
     assert np.abs(got - want).max() < 1e-4
@@ -92,7 +94,6 @@ def test_the_pointer_trains_seeded_and_widens_what_the_tags_mark(tmp_path: Path)
     """``train_pointer`` on the same lines writes the same weights twice, and the model with
     them reads each value the tags mark as a run of whole words that contains the tagged
     words (a small sample here; the shipped head learnt from every training line)."""
-    pytest.importorskip("torch")
     from memstrata.reading.train import DATA, char_span_tokens, is_dev, load_lines, train_pointer
 
     lines = [x for x in load_lines([DATA / "read_v6a.jsonl"])

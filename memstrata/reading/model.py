@@ -366,8 +366,9 @@ class ModelReader:
     @property
     def version(self) -> str:
         """The model's identity: its ONNX file's digest (stored with every reading), how it
-        reads numbers (``_NUMBERS``), and what a held attribute's tags gain where they gain
-        anything (it reads otherwise)."""
+        reads numbers (``_NUMBERS``), and every setting that makes it read otherwise than
+        its manifest chose: what a held attribute's tags gain, the pointer head, the
+        decoding, the change detector's thresholds and the checker's."""
         digest = "model-" + str(self.manifest["files"]["reader.onnx"]["sha256"])[:12] \
             + _NUMBERS
         if self.held_bias or self.held_bias_inside:
@@ -380,6 +381,12 @@ class ModelReader:
             detector = str(self.manifest["files"][DETECTOR]["sha256"])[:8]
             digest += f"+detect-{detector}/{self.detect_veto:g}/{self.detect_rescue:g}" \
                       f"/{self.detect_words:g}{'/apart' if self.detect_apart else ''}"
+        chosen = self.manifest.get("reader") or {}
+        if (self.check_threshold, self.check_above) != (
+                chosen.get("check_threshold", ModelReader.check_threshold),
+                chosen.get("check_above", ModelReader.check_above)):
+            threshold = "off" if self.check_threshold is None else f"{self.check_threshold:g}"
+            digest += f"+check-{threshold}/{self.check_above:g}"
         return digest
 
     @property

@@ -247,3 +247,20 @@ def test_the_held_gain_is_chosen_without_losing_guards() -> None:
     best = pick_held(sweep, 0.005)
     assert (best["held_bias"], best["held_bias_inside"]) == (2, 2)
     assert pick_held(sweep[:2], 0.005)["held_bias"] == 0  # nothing fits: gain nothing
+
+
+def test_the_checker_thresholds_are_part_of_the_version() -> None:
+    """Reproduction: a reader whose checker thresholds were set otherwise than its manifest
+    chose read differently under the same version, so a stored reading did not say how it
+    was read. The manifest's own thresholds leave the version as released."""
+    chosen = ModelReader()
+    released = chosen.version
+    stricter, off = ModelReader(), ModelReader()
+    stricter.check_threshold = 0.61
+    off.check_threshold = None
+    assert "+check" not in released
+    assert stricter.version == f"{released}+check-0.61/{stricter.check_above:g}"
+    assert off.version.endswith(f"+check-off/{off.check_above:g}")
+    text = "my sister just got a job at Stripe as a designer"
+    assert len({stricter.version, off.version, released}) == 3
+    assert isinstance(off.read(text), list)

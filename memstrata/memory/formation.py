@@ -285,9 +285,38 @@ def candidates_from_readings(text: str, read: Sequence[Reading], held: Sequence[
             content=text.strip(), type=_TYPES.get(r.attribute, MemoryType.PROFILE),
             confidence=round(min(0.95, r.confidence), 4), rule=f"reader:{reader_name}",
             slot=slot, correction=(attr.stability == "changing" and r.attribute not in plain)
-            or r.attribute in denied,
+            or r.attribute in denied
+            or (attr.stability == "stable" and _names_held(text, r, held)),
             reading=reading))
     return tuple(out)
+
+
+def _names_held(text: str, reading: Reading, held: Sequence[Held]) -> bool:
+    """Whether ``text`` names a value the user holds of ``reading``'s attribute beside the
+    new one it reads: the user says what the new value replaces ("ye've got me down as
+    Callum Ross but it's Calum", "I told you September 8 but that's my lunar birthday,
+    it's October 4", 户口本上写的是三月五号，我真正的生日是二月初八), so a new value of a
+    stable attribute corrects the held one instead of opening a conflict to confirm.
+
+    Not a reading of the turn's meaning (the reader read the new value as the user's own,
+    now): a comparison of the words around it with what is held - the whole held value,
+    or (a value not in Chinese) one of its words of three letters or more that the new
+    value does not share ("Pickett" in "it is not pickett its Pickens").
+    """
+    start, end = reading.span or (0, 0)
+    around = _text.normalize(text[:start] + " " + text[end:])
+    words = set(_text.content_words(around))
+    new = set(_text.content_words(reading.value))
+    for h in held:
+        old = _text.normalize(h.value)
+        if h.attribute != reading.attribute or not old or old == _text.normalize(reading.value):
+            continue
+        if old in around:
+            return True
+        if not _text.has_cjk(old) and ({w for w in _text.content_words(old)
+                                       if len(w) >= 3 and not w.isdigit()} - new) & words:
+            return True
+    return False
 
 
 def _one_value_each(reg: Registry, readings: list[Reading], held: list[Held]) -> list[Reading]:

@@ -128,6 +128,39 @@ def test_a_value_said_beside_the_denied_old_one_corrects_a_stable_attribute(
     assert _active(mm, "birthday") == ["july 4"]
 
 
+def test_a_new_value_of_a_stable_attribute_named_beside_the_held_one_corrects_it() -> None:
+    """Reproduction (the fourteenth blind round through observe: five of seven birthdays
+    and names the reader read right were left with no active value): the user says what
+    the new value replaces without denying it in so many words, so no conflict to
+    confirm is opened."""
+    from memstrata.memory.formation import _names_held, candidates_from_readings
+    from memstrata.reading import Held, Reading
+
+    turn = "the clinic still has me as Jonathon Reid, it's Jonathan Reid with an a"
+    new = Reading("name", "Jonathan Reid", span=(turn.index("Jonathan"), len(turn) - 10))
+    assert _names_held(turn, new, [Held("name", "Jonathon Reid")])
+    told = "I told you September 8 before but that's my lunar one, my birthday is October 4"
+    date = Reading("birthday", "October 4", span=(told.index("October"), len(told)))
+    assert _names_held(told, date, [Held("birthday", "September 8")])
+    zh = "户口本上写的是三月五号，其实我真正的生日是二月初八"
+    assert _names_held(zh, Reading("birthday", "二月初八", span=(zh.index("二月"), len(zh))),
+                       [Held("birthday", "三月五号")])
+    # a bare new value names nothing held: a conflict to confirm, as before
+    bare = "my birthday is October 4"
+    bare_reading = Reading("birthday", "October 4", span=(15, 24))
+    assert not _names_held(bare, bare_reading, [Held("birthday", "September 8")])
+    (made,) = candidates_from_readings(bare, [bare_reading], [Held("birthday", "September 8")],
+                                       reader_name="model", reader_version="v")
+    assert not made.correction
+    (fixed,) = candidates_from_readings(told, [date], [Held("birthday", "September 8")],
+                                        reader_name="model", reader_version="v")
+    assert fixed.correction and fixed.slot is not None and fixed.slot.value == "October 4"
+    # a word the new value shares with the held one is no naming of it
+    assert not _names_held("call me Jonathan Reid", Reading("name", "Jonathan Reid",
+                                                            span=(8, 21)),
+                           [Held("name", "Jonathan Smith")])
+
+
 def test_two_values_read_in_one_turn_survive_the_nightly_duplicates(
         mm: MemoryManager, clock: ManualClock) -> None:
     # "I live in Leeds with my partner" forms a city and a partner record of the same

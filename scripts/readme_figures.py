@@ -712,6 +712,10 @@ def _never_worse(tuned: dict[str, Any], held: dict[str, Any], third: dict[str, A
         return (f"{a['questions']} questions, right before the jobs {a['right_before']}, "
                 f"after {a['right_after']}: {per}")
 
+    def short(r: dict[str, Any]) -> str:
+        a = r["all"]
+        return ", ".join(f"{job} {a[job]['lost']}/+{a[job]['gained']}" for job in r["jobs"])
+
     return Figure(
         "never worse: every question asked before the nightly jobs and after each, offline "
         "(knowledge-update and no-change sets, the nightly conversations, the sister-move "
@@ -724,8 +728,7 @@ def _never_worse(tuned: dict[str, Any], held: dict[str, Any], third: dict[str, A
         title="Never worse",
         what="never worse: questions whose current value lost its place after a nightly job "
              "(target 0) / gained",
-        result=f"the held-out cases: **{lost(held)}**; a third split (first look): "
-               f"{lost(third)}",
+        result=f"held-out: **{short(held)}**; a third split (first look): {short(third)}",
     )
 
 

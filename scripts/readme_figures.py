@@ -722,7 +722,7 @@ def _never_worse(tuned: dict[str, Any], held: dict[str, Any], third: dict[str, A
         "scenario; EN + ZH), questions whose current value lost its place (target 0) / gained",
         f"first 12 cases of each set: {lost(tuned)}; the next 12 (not looked at while "
         f"changing the jobs): **{lost(held)}**; the 12 after those (first looked at on "
-        f"{third['machine']['when'][:10]}, with the shipped code, not changed since): "
+        f"{third['machine']['when'][:10]}, with the code of that day): "
         f"{lost(third)}",
         "`never_worse.json`, `never_worse_heldout.json`, `never_worse_split3.json`",
         title="Never worse",

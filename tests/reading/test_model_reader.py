@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from memstrata.errors import ReaderModelError
@@ -264,3 +265,31 @@ def test_the_checker_thresholds_are_part_of_the_version() -> None:
     text = "my sister just got a job at Stripe as a designer"
     assert len({stricter.version, off.version, released}) == 3
     assert isinstance(off.read(text), list)
+
+
+def test_the_integer_products_do_not_saturate_on_any_cpu(tmp_path: Path) -> None:
+    """Reproduction: on an AMD EPYC with AVX2 and no VNNI, onnxruntime's u8s8 kernels add
+    pairs of uint8 x int8 products in 16 bits, which saturate; the shipped reader read other
+    values there than where it was trained (18 tests failed, its dev figures among them).
+    The session runs the same graph with uint8 weights: the exact integer result."""
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    from memstrata.reading.model import _unsaturated
+
+    a = np.full((2, 64), 255, dtype=np.uint8)
+    w = np.full((64, 3), 127, dtype=np.int8)
+    w[:, 1] = -128
+    graph = helper.make_graph(
+        [helper.make_node("MatMulInteger", ["a", "w", "", "wz"], ["y"])], "g",
+        [helper.make_tensor_value_info("a", TensorProto.UINT8, [2, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.INT32, [2, 3])],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(np.array(0, np.int8), "wz")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    path = tmp_path / "m.onnx"
+    onnx.save(model, str(path))
+    exact = a.astype(np.int64) @ w.astype(np.int64)
+    session = ort.InferenceSession(_unsaturated(path), providers=["CPUExecutionProvider"])
+    assert (session.run(None, {"a": a})[0] == exact).all()

@@ -138,8 +138,8 @@ class E5Embedder:
     def _open_onnx(self) -> Any:
         """The verified ONNX build (cached, else made now against the engine), or None."""
         try:
+            from memstrata._ort import ort_errors
             from memstrata.memory import _e5_onnx
-            from memstrata.memory._onnx_embedder import ort_errors
         except ImportError:  # onnxruntime or onnx missing: the engine it is
             return None
         encoder = _e5_onnx.open_encoder(self._onnx_dir, self._engine, threads=self._threads,

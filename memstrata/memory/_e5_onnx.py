@@ -60,8 +60,9 @@ import numpy as np
 import numpy.typing as npt
 
 from memstrata._e5_weights import E5File, E5Tokenizer, dequantize
+from memstrata._ort import ort_errors
 from memstrata.memory._onnx import default_cache_dir, writable
-from memstrata.memory._onnx_embedder import cpu_session, ort_errors
+from memstrata.memory._onnx_embedder import cpu_session
 
 __all__ = ["FORMAT", "MIN_FIDELITY", "E5OnnxEncoder", "build", "load", "open_encoder",
            "weights_file"]

@@ -47,7 +47,8 @@ from typing import Any
 
 import numpy as np
 
-from memstrata.memory._onnx_embedder import ModelSpec, OnnxEncoder, ort_errors
+from memstrata._ort import ort_errors
+from memstrata.memory._onnx_embedder import ModelSpec, OnnxEncoder
 
 __all__ = ["MIN_COSINE", "default_cache_dir", "entry_dir", "export", "load", "writable"]
 

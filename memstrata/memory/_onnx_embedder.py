@@ -31,7 +31,7 @@ import numpy as np
 
 from memstrata.memory.embedder import Vectors
 
-__all__ = ["ModelSpec", "OnnxEncoder", "cpu_session", "ort_errors", "read_spec"]
+__all__ = ["ModelSpec", "OnnxEncoder", "cpu_session", "read_spec"]
 
 _TRANSFORMER = "sentence_transformers.models.Transformer"
 _POOLING = "sentence_transformers.models.Pooling"
@@ -178,21 +178,6 @@ class OnnxEncoder:
         arrays = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
         result = session.run(None, {name: arrays[name] for name in self._inputs})[0]
         return np.asarray(result, dtype=np.float32)
-
-
-_ORT_ERROR_NAMES = ("EPFail", "EngineError", "Fail", "InvalidArgument", "InvalidGraph",
-                    "InvalidProtobuf", "ModelLoaded", "NoModel", "NoSuchFile", "NotFound",
-                    "NotImplemented", "RuntimeException")
-
-
-def ort_errors() -> tuple[type[BaseException], ...]:
-    """ONNX Runtime's exception types (they derive from ``Exception`` directly), plus the
-    builtin ones its Python layer raises - what a broken or foreign graph can throw."""
-    from onnxruntime.capi import onnxruntime_pybind11_state as state
-
-    found = [getattr(state, name, None) for name in _ORT_ERROR_NAMES]
-    return (RuntimeError, ValueError, TypeError,
-            *(t for t in found if isinstance(t, type) and issubclass(t, Exception)))
 
 
 def cpu_session(model: Any, *, threads: int, optimized: bool) -> Any:

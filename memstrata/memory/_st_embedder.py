@@ -223,7 +223,7 @@ class SentenceTransformerEmbedder:
     def _encode(self, texts: list[str]) -> Vectors:
         fast = self._ready()
         if fast is not None:
-            from memstrata.memory._onnx_embedder import ort_errors
+            from memstrata._ort import ort_errors
 
             try:
                 return normalize_rows(fast.encode(texts))

@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
 import re
 import threading
 from collections.abc import Sequence
@@ -31,6 +32,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from memstrata._ort import ort_errors
 from memstrata.errors import ReaderModelError
 from memstrata.reading import _layout as L
 from memstrata.reading.registry import registry
@@ -112,6 +114,20 @@ def _unsaturated(path: Path) -> bytes:
         shift(node.input[1])
         shift(node.input[3])
     return bytes(model.SerializeToString())
+
+
+#: the manifest's word for a graph whose integer products already have uint8 weights (as
+#: the trainer exports them since stop 56): the session reads the file as it is, without
+#: :func:`_unsaturated`'s rewrite (which imports ``onnx``: about a second on the first read)
+UNSIGNED = "uint8"
+
+
+def write_unsigned(path: Path) -> None:
+    """Replace the int8 graph at ``path`` by its uint8 form (:func:`_unsaturated`: the same
+    exact integer products), atomically; its manifest then says ``"weights": "uint8"``."""
+    tmp = path.with_name(path.name + ".u8.tmp")
+    tmp.write_bytes(_unsaturated(path))
+    os.replace(tmp, path)
 
 
 def _digest(path: Path) -> str:
@@ -465,13 +481,16 @@ class ModelReader:
             import onnxruntime as ort
             from tokenizers import Tokenizer
 
+            load_errors: tuple[type[BaseException], ...] = (OSError, *ort_errors())
             options = ort.SessionOptions()
             options.intra_op_num_threads = self._threads
             options.inter_op_num_threads = 1
             options.log_severity_level = 3
             try:
-                session = ort.InferenceSession(_unsaturated(self.path / "reader.onnx"),
-                                               options, providers=["CPUExecutionProvider"])
+                graph = self.path / "reader.onnx"
+                session = ort.InferenceSession(
+                    str(graph) if self.manifest.get("weights") == UNSIGNED
+                    else _unsaturated(graph), options, providers=["CPUExecutionProvider"])
                 tok = Tokenizer.from_file(str(self.path / "tokenizer.json"))
                 with np.load(self.path / "heads.npz") as npz:
                     heads = {k: np.asarray(npz[k], dtype=np.float32) for k in npz.files}
@@ -482,7 +501,7 @@ class ModelReader:
                 if POINTER in files:
                     with np.load(self.path / POINTER) as npz:
                         heads |= pointer_heads({k: npz[k] for k in npz.files})
-            except (OSError, ValueError, RuntimeError) as exc:
+            except load_errors as exc:
                 raise ReaderModelError(f"the reader model in {self.path} cannot be loaded: "
                                        f"{exc}") from exc
             bos, eos = tok.token_to_id("<s>"), tok.token_to_id("</s>")

@@ -60,7 +60,7 @@ import numpy.typing as npt
 
 from memstrata._e5_weights import E5File, dequantize
 from memstrata.reading import _layout as L
-from memstrata.reading.model import check_pair
+from memstrata.reading.model import UNSIGNED, check_pair, write_unsigned
 from memstrata.reading.registry import registry
 
 __all__ = ["main"]
@@ -714,7 +714,8 @@ def _check_loss(net: Any, exs: list[Example], h: Any, mask: Any, ce: Any) -> Any
 
 
 def export(net: Any, e5: E5File, tok: Any, kept: npt.NDArray[np.int64], out: Path) -> None:
-    """Write ``reader.onnx`` (int8), ``heads.npz``, ``tokenizer.json``."""
+    """Write ``reader.onnx`` (int8 products, their weights stored as uint8: see
+    :func:`~memstrata.reading.model.write_unsigned`), ``heads.npz``, ``tokenizer.json``."""
     import onnx
     import torch
     from onnx import TensorProto, helper, numpy_helper
@@ -789,6 +790,8 @@ def export(net: Any, e5: E5File, tok: Any, kept: npt.NDArray[np.int64], out: Pat
                      op_types_to_quantize=["MatMul"], per_channel=True,
                      extra_options={"DefaultTensorType": TensorProto.FLOAT})
     fp32.unlink()
+    # its integer products' weights stored as uint8: exact on every x86 CPU, read as they are
+    write_unsigned(out / "reader.onnx")
     heads = {}
     for name in ("tags", "holder", "when", "negated", "label", "ask", "whose", "time",
                  "relate", *_CHECK_HEADS[1:]):
@@ -960,6 +963,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                      "pieces": len(kept), "losses": [round(x, 4) for x in losses],
                      "train_seconds": round(train_s)},
         "export_check": exported,
+        "weights": UNSIGNED,
     }
     write_manifest(args.out, info)
     choose_check(args.out, dev_lines, dev_changes, baseline)

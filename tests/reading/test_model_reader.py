@@ -293,3 +293,45 @@ def test_the_integer_products_do_not_saturate_on_any_cpu(tmp_path: Path) -> None
     exact = a.astype(np.int64) @ w.astype(np.int64)
     session = ort.InferenceSession(_unsaturated(path), providers=["CPUExecutionProvider"])
     assert (session.run(None, {"a": a})[0] == exact).all()
+
+
+def test_a_graph_stored_with_uint8_weights_reads_as_the_shipped_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The trainer stores the integer products' weights as uint8 (the manifest says
+    ``"weights": "uint8"``): the session reads that file as it is - no rewrite, no ``onnx``
+    import (about a second on the first read) - and it reads exactly as the shipped int8
+    graph rewritten in memory does."""
+    import memstrata.reading.model as model
+    from memstrata.reading.model import UNSIGNED, write_manifest, write_unsigned
+
+    copy = tmp_path / "model"
+    shutil.copytree(DEFAULT_MODEL_DIR, copy)
+    write_unsigned(copy / "reader.onnx")
+    manifest = json.loads((copy / "manifest.json").read_text("utf-8"))
+    write_manifest(copy, {**manifest, "weights": UNSIGNED})
+    texts = ["I moved from Berlin to Munich last month.", "我上个月从北京搬到上海了",
+             "my sister just got a job at Stripe as a designer", "以後都用繁體中文回覆我"]
+    expected = [ModelReader().read(t) for t in texts]
+
+    def rewrite(path: Path) -> bytes:
+        raise AssertionError(f"{path} rewritten again")
+
+    monkeypatch.setattr(model, "_unsaturated", rewrite)
+    unsigned = ModelReader(copy)
+    assert [unsigned.read(t) for t in texts] == expected
+    assert unsigned.version != ModelReader().version  # another file, another version
+
+
+def test_a_damaged_uint8_graph_read_unverified_is_a_reader_error(tmp_path: Path) -> None:
+    """Read without its digest checked, a damaged graph the session parses itself (ONNX
+    Runtime's own exception types derive from ``Exception`` alone) is still refused with
+    :class:`ReaderModelError`."""
+    from memstrata.reading.model import UNSIGNED, write_manifest
+
+    copy = tmp_path / "model"
+    shutil.copytree(DEFAULT_MODEL_DIR, copy)
+    manifest = json.loads((copy / "manifest.json").read_text("utf-8"))
+    (copy / "reader.onnx").write_bytes(b"\x08\x01not a graph" * 100)
+    write_manifest(copy, {**manifest, "weights": UNSIGNED})
+    with pytest.raises(ReaderModelError, match="cannot be loaded"):
+        ModelReader(copy, verify=False).read("I live in Leeds.")

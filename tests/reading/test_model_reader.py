@@ -319,7 +319,9 @@ def test_a_graph_stored_with_uint8_weights_reads_as_the_shipped_one(
     monkeypatch.setattr(model, "_unsaturated", rewrite)
     unsigned = ModelReader(copy)
     assert [unsigned.read(t) for t in texts] == expected
-    assert unsigned.version != ModelReader().version  # another file, another version
+    shipped = ModelReader()
+    if shipped.manifest.get("weights") != UNSIGNED:  # another file, another version
+        assert unsigned.version != shipped.version
 
 
 def test_a_damaged_uint8_graph_read_unverified_is_a_reader_error(tmp_path: Path) -> None:

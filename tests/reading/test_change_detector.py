@@ -69,15 +69,17 @@ def test_the_shipped_model_has_a_detector_and_says_so_in_its_version(
 
 @pytest.mark.parametrize(("held", "turn"), GUARDS)
 def test_a_value_the_user_only_uses_or_considers_does_not_change_what_they_hold(
-        reader: ModelReader, alone: ModelReader, held: Held, turn: str) -> None:
-    assert _own_now(alone, turn, held), "the model alone reads it as the user's new value"
+        reader: ModelReader, held: Held, turn: str) -> None:
+    """model-39a313c9f04f alone read both as the user's new value; what its detector adds
+    on the whole dev split is the sweep's test below (a later model may read them right
+    alone)."""
     assert _own_now(reader, turn, held) == []
 
 
 @pytest.mark.parametrize(("held", "turn", "value"), CHANGES)
 def test_a_change_said_in_passing_is_read_against_what_the_user_holds(
-        reader: ModelReader, alone: ModelReader, held: Held, turn: str, value: str) -> None:
-    assert value not in _own_now(alone, turn, held), "the model alone misses it"
+        reader: ModelReader, held: Held, turn: str, value: str) -> None:
+    """model-39a313c9f04f alone missed both (see the docstring above)."""
     assert _own_now(reader, turn, held) == [value]
 
 
@@ -218,9 +220,6 @@ def test_a_turn_about_another_attribute_changes_nothing_held(reader: ModelReader
     which are all about the held attribute) the detector took the likeliest words of a
     turn about something else as the held attribute's new value: home internet jonas,
     employer bhai (and city Deepavali, gym Ocho Rios: still). Its thresholds are now chosen
-    with turns about another attribute on the dev split too."""
+    with turns about another attribute on the dev split too (the sweep's test below keeps
+    that rule; a later model may read these right at any threshold)."""
     assert _own_now(reader, turn, held) == []
-    loose = ModelReader()
-    loose.read("warm up")  # the manifest's settings first, then the old threshold
-    loose.detect_words = 0.01
-    assert _own_now(loose, turn, held) != []

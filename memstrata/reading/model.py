@@ -400,6 +400,18 @@ class ModelReader:
         self._lock = threading.Lock()
         self._loaded: tuple[Any, Any, dict[str, npt.NDArray[np.float32]]] | None = None
         self._manifest: dict[str, Any] | None = None
+        self._encodings: dict[tuple[tuple[int, ...], ...],
+                              list[npt.NDArray[np.float32]]] | None = None
+
+    def share_encodings(self, encodings: dict[tuple[tuple[int, ...], ...],
+                                              list[npt.NDArray[np.float32]]]) -> None:
+        """Keep the encoder's outputs in ``encodings``, keyed by the token ids of each call,
+        and read them from there when the same ids come again: readers of one model that
+        differ only in their thresholds (the trainer's sweeps) share one dict, and the
+        encoder runs once for each text instead of once for each reader. The readings are
+        the same as without it (a call's outputs are those of the same call run alone).
+        Nothing is ever dropped: for a sweep over a fixed split, not for serving."""
+        self._encodings = encodings
 
     # ------------------------------------------------------------------ loading
 
@@ -524,6 +536,17 @@ class ModelReader:
         return ids, offsets
 
     def _hidden(self, seqs: Sequence[Sequence[int]]) -> list[npt.NDArray[np.float32]]:
+        if self._encodings is not None:
+            key = tuple(tuple(s) for s in seqs)
+            kept = self._encodings.get(key)
+            if kept is None:
+                kept = self._encodings[key] = self._encode_hidden(seqs)
+                for h in kept:
+                    h.setflags(write=False)  # shared by every reader of the dict
+            return list(kept)
+        return self._encode_hidden(seqs)
+
+    def _encode_hidden(self, seqs: Sequence[Sequence[int]]) -> list[npt.NDArray[np.float32]]:
         session, _, _ = self._load()
         out: list[npt.NDArray[np.float32]] = [np.empty(0, np.float32)] * len(seqs)
         order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))

@@ -50,7 +50,7 @@ import json
 import random
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,7 +60,7 @@ import numpy.typing as npt
 
 from memstrata._e5_weights import E5File, dequantize
 from memstrata.reading import _layout as L
-from memstrata.reading.model import UNSIGNED, check_pair, write_unsigned
+from memstrata.reading.model import UNSIGNED, ModelReader, check_pair, write_unsigned
 from memstrata.reading.registry import registry
 
 __all__ = ["main"]
@@ -987,6 +987,22 @@ CHECK_FIGURES = ("change_all", "guard_all", "own_all", "own_said_all")
 CHECK_TOLERANCE = 0.005
 
 
+def sweep_readers(out: Path) -> Callable[[], ModelReader]:
+    """A maker of readers of the model in ``out`` that share one store of the encoder's
+    outputs (:meth:`ModelReader.share_encodings`): the points of a sweep differ only in
+    thresholds, so the encoder runs once for each text of the split, not once a point."""
+    from memstrata.reading.model import ModelReader
+
+    shared: dict[tuple[tuple[int, ...], ...], list[npt.NDArray[np.float32]]] = {}
+
+    def make() -> ModelReader:
+        reader = ModelReader(out)
+        reader.share_encodings(shared)
+        return reader
+
+    return make
+
+
 def choose_point(sweep: Sequence[dict[str, Any]], baseline: dict[str, float] | None,
                  tolerance: float = CHECK_TOLERANCE) -> tuple[dict[str, Any], str]:
     """The sweep's point to keep, and why: the best sum of :data:`CHECK_FIGURES` among
@@ -1043,9 +1059,10 @@ def choose_check(out: Path, dev_lines: Sequence[dict[str, Any]],
         base = {"version": shipped.version, **figures_of(shipped)}
         _progress(f"train: the baseline {base}")
     sweep = []
+    make = sweep_readers(out)
     for threshold in CHECK_GRID[0]:
         for above in CHECK_GRID[1]:
-            reader = ModelReader(out)
+            reader = make()
             reader.decode, reader.values = decode, values
             reader.check_threshold, reader.check_above = threshold, above
             point = {"check_threshold": threshold, "check_above": above,
@@ -1060,7 +1077,7 @@ def choose_check(out: Path, dev_lines: Sequence[dict[str, Any]],
     extra = {"check_sweep": sweep, "check_baseline": base}
     write_manifest(out, {**info, **extra})
     _progress(f"train: scoring the exported reader on {len(dev_lines)} dev lines")
-    reader = ModelReader(out)
+    reader = make()
     figures = score_lines(reader, dev_lines)
     figures.update({k: v for k, v in score_changes(reader, dev_changes).items()
                     if k != "misses"})
@@ -1098,13 +1115,13 @@ def choose_held(out: Path, reader_info: dict[str, Any],
     the most changes (a tie: the smaller gain). Only the change cases say what is held
     (the read lines are read alone), so only they can choose it. Returns the entries of
     the manifest's ``reader`` and the sweep."""
-    from memstrata.reading.model import ModelReader
     from memstrata.reading.score import score_changes
 
     sweep = []
+    make = sweep_readers(out)
     for first in HELD_GRID[0]:
         for inside in HELD_GRID[1]:
-            reader = ModelReader(out)
+            reader = make()
             reader.check_threshold = reader_info["check_threshold"]
             reader.check_above = reader_info["check_above"]
             reader.held_bias, reader.held_bias_inside = first, inside
@@ -1252,8 +1269,9 @@ def unrelated_held(reader: Any, pairs: Sequence[tuple[str, Any]]) -> float:
 
 
 def choose_detector(out: Path, dev_changes: Sequence[dict[str, Any]],
-                    tolerance: float = CHECK_TOLERANCE) -> tuple[dict[str, Any],
-                                                                 list[dict[str, Any]]]:
+                    tolerance: float = CHECK_TOLERANCE,
+                    make: Callable[[], ModelReader] | None = None
+                    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The detector's thresholds: of the points of :data:`DETECT_GRID` whose guards on the
     dev change cases, and whose turns about another attribute held (:func:`unrelated_held`:
     the change cases alone never show the detector a turn about something else), are no
@@ -1264,7 +1282,8 @@ def choose_detector(out: Path, dev_changes: Sequence[dict[str, Any]],
     from memstrata.reading.model import ModelReader
     from memstrata.reading.score import score_changes
 
-    plain = ModelReader(out)
+    make = make or sweep_readers(out)
+    plain = make()
     plain.detect_veto = None
     pairs = unrelated_pairs(plain, dev_changes)
 
@@ -1278,7 +1297,7 @@ def choose_detector(out: Path, dev_changes: Sequence[dict[str, Any]],
     for veto in DETECT_GRID[0]:
         for rescue in DETECT_GRID[1]:
             for words in DETECT_GRID[2]:
-                reader = ModelReader(out)
+                reader = make()
                 reader.detect_veto, reader.detect_rescue = veto, rescue
                 reader.detect_words = words
                 sweep.append({"detect_veto": veto, "detect_rescue": rescue,
@@ -1319,16 +1338,17 @@ def choose_and_record_detector(out: Path, dev_cases: Sequence[dict[str, Any]]) -
     """Choose the thresholds of the detector in ``out`` on the dev change cases
     (:func:`choose_detector`) and record them in the manifest with the dev figures read
     with them."""
-    from memstrata.reading.model import ModelReader, write_manifest
+    from memstrata.reading.model import write_manifest
     from memstrata.reading.score import score_changes
 
     manifest = json.loads((out / "manifest.json").read_text("utf-8"))
     manifest.pop("files", None)
-    chosen, sweep = choose_detector(out, dev_cases)
+    make = sweep_readers(out)
+    chosen, sweep = choose_detector(out, dev_cases, make=make)
     manifest["reader"] = {**manifest.get("reader", {}), **chosen}
     manifest["detect_sweep"] = sweep
     write_manifest(out, manifest)
-    got = score_changes(ModelReader(out), dev_cases)
+    got = score_changes(make(), dev_cases)  # the manifest's settings, as shipped
     figures = manifest.setdefault("figures", {}).setdefault("dev", {})
     figures.update({k: v for k, v in got.items() if k != "misses"})
     write_manifest(out, manifest)

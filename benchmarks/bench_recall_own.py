@@ -32,7 +32,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from _common import CACHE, ROOT, machine, write_result
 
+from memstrata._text import tokenize
 from memstrata.eval import (
+    Dataset,
     DenseRetriever,
     EvalConfig,
     EvalResult,
@@ -54,9 +56,9 @@ def split_of(user: str) -> str:
     return "heldout" if number and int(number.group(1)) in HELDOUT_USERS else "train"
 
 
-def _lines(split: str) -> list[str]:
+def _lines(split: str, files: str) -> list[str]:
     out = []
-    for path in sorted(DATA.glob("recall_*.jsonl")):
+    for path in sorted(DATA.glob(files)):
         for line in path.read_text("utf-8").split("\n"):
             if line.strip() and split_of(json.loads(line)["user"]) == split:
                 out.append(line)
@@ -77,11 +79,38 @@ def _rows(result: EvalResult, name: str) -> dict[str, Any]:
     }
 
 
+def multi_hop_evidence(result: EvalResult, dataset: Dataset, k: int = 5) -> dict[str, Any]:
+    """Where the default run loses multi-hop evidence: each evidence turn found in the top
+    ``k`` or not, by whether it shares a BM25 term with the question (the issue's "the
+    second memory shares no words with the question"), and how many questions have all,
+    some or none of their evidence in the top ``k``."""
+    texts = {(c.user, t.id): t.text for c in dataset.conversations for t in c.turns}
+    turns = {"shares a term": [0, 0], "shares none": [0, 0]}
+    questions = {"all": 0, "some": 0, "none": 0}
+    for q in result.run("default").questions:
+        if q.category != "multi-hop":
+            continue
+        asked = set(tokenize(q.question))
+        found = [r is not None and r <= k for r in q.evidence_ranks]
+        for turn_id, hit in zip(q.evidence_ids, found, strict=True):
+            kind = "shares a term" if asked & set(tokenize(texts[(q.user, turn_id)])) \
+                else "shares none"
+            turns[kind][0 if hit else 1] += 1
+        questions["all" if all(found) else "some" if any(found) else "none"] += 1
+    return {"k": k,
+            "evidence_turns": {kind: {"found": f, "missed": m,
+                                      "found_share": round(f / max(1, f + m), 4)}
+                               for kind, (f, m) in turns.items()},
+            "questions": questions}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cache", default=str(CACHE / "recall_own"))
     parser.add_argument("--bootstrap", type=int, default=1000)
     parser.add_argument("--out", default="recall_own")
+    parser.add_argument("--files", default="recall_*.jsonl",
+                        help="which files of data/recall (a glob; default: all)")
     args = parser.parse_args()
 
     started = time.perf_counter()
@@ -90,7 +119,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for split in ("train", "heldout"):
             path = Path(tmp) / f"recall_own_{split}.jsonl"
-            path.write_text("\n".join(_lines(split)) + "\n", "utf-8")
+            path.write_text("\n".join(_lines(split, args.files)) + "\n", "utf-8")
             dataset = load_dataset(path)
             with Evaluation.open(dataset, config, cache_dir=args.cache) as ev:
                 result = ev.evaluate([HybridRetriever(), DenseRetriever(), KeywordRetriever()])
@@ -101,11 +130,12 @@ def main() -> None:
                 "questions_scored": result.dataset["probes"],
                 "questions_absent": report["excluded_without_evidence"],
                 "retrievers": {r.name: _rows(result, r.name) for r in result.runs},
+                "multi_hop_evidence": multi_hop_evidence(result, dataset),
             }
     payload = {
         "benchmark": "recall_own",
         "machine": machine(),
-        "data": sorted(p.name for p in DATA.glob("recall_*.jsonl")),
+        "data": sorted(p.name for p in DATA.glob(args.files)),
         "heldout_users": list(HELDOUT_USERS),
         "splits": splits,
         "seconds": round(time.perf_counter() - started, 1),

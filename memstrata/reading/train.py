@@ -991,7 +991,6 @@ def sweep_readers(out: Path) -> Callable[[], ModelReader]:
     """A maker of readers of the model in ``out`` that share one store of the encoder's
     outputs (:meth:`ModelReader.share_encodings`): the points of a sweep differ only in
     thresholds, so the encoder runs once for each text of the split, not once a point."""
-    from memstrata.reading.model import ModelReader
 
     shared: dict[tuple[tuple[int, ...], ...], list[npt.NDArray[np.float32]]] = {}
 

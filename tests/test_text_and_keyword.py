@@ -64,3 +64,33 @@ def test_bm25_removal_filters_persistence_and_compaction(tmp_path: Path):
     assert set(scores) == {other[0].id, docs[90].id}
     assert scores[other[0].id] > scores[docs[90].id]
     again.close()
+
+
+def test_a_summary_changes_no_other_memorys_keyword_score(tmp_path: Path):
+    """Reproduction (issue 33, never worse): a session summary repeats its turns' words, and
+    counted in the corpus statistics it made them look common, so the nightly ``summarize``
+    changed every other memory's BM25 score (a fact's fell below a newer statement's that
+    then outdated it). Summaries are left out of the statistics, and scored with them."""
+    index = KeywordIndex(directory=tmp_path)
+    facts = rows("my medical insurance is with Ping An", "bought pet insurance for the dog",
+                 "how do rainbows form", "a quick noodle recipe please")
+    index.apply("u", IndexBatch(facts, (), Watermark("g", 4)))
+    query = "which insurance covers my medical bills"
+    before = index.score_ids("u", query, [f.id for f in facts])
+    summary = rows("Session (2 turns): my medical insurance; pet insurance for the dog",
+                   kind="summary")
+    index.apply("u", IndexBatch(summary, (), Watermark("g", 5)))
+    after = index.score_ids("u", query, [f.id for f in facts] + [summary[0].id])
+    assert {k: after[k] for k in before} == before
+    assert after[summary[0].id] > 0  # the summary itself is still found by its words
+    # the statistics hold through a save and a load, and a removal
+    index.close()
+    again = KeywordIndex(directory=tmp_path)
+    assert again.score_ids("u", query, [f.id for f in facts]) == before
+    again.apply("u", IndexBatch((), [summary[0].id], Watermark("g", 6)))
+    assert again.score_ids("u", query, [f.id for f in facts]) == before
+    # a shard of summaries alone is scored with its own statistics
+    only = rows("Session: insurance talk", "Session: noodles", kind="summary")
+    again.apply("v", IndexBatch(only, (), Watermark("g", 2)))
+    assert [h.id for h in again.search("v", "insurance", 5)] == [only[0].id]
+    again.close()

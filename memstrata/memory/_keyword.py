@@ -10,6 +10,21 @@ CJK unigrams + bigrams).
 Postings are append-only arrays; deletions clear an ``alive`` flag and the
 shard is compacted when a quarter of it is dead, and always before it is
 written to disk.
+
+The corpus statistics (how many documents, their mean length, how many hold a term)
+count the records people said or were told, not the summaries the nightly jobs write:
+a summary repeats its turns' words, so counting it would make those words look common
+and change every other memory's keyword score each time a job runs (a nightly job must
+never make recall worse, and a forgotten turn's words must not linger in the
+statistics of the summaries built from it). A summary is scored with the same
+statistics; a shard of summaries alone counts them.
+
+A user's store is small at first (a dozen memories), and a word's IDF in a corpus that small
+is compressed: the keyword signal the hybrid fuses (its saturation tuned on stores of
+hundreds of memories) comes out weak, and the same question ranks differently as the
+store grows. IDF is read as if the store held at least ``BM25.min_docs`` memories, the
+ones it lacks holding none of the query's words; a store at least that large is scored
+by the textbook formula.
 """
 
 from __future__ import annotations
@@ -35,6 +50,7 @@ from memstrata.memory._shards import (
     write_checked,
 )
 from memstrata.memory.vector import NO_FILTER, Hit, IndexBatch, IndexRow, SearchFilter, Watermark
+from memstrata.types import MemoryType
 
 __all__ = ["BM25", "KeywordIndex"]
 
@@ -46,18 +62,22 @@ _PARSE_ERRORS = (OSError, EOFError, ValueError, KeyError, TypeError, IndexError,
                  OverflowError, zipfile.BadZipFile)
 _COMPACT_DEAD_SHARE = 0.25
 _COMPACT_MIN_DEAD = 64
+#: the types of record the corpus statistics leave out (see the module docstring)
+_UNCOUNTED = frozenset({MemoryType.SUMMARY.value})
 
 
 class BM25:
     """BM25 parameters (Okapi): term saturation ``k1`` and length normalisation ``b``."""
 
-    __slots__ = ("b", "k1")
+    __slots__ = ("b", "k1", "min_docs")
 
-    def __init__(self, k1: float = 1.2, b: float = 0.75) -> None:
-        if k1 < 0 or not 0.0 <= b <= 1.0:
-            raise ValueError("BM25 needs k1 >= 0 and 0 <= b <= 1")
+    def __init__(self, k1: float = 1.2, b: float = 0.75, min_docs: int = 0) -> None:
+        if k1 < 0 or not 0.0 <= b <= 1.0 or min_docs < 0:
+            raise ValueError("BM25 needs k1 >= 0, 0 <= b <= 1 and min_docs >= 0")
         self.k1 = k1
         self.b = b
+        #: the corpus size IDF is read at, at least (see the module docstring)
+        self.min_docs = min_docs
 
 
 class KeywordShard:
@@ -73,6 +93,9 @@ class KeywordShard:
         self.postings: dict[str, tuple[array[int], array[int]]] = {}
         self.n_alive = 0
         self.total_len = 0
+        #: the live documents the statistics count (not summaries) and their length
+        self.n_counted = 0
+        self.counted_len = 0
         self.watermark: Watermark | None = None
         self.unsaved = 0
 
@@ -117,6 +140,9 @@ class KeywordShard:
                 posting[1].append(min(tf, 65535))
             self.n_alive += 1
             self.total_len += length
+            if row.type not in _UNCOUNTED:
+                self.n_counted += 1
+                self.counted_len += length
             self.unsaved += 1
 
     def remove(self, ids: Iterable[str]) -> None:
@@ -127,10 +153,26 @@ class KeywordShard:
             self.alive[doc] = 0
             self.n_alive -= 1
             self.total_len -= self.lengths[doc]
+            if self._counts(doc):
+                self.n_counted -= 1
+                self.counted_len -= self.lengths[doc]
             self.unsaved += 1
         dead = len(self.docs) - self.n_alive
         if dead >= _COMPACT_MIN_DEAD and dead > _COMPACT_DEAD_SHARE * len(self.docs):
             self._compact()
+
+    def _counts(self, doc: int) -> bool:
+        """Does document ``doc`` count in the corpus statistics?"""
+        code = self.type_codes[doc]
+        return not any(self.type_names.get(name) == code for name in _UNCOUNTED)
+
+    def _counted_mask(self, alive: np.ndarray) -> np.ndarray:
+        """The live documents the statistics count; all live ones where none is counted
+        (a shard of summaries alone)."""
+        codes = [self.type_names[name] for name in _UNCOUNTED if name in self.type_names]
+        if not codes or self.n_counted == 0:
+            return alive
+        return alive & ~np.isin(np.frombuffer(self.type_codes, dtype=np.uint8), codes)
 
     def _compact(self) -> None:
         """Rebuild without dead documents (positions change; ids do not)."""
@@ -172,20 +214,24 @@ class KeywordShard:
         out = np.zeros(n, dtype=np.float32)
         if self.n_alive == 0:
             return out
-        alive = np.frombuffer(self.alive, dtype=np.uint8)
+        alive = np.frombuffer(self.alive, dtype=np.uint8).astype(bool)
+        counted = self._counted_mask(alive)
+        n, total = (self.n_counted, self.counted_len) if self.n_counted else \
+            (self.n_alive, self.total_len)
         lengths = np.frombuffer(self.lengths, dtype=np.uint32)
-        avgdl = max(self.total_len / self.n_alive, 1.0)
+        avgdl = max(total / n, 1.0)
+        corpus = max(n, params.min_docs)
         k1, b = params.k1, params.b
         for term in dict.fromkeys(terms):
             posting = self.postings.get(term)
             if posting is None:
                 continue
             docs = np.frombuffer(posting[0], dtype=np.uint32)
-            live = alive[docs].astype(bool)
-            df = int(live.sum())
-            if df == 0:
+            live = alive[docs]
+            if not live.any():
                 continue
-            idf = math.log(1.0 + (self.n_alive - df + 0.5) / (df + 0.5))
+            df = int(counted[docs].sum())
+            idf = math.log(1.0 + (corpus - df + 0.5) / (df + 0.5))
             tf = np.frombuffer(posting[1], dtype=np.uint16).astype(np.float32)
             norm = k1 * (1.0 - b + b * lengths[docs] / avgdl)
             out[docs] += np.where(live, idf * tf * (k1 + 1.0) / (tf + norm), 0.0)
@@ -312,8 +358,12 @@ class KeywordShard:
             )
         alive = np.frombuffer(shard.alive, dtype=np.uint8).astype(bool)
         shard.n_alive = int(alive.sum())
-        shard.total_len = int(
-            np.frombuffer(shard.lengths, dtype=np.uint32)[alive].sum(dtype=np.int64))
+        lengths = np.frombuffer(shard.lengths, dtype=np.uint32)
+        shard.total_len = int(lengths[alive].sum(dtype=np.int64))
+        codes = [shard.type_names[name] for name in _UNCOUNTED if name in shard.type_names]
+        counted = alive & ~np.isin(data["type_codes"].astype(np.uint8), codes)
+        shard.n_counted = int(counted.sum())
+        shard.counted_len = int(lengths[counted].sum(dtype=np.int64))
         if state.get("generation") is not None:
             shard.watermark = Watermark(str(state["generation"]), int(state["seq"]))
         return shard

@@ -366,7 +366,8 @@ class MemoryManager:
             self._keywords = KeywordIndex(
                 directory=directory,
                 memory_budget_bytes=self.settings.keyword_memory_budget_bytes,
-                params=BM25(self.settings.bm25_k1, self.settings.bm25_b),
+                params=BM25(self.settings.bm25_k1, self.settings.bm25_b,
+                            self.settings.bm25_min_docs),
             )
         assert self._vector_index is not None
         self._sync = IndexSync(self.db, [self._vector_index, self._keywords])

@@ -75,7 +75,7 @@ class Settings(BaseModel):
     bm25_k1: float = Field(default=1.2, ge=0)
     bm25_b: float = Field(default=0.5, ge=0, le=1)
     #: the corpus size a word's IDF is read at, at least: a new user's dozen memories
-    #: are scored as if among this many (memstrata.memory._keyword has why)
+    #: are scored as if among this many (docs/memory.md, "recall", has why)
     bm25_min_docs: int = Field(default=100, ge=0)
     keyword_memory_budget_bytes: int = Field(default=512 * 1024**2, gt=0)
     #: the embedder, by its name in the entry-point group ``memstrata.embedders``:

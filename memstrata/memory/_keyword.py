@@ -169,9 +169,9 @@ class KeywordShard:
     def _counted_mask(self, alive: np.ndarray) -> np.ndarray:
         """The live documents the statistics count; all live ones where none is counted
         (a shard of summaries alone)."""
-        codes = [self.type_names[name] for name in _UNCOUNTED if name in self.type_names]
-        if not codes or self.n_counted == 0:
+        if self.n_counted in (0, self.n_alive):  # no live summary, or nothing but them
             return alive
+        codes = [self.type_names[name] for name in _UNCOUNTED if name in self.type_names]
         return alive & ~np.isin(np.frombuffer(self.type_codes, dtype=np.uint8), codes)
 
     def _compact(self) -> None:

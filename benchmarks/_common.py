@@ -228,6 +228,30 @@ def _set_order(sets: dict[str, Any]) -> dict[str, Any]:
     return {key: sets[key] for *_, key in sorted(keys)}
 
 
+def add_first_looks(path: Path, new: dict[str, Any]) -> list[str]:
+    """Adds the entries of ``new`` that ``path`` (a flat first-look file, ``{key: entry}``)
+    does not hold yet, and returns their keys: an entry is never overwritten. The file is
+    read, merged and replaced under an exclusive lock, so two benchmark runs finishing at
+    once (``--reader auto`` beside ``--reader model``) both keep their first looks."""
+    import fcntl
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_suffix(".lock"), "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            looks: dict[str, Any] = (json.loads(path.read_text(encoding="utf-8"))
+                                     if path.exists() else {})
+            added = [k for k in new if k not in looks]
+            looks.update({k: new[k] for k in added})
+            tmp = path.with_suffix(f".json.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(looks, indent=1, ensure_ascii=False) + "\n",
+                           encoding="utf-8")
+            tmp.replace(path)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    return added
+
+
 def record_first_look(path: Path, name: str, payload: dict[str, Any]) -> None:
     """Adds the first look at the blind set ``name`` to ``path`` unless it holds one: an
     entry is never overwritten."""

@@ -41,7 +41,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import RESULTS, write_result
+from _common import RESULTS, add_first_looks, write_result
 from tqdm import tqdm
 
 from memstrata.reading.score import change_case_attribute, value_matches
@@ -216,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.sets:
         names = [n for n in names if n in args.sets.split(",")]
     look_path = RESULTS / "observe_reading_first_look.json"
-    looks = json.loads(look_path.read_text()) if look_path.exists() else {}
+    looks: dict[str, Any] = {}
     results: dict[str, Any] = {"reader": args.reader, "version": version, "sets": {}}
     for name in tqdm(names, desc="sets", unit="set", file=sys.stdout):
         cases = [json.loads(x) for x in
@@ -224,11 +224,10 @@ def main(argv: list[str] | None = None) -> int:
         got = run_set(cases, args.reader)
         results["sets"][name] = got["figures"]
         key = f"{name}/{args.reader}/{version}"
-        if key not in looks and args.dir == BLIND:
+        if args.dir == BLIND:
             looks[key] = {**got, "when": time.strftime("%Y-%m-%d")}
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    look_path.write_text(json.dumps(looks, indent=1, ensure_ascii=False) + "\n")
     if args.dir == BLIND:
+        add_first_looks(look_path, looks)
         write_result(f"observe_reading_{args.reader}", results)
     else:
         print(json.dumps(results, indent=1))

@@ -39,7 +39,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import RESULTS, percentiles, rss_mb, write_result
+from _common import RESULTS, add_first_looks, percentiles, rss_mb, write_result
 from tqdm import tqdm
 
 from memstrata.reading import ModelReader, RuleReader
@@ -216,7 +216,8 @@ def main(argv: list[str] | None = None) -> int:
     sets = set(args.sets.split(","))
     results: dict[str, Any] = {name: {"version": r.version} for name, r in readers.items()}
     first_look_path = RESULTS / "readers_first_look.json"
-    first_looks = json.loads(first_look_path.read_text()) if first_look_path.exists() else {}
+    first_looks: dict[str, Any] = (json.loads(first_look_path.read_text())
+                                   if first_look_path.exists() else {})
     changes = _first(dev_changes(), args.limit) if "changes" in sets else []
     dev = _first(dev_lines(), args.limit) if "dev" in sets else []
     blind = {k: (kind, _first(lines, args.limit))
@@ -254,8 +255,7 @@ def main(argv: list[str] | None = None) -> int:
             results[name]["speed"] = speed(reader, texts)
             results[name]["speed_held"] = speed(reader, texts, HELD)
     if blind:
-        RESULTS.mkdir(parents=True, exist_ok=True)
-        first_look_path.write_text(json.dumps(first_looks, indent=1, ensure_ascii=False) + "\n")
+        add_first_looks(first_look_path, first_looks)
     write_result(args.out, {"readers": results})
     return 0
 

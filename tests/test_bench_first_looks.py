@@ -1,0 +1,58 @@
+"""The benchmarks' first-look files keep every run's first looks when runs finish at once
+(``bench_observe_reading --reader auto`` beside ``--reader model`` lost one run's keys at the
+eighteenth and nineteenth rounds: each rewrote the whole file it had read at its start)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import multiprocessing
+from pathlib import Path
+from types import ModuleType
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _common() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_common",
+                                                  REPO / "benchmarks" / "_common.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _writer(path: str, tag: str, start: object) -> None:
+    common = _common()
+    start.wait()  # type: ignore[attr-defined]
+    for i in range(40):
+        common.add_first_looks(Path(path), {f"set{i}/{tag}/v1": {"changes": i}})
+
+
+def test_runs_finishing_at_once_keep_each_others_first_looks(tmp_path: Path) -> None:
+    path = tmp_path / "first_look.json"
+    ctx = multiprocessing.get_context("spawn")
+    start = ctx.Event()
+    procs = [ctx.Process(target=_writer, args=(str(path), tag, start)) for tag in ("auto", "model")]
+    for p in procs:
+        p.start()
+    start.set()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    looks = json.loads(path.read_text("utf-8"))
+    assert len(looks) == 80
+    assert {k.split("/")[1] for k in looks} == {"auto", "model"}
+
+
+def test_a_first_look_is_never_overwritten(tmp_path: Path) -> None:
+    common = _common()
+    path = tmp_path / "first_look.json"
+    assert common.add_first_looks(path, {"read_blind1/model/v1": {"changes": 0.5}}) == [
+        "read_blind1/model/v1"]
+    assert common.add_first_looks(path, {"read_blind1/model/v1": {"changes": 0.9},
+                                         "read_blind2/model/v1": {"changes": 0.7}}) == [
+        "read_blind2/model/v1"]
+    looks = json.loads(path.read_text("utf-8"))
+    assert looks["read_blind1/model/v1"] == {"changes": 0.5}
+    assert looks["read_blind2/model/v1"] == {"changes": 0.7}

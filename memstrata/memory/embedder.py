@@ -26,14 +26,13 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Sequence
-from importlib.metadata import entry_points
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 from cachetools import LRUCache
 
-from memstrata import _text
+from memstrata import _plugins, _text
 from memstrata.errors import EmbeddingError, InvalidSettingError
 
 __all__ = [
@@ -183,7 +182,7 @@ def embed_with_sentences(embedder: Embedder, texts: Sequence[str], contents: Seq
 
 def available_embedders() -> dict[str, Any]:
     """The entry points of ``memstrata.embedders``, by name (not loaded)."""
-    return {ep.name: ep for ep in entry_points(group=EMBEDDER_GROUP)}
+    return _plugins.available(EMBEDDER_GROUP)
 
 
 def load_embedder(name: str, **options: Any) -> Embedder:
@@ -192,12 +191,12 @@ def load_embedder(name: str, **options: Any) -> Embedder:
     The built-ins are found like any plugin (``minilm``, ``e5-small``), so an
     install without its entry points fails here, loudly.
     """
-    found = available_embedders()
-    if name not in found:
+    found = _plugins.find(EMBEDDER_GROUP, name)
+    if found is None:
         raise InvalidSettingError(
-            f"unknown embedder {name!r}; available: {sorted(found)} (entry-point group "
-            f"{EMBEDDER_GROUP!r}; or pass an instance as embedder=)")
-    made = found[name].load()(**options)
+            f"unknown embedder {name!r}; available: {sorted(available_embedders())} "
+            f"(entry-point group {EMBEDDER_GROUP!r}; or pass an instance as embedder=)")
+    made = found.load()(**options)
     if not isinstance(made, Embedder):
         raise InvalidSettingError(f"the embedder registered as {name!r} is not an Embedder")
     return made

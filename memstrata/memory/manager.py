@@ -146,13 +146,13 @@ class MemoryManager:
         if embedder is None:
             # a mistyped name fails here, before the store is created or migrated, not at
             # the first write
-            from memstrata.memory.embedder import available_embedders
+            from memstrata import _plugins
+            from memstrata.memory.embedder import EMBEDDER_GROUP, available_embedders
 
-            known = available_embedders()
-            if settings.embedder_name not in known:
+            if _plugins.find(EMBEDDER_GROUP, settings.embedder_name) is None:
                 raise InvalidSettingError(
                     f"unknown embedder {settings.embedder_name!r}; available: "
-                    f"{sorted(known)} (or pass an instance as embedder=)")
+                    f"{sorted(available_embedders())} (or pass an instance as embedder=)")
         self.settings = settings
         self.clock: Clock = clock or SystemClock()
         assert settings.url is not None

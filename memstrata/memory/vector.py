@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
+from memstrata import _plugins
 from memstrata.errors import InvalidSettingError
 from memstrata.memory._store import IndexRow
 from memstrata.memory.embedder import Vectors
@@ -135,7 +135,7 @@ class VectorIndex(DerivedIndex, Protocol):
 
 def available_backends() -> dict[str, Any]:
     """The entry points of ``memstrata.vector_backends``, by name (not loaded)."""
-    return {ep.name: ep for ep in entry_points(group=BACKEND_GROUP)}
+    return _plugins.available(BACKEND_GROUP)
 
 
 def load_backend(name: str) -> type[Any]:
@@ -146,11 +146,11 @@ def load_backend(name: str) -> type[Any]:
     backend that is not installed as a package is passed to
     :class:`~memstrata.MemoryManager` as an instance (``vector_index=``).
     """
-    found = available_backends()
-    if name not in found:
+    found = _plugins.find(BACKEND_GROUP, name)
+    if found is None:
         raise InvalidSettingError(
-            f"unknown vector backend {name!r}; available: {sorted(found)} (entry-point group "
-            f"{BACKEND_GROUP!r}; or pass an instance as vector_index=)"
+            f"unknown vector backend {name!r}; available: {sorted(available_backends())} "
+            f"(entry-point group {BACKEND_GROUP!r}; or pass an instance as vector_index=)"
         )
-    loaded = found[name].load()
+    loaded = found.load()
     return loaded  # type: ignore[no-any-return]

@@ -16,7 +16,8 @@ import re
 import resource
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -228,44 +229,57 @@ def _set_order(sets: dict[str, Any]) -> dict[str, Any]:
     return {key: sets[key] for *_, key in sorted(keys)}
 
 
-def add_first_looks(path: Path, new: dict[str, Any]) -> list[str]:
-    """Adds the entries of ``new`` that ``path`` (a flat first-look file, ``{key: entry}``)
-    does not hold yet, and returns their keys: an entry is never overwritten. The file is
-    read, merged and replaced under an exclusive lock, so two benchmark runs finishing at
-    once (``--reader auto`` beside ``--reader model``) both keep their first looks."""
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock beside the first-look file ``path`` for a read, merge and replace:
+    two benchmark runs finishing at once would otherwise each rewrite the whole file they
+    read at the start, and one run's first looks would be lost."""
     import fcntl
 
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_suffix(".lock"), "a+") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            looks: dict[str, Any] = (json.loads(path.read_text(encoding="utf-8"))
-                                     if path.exists() else {})
-            added = [k for k in new if k not in looks]
-            looks.update({k: new[k] for k in added})
-            tmp = path.with_suffix(f".json.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(looks, indent=1, ensure_ascii=False) + "\n",
-                           encoding="utf-8")
-            tmp.replace(path)
+            yield
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _replace(path: Path, data: dict[str, Any], indent: int) -> None:
+    tmp = path.with_suffix(f".json.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=indent, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def add_first_looks(path: Path, new: dict[str, Any]) -> list[str]:
+    """Adds the entries of ``new`` that ``path`` (a flat first-look file, ``{key: entry}``)
+    does not hold yet, and returns their keys: an entry is never overwritten. The file is
+    read, merged and replaced under an exclusive lock, so two benchmark runs finishing at
+    once (``--reader auto`` beside ``--reader model``) both keep their first looks."""
+    with _locked(path):
+        looks: dict[str, Any] = (json.loads(path.read_text(encoding="utf-8"))
+                                 if path.exists() else {})
+        added = [k for k in new if k not in looks]
+        looks.update({k: new[k] for k in added})
+        _replace(path, looks, indent=1)
     return added
 
 
-def record_first_look(path: Path, name: str, payload: dict[str, Any]) -> None:
-    """Adds the first look at the blind set ``name`` to ``path`` unless it holds one: an
-    entry is never overwritten."""
-    looks = first_looks(path)
-    if name in looks["sets"]:
-        print(f"{path.name} holds {name} already (a first look is never overwritten); "
-              "not written")
-        return
-    looks["sets"][name] = {
-        "note": f"the first evaluation of the blind {name} split, written before any tuning "
-                "on it; never overwritten",
-        "when": datetime.now(UTC).isoformat(timespec="seconds"), **payload}
-    looks["sets"] = _set_order(looks["sets"])
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(looks, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(path)
+def record_first_look(path: Path, name: str, payload: dict[str, Any]) -> bool:
+    """Adds the first look at the blind set ``name`` to ``path`` unless it holds one (an
+    entry is never overwritten) and says whether it did; under the same lock as
+    :func:`add_first_looks`, so runs finishing at once keep each other's sets."""
+    with _locked(path):
+        looks = first_looks(path)
+        if name in looks["sets"]:
+            print(f"{path.name} holds {name} already (a first look is never overwritten); "
+                  "not written")
+            return False
+        looks["sets"][name] = {
+            "note": f"the first evaluation of the blind {name} split, written before any "
+                    "tuning on it; never overwritten",
+            "when": datetime.now(UTC).isoformat(timespec="seconds"), **payload}
+        looks["sets"] = _set_order(looks["sets"])
+        _replace(path, looks, indent=2)
     print(f"wrote {name} to {path}")
+    return True

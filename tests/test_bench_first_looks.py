@@ -56,3 +56,39 @@ def test_a_first_look_is_never_overwritten(tmp_path: Path) -> None:
     looks = json.loads(path.read_text("utf-8"))
     assert looks["read_blind1/model/v1"] == {"changes": 0.5}
     assert looks["read_blind2/model/v1"] == {"changes": 0.7}
+
+
+def _set_writer(path: str, tag: str, start: object) -> None:
+    common = _common()
+    start.wait()  # type: ignore[attr-defined]
+    for i in range(25):
+        assert common.record_first_look(Path(path), f"{tag}{i}", {"recall": i})
+
+
+def test_set_keyed_first_looks_of_runs_finishing_at_once_are_all_kept(tmp_path: Path) -> None:
+    """The set-keyed files (``{"sets": {name: entry}}``, bench_knowledge_update and
+    bench_contradiction) are merged under the same lock."""
+    path = tmp_path / "first_look.json"
+    ctx = multiprocessing.get_context("spawn")
+    start = ctx.Event()
+    procs = [ctx.Process(target=_set_writer, args=(str(path), tag, start))
+             for tag in ("heldout", "guard")]
+    for p in procs:
+        p.start()
+    start.set()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    sets = json.loads(path.read_text("utf-8"))["sets"]
+    assert len(sets) == 50
+    # each kind in the order it first appears, its sets in numeric order
+    for tag in ("heldout", "guard"):
+        assert [k for k in sets if k.startswith(tag)] == [f"{tag}{i}" for i in range(25)]
+
+
+def test_a_set_keyed_first_look_is_never_overwritten(tmp_path: Path) -> None:
+    common = _common()
+    path = tmp_path / "first_look.json"
+    assert common.record_first_look(path, "heldout", {"recall": 0.5})
+    assert not common.record_first_look(path, "heldout", {"recall": 0.9})
+    assert json.loads(path.read_text("utf-8"))["sets"]["heldout"]["recall"] == 0.5

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import multiprocessing
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
@@ -22,6 +23,20 @@ def _common() -> ModuleType:
     return module
 
 
+def _at_once(writer: Callable[[str, str, object], None], path: Path,
+             tags: tuple[str, ...]) -> None:
+    """Runs ``writer(path, tag, start)`` in one process a tag, all released at once."""
+    ctx = multiprocessing.get_context("spawn")
+    start = ctx.Event()
+    procs = [ctx.Process(target=writer, args=(str(path), tag, start)) for tag in tags]
+    for p in procs:
+        p.start()
+    start.set()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+
+
 def _writer(path: str, tag: str, start: object) -> None:
     common = _common()
     start.wait()  # type: ignore[attr-defined]
@@ -31,15 +46,7 @@ def _writer(path: str, tag: str, start: object) -> None:
 
 def test_runs_finishing_at_once_keep_each_others_first_looks(tmp_path: Path) -> None:
     path = tmp_path / "first_look.json"
-    ctx = multiprocessing.get_context("spawn")
-    start = ctx.Event()
-    procs = [ctx.Process(target=_writer, args=(str(path), tag, start)) for tag in ("auto", "model")]
-    for p in procs:
-        p.start()
-    start.set()
-    for p in procs:
-        p.join(60)
-        assert p.exitcode == 0
+    _at_once(_writer, path, ("auto", "model"))
     looks = json.loads(path.read_text("utf-8"))
     assert len(looks) == 80
     assert {k.split("/")[1] for k in looks} == {"auto", "model"}
@@ -69,16 +76,7 @@ def test_set_keyed_first_looks_of_runs_finishing_at_once_are_all_kept(tmp_path: 
     """The set-keyed files (``{"sets": {name: entry}}``, bench_knowledge_update and
     bench_contradiction) are merged under the same lock."""
     path = tmp_path / "first_look.json"
-    ctx = multiprocessing.get_context("spawn")
-    start = ctx.Event()
-    procs = [ctx.Process(target=_set_writer, args=(str(path), tag, start))
-             for tag in ("heldout", "guard")]
-    for p in procs:
-        p.start()
-    start.set()
-    for p in procs:
-        p.join(60)
-        assert p.exitcode == 0
+    _at_once(_set_writer, path, ("heldout", "guard"))
     sets = json.loads(path.read_text("utf-8"))["sets"]
     assert len(sets) == 50
     # each kind in the order it first appears, its sets in numeric order

@@ -1149,22 +1149,20 @@ DETECT_PATIENCE = 10
 DETECT_GRID = ((0.2, 0.3), (0.9, 0.95), (0.01, 0.1, 0.3))
 
 
-def detector_cases(out: Path, changes: Sequence[dict[str, Any]], threads: int
-                   ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
-    """The detector's inputs and targets: for each change case whose prior the model in
-    ``out`` reads a value of, the pair of that held value and the statement (a change: 1,
-    a guard: 0), as :meth:`ModelReader.detection_inputs` builds it."""
-    from memstrata.reading.model import ModelReader
+def _detector_chunk(out: Path, changes: Sequence[dict[str, Any]], start: int,
+                    total: int) -> tuple[list[npt.NDArray[np.float32]], list[int]]:
+    """The detector's inputs and targets for ``changes`` (cases ``start`` on of ``total``),
+    read with one thread by a reader of the model in ``out``."""
     from memstrata.reading.score import change_case_attribute, prior_value
     from memstrata.reading.types import Held
 
-    reader = ModelReader(out, threads=threads)
+    reader = ModelReader(out, threads=1)
     reader.detect_veto = None
     xs: list[npt.NDArray[np.float32]] = []
     ys: list[int] = []
-    for i, case in enumerate(changes):
+    for i, case in enumerate(changes, start):
         if i % 1000 == 0:
-            _progress(f"train: detector inputs {i}/{len(changes)}")
+            _progress(f"train: detector inputs {i}/{total}")
         attr = change_case_attribute(case)
         held = prior_value(reader, case, attr) if attr in registry().names else None
         if not held:
@@ -1173,6 +1171,37 @@ def detector_cases(out: Path, changes: Sequence[dict[str, Any]], threads: int
                                             every=True):
             xs.append(x)
             ys.append(int(case["kind"] == "change"))
+    return xs, ys
+
+
+def detector_cases(out: Path, changes: Sequence[dict[str, Any]], threads: int
+                   ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
+    """The detector's inputs and targets: for each change case whose prior the model in
+    ``out`` reads a value of, the pair of that held value and the statement (a change: 1,
+    a guard: 0), as :meth:`ModelReader.detection_inputs` builds it.
+
+    The cases are read one at a time (a batch would change the numbers: the int8 graph
+    quantises activations per batch), so ``threads`` processes of one thread each read a
+    contiguous share of them, in the order of ``changes``; one thread reads the same
+    numbers as several."""
+    import itertools
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    cases = list(changes)
+    parts = max(1, min(threads, len(cases) // 50))
+    bounds = [round(k * len(cases) / parts) for k in range(parts + 1)]
+    shares = [(cases[a:b], a) for a, b in itertools.pairwise(bounds)]
+    if parts == 1:
+        results = [_detector_chunk(out, cases, 0, len(cases))]
+    else:
+        with ProcessPoolExecutor(parts, mp_context=multiprocessing.get_context("spawn")
+                                 ) as pool:
+            results = list(pool.map(_detector_chunk, [out] * parts,
+                                    [share for share, _ in shares],
+                                    [start for _, start in shares], [len(cases)] * parts))
+    xs = [x for part_xs, _ in results for x in part_xs]
+    ys = [y for _, part_ys in results for y in part_ys]
     return np.stack(xs), np.array(ys, dtype=np.int64)
 
 

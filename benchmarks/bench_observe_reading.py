@@ -18,6 +18,10 @@ talk, and then
   right when a record read as an instruction was formed from the statement, a guard
   when none was.
 
+Each miss is also read by the reader alone (as ``bench_readers`` scores it); the figures
+``<when>/<kind>_lost_after_reading_n`` count the misses it reads right, lost on the write
+path and not by the reading.
+
 The values are compared as the reader scoreboard compares them
 (:func:`memstrata.reading.score.value_matches`). Each set's first run on a model version
 is recorded once in ``results/observe_reading_first_look.json``.
@@ -187,8 +191,24 @@ def run_set(cases: list[dict[str, Any]], reader: str) -> dict[str, Any]:
             jobs.run(job)
         for case, row in zip(cases, rows, strict=True):
             row["after_nightly"] = _judge(mm, case, before[case["id"]])
+    _read_alone(cases, rows, reader)
     return {"figures": _figures(rows), "misses": [r for r in rows if not (
         r["after_observe"] and r["after_nightly"])]}
+
+
+def _read_alone(cases: list[dict[str, Any]], rows: list[dict[str, Any]], reader: str) -> None:
+    """Mark each case missed through observe with whether the reader alone reads it right
+    (as ``bench_readers`` scores it: the prior's value held, the statement read): a miss
+    read right alone was lost on the write path (a correction opening a conflict to
+    confirm, one of two values read kept, recall ranking the old record first), not by
+    the reading."""
+    from memstrata.reading import load_reader
+    from memstrata.reading.score import score_changes
+
+    alone = load_reader(reader)
+    for case, row in zip(cases, rows, strict=True):
+        if not (row["after_observe"] and row["after_nightly"]):
+            row["read_right_alone"] = not score_changes(alone, [case])["misses"]
 
 
 def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -200,6 +220,10 @@ def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
                 out[f"{when}/{kind}_{lang}"] = (round(sum(r[when] for r in sel) / len(sel), 4)
                                                 if sel else None)
                 out[f"{when}/{kind}_{lang}_n"] = len(sel)
+            # of the misses, how many the reader alone reads right (lost on the write path)
+            out[f"{when}/{kind}_lost_after_reading_n"] = sum(
+                1 for r in rows if r["kind"] == kind and not r[when]
+                and r.get("read_right_alone"))
     return out
 
 

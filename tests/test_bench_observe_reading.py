@@ -1,0 +1,49 @@
+"""``bench_observe_reading`` tells a miss lost on the write path from one the reader
+misreads: each miss is read again by the reader alone, and the figures count those it
+reads right."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _bench() -> ModuleType:
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    spec = importlib.util.spec_from_file_location("bench_observe_reading",
+                                                  REPO / "benchmarks" / "bench_observe_reading.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_correction_left_to_confirm_counts_as_lost_after_reading() -> None:
+    """A new birthday told plainly opens a conflict to confirm (no active value: a miss
+    through observe) although the reader reads it; a change of city it reads and observe
+    keeps is no miss; nothing is counted for a guard."""
+    bench = _bench()
+    cases = [
+        {"id": "t-1", "lang": "en", "kind": "change", "attribute": "birthday",
+         "prior": "My birthday is 16 June", "statement": "my birthday is 14 June",
+         "expect": "14 June"},
+        {"id": "t-2", "lang": "en", "kind": "change", "attribute": "city",
+         "prior": "I live in Leeds", "statement": "we moved to Porto last month, loving it",
+         "expect": "Porto"},
+        {"id": "t-3", "lang": "en", "kind": "guard", "attribute": "city",
+         "prior": "I live in Leeds", "statement": "my sister just moved to Porto",
+         "expect": None},
+    ]
+    got = bench.run_set(cases, "model")
+    misses = {m["id"]: m for m in got["misses"]}
+    assert set(misses) == {"t-1"}
+    assert misses["t-1"]["read_right_alone"] is True
+    assert misses["t-1"]["active"] == []
+    figures = got["figures"]
+    assert figures["after_observe/change_lost_after_reading_n"] == 1
+    assert figures["after_observe/guard_lost_after_reading_n"] == 0
+    assert figures["after_observe/change_all"] == 0.5

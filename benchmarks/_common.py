@@ -283,3 +283,19 @@ def record_first_look(path: Path, name: str, payload: dict[str, Any]) -> bool:
         _replace(path, looks, indent=2)
     print(f"wrote {name} to {path}")
     return True
+
+
+def record_section_first_look(path: Path, section: str, payload: dict[str, Any]) -> bool:
+    """Adds the first look of ``section`` to the sectioned first-look file ``path``
+    (``{"sections": {section: entry}}``, bench_multilingual) unless it holds one, and says
+    whether it did; under the same lock as :func:`add_first_looks`."""
+    with _locked(path):
+        data: dict[str, Any] = (json.loads(path.read_text(encoding="utf-8"))
+                                if path.exists() else {"sections": {}})
+        if section in data["sections"]:
+            return False
+        data["sections"][section] = {
+            "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "loadavg": list(os.getloadavg()), **payload}
+        _replace(path, data, indent=2)
+    return True

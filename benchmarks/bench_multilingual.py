@@ -52,7 +52,7 @@ from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from _common import CACHE, LOCOMO, RESULTS, percentiles, write_result
+from _common import CACHE, LOCOMO, RESULTS, percentiles, record_section_first_look, write_result
 
 from memstrata import MemoryManager
 from memstrata.eval import (
@@ -415,12 +415,7 @@ def _texts_file(cache: Path) -> Path:
 
 
 def _record_first_look(section: str, payload: dict[str, Any]) -> None:
-    data = json.loads(FIRST_LOOK.read_text()) if FIRST_LOOK.exists() else {"sections": {}}
-    if section in data["sections"]:
-        return
-    data["sections"][section] = {"when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                                 "loadavg": list(os.getloadavg()), **payload}
-    FIRST_LOOK.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    record_section_first_look(FIRST_LOOK, section, payload)
 
 
 def main() -> None:

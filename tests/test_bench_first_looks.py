@@ -90,3 +90,22 @@ def test_a_set_keyed_first_look_is_never_overwritten(tmp_path: Path) -> None:
     assert common.record_first_look(path, "heldout", {"recall": 0.5})
     assert not common.record_first_look(path, "heldout", {"recall": 0.9})
     assert json.loads(path.read_text("utf-8"))["sets"]["heldout"]["recall"] == 0.5
+
+
+def _section_writer(path: str, tag: str, start: object) -> None:
+    common = _common()
+    start.wait()  # type: ignore[attr-defined]
+    for i in range(25):
+        assert common.record_section_first_look(Path(path), f"{tag}{i}", {"recall": i})
+
+
+def test_sectioned_first_looks_of_runs_finishing_at_once_are_all_kept(tmp_path: Path) -> None:
+    """bench_multilingual's sectioned file is merged under the same lock, and a section's
+    first look is never overwritten."""
+    path = tmp_path / "first_look.json"
+    _at_once(_section_writer, path, ("chinese_holdout_", "keyword_"))
+    sections = json.loads(path.read_text("utf-8"))["sections"]
+    assert len(sections) == 50
+    common = _common()
+    assert not common.record_section_first_look(path, "keyword_0", {"recall": 99})
+    assert json.loads(path.read_text("utf-8"))["sections"]["keyword_0"]["recall"] == 0

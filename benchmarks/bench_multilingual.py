@@ -414,10 +414,6 @@ def _texts_file(cache: Path) -> Path:
     return path
 
 
-def _record_first_look(section: str, payload: dict[str, Any]) -> None:
-    record_section_first_look(FIRST_LOOK, section, payload)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cache", default=str(CACHE / "multilingual"))
@@ -446,7 +442,8 @@ def main() -> None:
         for split in splits:
             out["keyword_tokenizers"][split] = keyword_comparison(split)
             if split == "holdout":
-                _record_first_look("keyword_tokenizer_bench", out["keyword_tokenizers"][split])
+                record_section_first_look(FIRST_LOOK, "keyword_tokenizer_bench",
+                                          out["keyword_tokenizers"][split])
     texts = _texts_file(cache)
     locomo_results: dict[str, EvalResult] = {}
     for candidate in candidates:
@@ -456,8 +453,8 @@ def main() -> None:
                 print(f"{candidate}: Chinese {split}", flush=True)
                 out["chinese"][candidate][split] = chinese(split, candidate, cache)
                 if split == "holdout" and candidate in CANDIDATES:
-                    _record_first_look(f"chinese_holdout_{candidate}",
-                                       out["chinese"][candidate][split])
+                    record_section_first_look(FIRST_LOOK, f"chinese_holdout_{candidate}",
+                                              out["chinese"][candidate][split])
         if "latency" in sections:
             print(f"{candidate}: latency", flush=True)
             out["latency"][candidate] = {

@@ -15,7 +15,8 @@ Line formats (one JSON object a line):
 * ask:     {"id", "lang", "task": "ask", "text", "attribute": NAME|null,
             "whose": "user"|"other", "time": "current"|"past"}
 * relate:  {"id", "lang", "task": "relate", "attribute": NAME|null, "older", "newer",
-            "relation": "same"|"update"|"contradiction"|"elaboration"|"unrelated"}
+            "relation": "same"|"update"|"contradiction"|"elaboration"|"unrelated"|
+                        "correction"}
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from pathlib import Path
 REGISTRY = Path(__file__).resolve().parents[1] / "memstrata" / "reading" / "attributes.json"
 HOLDERS = {"user", "other"}
 WHENS = {"now", "past", "plan", "hypothetical", "one_off"}
-RELATIONS = {"same", "update", "contradiction", "elaboration", "unrelated"}
+RELATIONS = {"same", "update", "contradiction", "elaboration", "unrelated", "correction"}
 
 
 def check_line(obj: object, attrs: dict[str, dict[str, object]]) -> list[str]:

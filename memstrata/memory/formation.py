@@ -240,16 +240,49 @@ def _read_candidates(manager: MemoryManager, reader: Reader, user_id: str, scope
     held = [Held(a, v) for a, v in _held_values(manager, user_id, scope, registry().names)
             if v]
     read = tuple(reader.read(text, held))
+    corrected = _corrected(manager, reader, user_id, scope, text, read, held)
     return candidates_from_readings(text, read, held, reader_name=reader.name,
-                                    reader_version=reader.version), read
+                                    reader_version=reader.version, corrected=corrected), read
+
+
+def _corrected(manager: MemoryManager, reader: Reader, user_id: str, scope: str, text: str,
+               read: Sequence[Reading], held: Sequence[Held]) -> frozenset[str]:
+    """The stable single-valued attributes (a name, a birthday) whose held value ``text``
+    sets right: the reader reads a new value of the user's own, now, and relates the
+    statement the held value came from to the turn as a ``correction`` (the user says the
+    older was wrong: "scratch what I said, the hospital record has the 14th",
+    之前跟你说错了，身份证上是陈冠谕) or an ``update`` (a name changed). An explicit correction
+    wins at once (DESIGN.md, Conflict); any other relation (a contradiction said in passing)
+    leaves a different value of a stable attribute a conflict to confirm.
+
+    The reader is asked only for such a reading, so a turn that reads no new stable value
+    costs nothing more.
+    """
+    from memstrata.reading import registry
+
+    reg = registry()
+    values = {h.attribute: h.value for h in held}
+    todo = sorted({r.attribute for r in read
+                   if r.current_own and r.attribute in reg
+                   and reg[r.attribute].stability == "stable"
+                   and reg[r.attribute].cardinality == "single"
+                   and values.get(r.attribute)
+                   and _text.normalize(values[r.attribute]) != _text.normalize(r.value)})
+    if not todo:
+        return frozenset()
+    statements = _held_statements(manager, user_id, scope, todo)
+    return frozenset(a for a in todo if a in statements
+                     and reader.relate(statements[a], text).kind in _REPLACES)
 
 
 def candidates_from_readings(text: str, read: Sequence[Reading], held: Sequence[Held], *,
-                             reader_name: str, reader_version: str
-                             ) -> tuple[Extracted, ...]:
+                             reader_name: str, reader_version: str,
+                             corrected: Iterable[str] = ()) -> tuple[Extracted, ...]:
     """The memories to form from a reader's readings ``read`` of the user's turn ``text``,
     with ``held`` what the user holds now: the one judgement of what a reading changes,
     for ``observe`` and for the nightly ``summarize`` reading with the LLM reader.
+    ``corrected`` names attributes whose held value the turn corrects (see
+    :func:`_corrected`): a new value of one replaces the held one at once.
 
     Only the user's own values holding now count; of a single-valued attribute, one
     value; what the reader does not cover (a free-text preference) is the rules'
@@ -263,6 +296,7 @@ def candidates_from_readings(text: str, read: Sequence[Reading], held: Sequence[
     # a value said beside a denied one of the user's own ("it's july 4, not july 14",
     # "其实是3月18号，不是8号") corrects the held value, stable or not
     denied = {r.attribute for r in read if r.holder == "user" and r.negated}
+    denied |= set(corrected)
     lang = "zh" if _text.has_cjk(text) else "en"
     own = {r.attribute for r in readings}
     ruled = extract(text, role="user")
@@ -352,6 +386,27 @@ def _held_values(manager: MemoryManager, user_id: str, scope: str,
             select(m.attribute, m.value).where(
                 m.user_id == user_id, m.scope == scope, m.status == Status.ACTIVE.value,
                 m.subject == USER_SUBJECT, m.attribute.in_(sorted(set(attributes)))))]
+
+
+#: the relations of a held statement to a turn in which the turn's new value of a stable
+#: attribute replaces the held one at once
+_REPLACES = frozenset({"update", "correction"})
+
+
+def _held_statements(manager: MemoryManager, user_id: str, scope: str,
+                     attributes: Iterable[str]) -> dict[str, str]:
+    """attribute -> the text of the user's newest active slot of it about themselves in
+    ``scope`` (what the held value was said in)."""
+    m = memories.c
+    out: dict[str, str] = {}
+    with manager.db.read() as conn:
+        for a, content in conn.execute(
+                select(m.attribute, m.content).where(
+                    m.user_id == user_id, m.scope == scope, m.status == Status.ACTIVE.value,
+                    m.subject == USER_SUBJECT, m.attribute.in_(sorted(set(attributes))))
+                .order_by(m.created_at)):
+            out[str(a)] = str(content)
+    return out
 
 
 def _changes_of_known_values(manager: MemoryManager, user_id: str, scope: str, text: str,

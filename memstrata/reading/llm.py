@@ -535,9 +535,11 @@ by calling {_RELATE_TOOL}; if you cannot call tools, answer with only the JSON o
 its arguments.
 
 - kind: "same" (the same fact restated), "update" (a new value that replaces the old one: \
-a move, a new job), "contradiction" (the two cannot both hold and the newer does not say \
-anything changed), "elaboration" (adds detail to the same fact without replacing it) or \
-"unrelated" (about different things).
+a move, a new job), "correction" (the newer says the older was wrong and gives the right \
+value: "scratch that, it's the 14th", a denial of the older value), "contradiction" (the \
+two cannot both hold and the newer neither says anything changed nor that the older was \
+wrong), "elaboration" (adds detail to the same fact without replacing it) or "unrelated" \
+(about different things).
 - attribute: the attribute below both statements are about, or null.
 - confidence: how sure you are, from 0 to 1.
 

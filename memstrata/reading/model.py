@@ -37,7 +37,7 @@ from memstrata.errors import ReaderModelError
 from memstrata.reading import _layout as L
 from memstrata.reading.registry import registry
 from memstrata.reading.score import value_matches
-from memstrata.reading.types import Asked, Held, Reading, Relation
+from memstrata.reading.types import Asked, Held, Reading, Relation, RelationKind
 
 __all__ = ["DEFAULT_MODEL_DIR", "POINTER", "POINTER_WIDTH", "ModelReader", "best_tags",
            "check_pair", "decode_spans", "join_split_characters", "model_available",
@@ -910,6 +910,12 @@ class ModelReader:
                      time="past" if int(time.argmax()) == 1 else "current",
                      confidence=float(attr[best]))
 
+    @property
+    def relations(self) -> tuple[RelationKind, ...]:
+        """The relations this model's relate head can answer: the first five for a model
+        trained before ``correction`` existed (stop 63), all six after."""
+        return L.RELATE[:self._load()[2]["relate.b"].shape[0]]
+
     def _pair_ids(self, older: str, newer: str) -> list[int]:
         """``<s> older </s></s> newer </s>``, older cut to 60 tokens, the whole to
         MAX_TOKENS (as the trainer's ``pair_ids``)."""
@@ -919,7 +925,8 @@ class ModelReader:
         return [self._bos, *a, self._eos, self._eos, *b, self._eos]
 
     def relate(self, older: str, newer: str) -> Relation:
-        """How ``newer`` stands to ``older`` (same, update, contradiction, ...)."""
+        """How ``newer`` stands to ``older`` (same, update, contradiction, ...; a model
+        trained before ``correction`` existed never answers it)."""
         h = self._hidden([self._pair_ids(older, newer)])[0]
         probs = _softmax(self._dense(self._pooled(h), "relate"))
         best = int(probs.argmax())

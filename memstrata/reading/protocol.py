@@ -31,8 +31,9 @@ class Reader(Protocol):
         ...
 
     def relate(self, older: str, newer: str) -> Relation:
-        """How ``newer`` stands to ``older``: same, update, contradiction, elaboration or
-        unrelated."""
+        """How ``newer`` stands to ``older``: same, update, contradiction, elaboration,
+        unrelated, or correction (a contradiction the user makes on purpose: the older
+        was wrong)."""
         ...
 
     def ask(self, query: str) -> Asked | None:

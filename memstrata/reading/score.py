@@ -20,7 +20,7 @@ from typing import Any
 
 from memstrata.reading.protocol import Reader
 from memstrata.reading.registry import registry
-from memstrata.reading.types import Held, Reading
+from memstrata.reading.types import CLASHES, Held, Reading
 
 __all__ = ["change_case_attribute", "prior_value", "score_changes", "score_lines",
            "value_matches"]
@@ -184,11 +184,16 @@ def score_lines(reader: Reader, lines: Sequence[dict[str, Any]]) -> dict[str, An
             rel = reader.relate(ex["older"], ex["newer"])
             tally[f"relate/{lang}"] += 1
             tally[f"relate_ok/{lang}"] += rel.kind == ex["relation"]
-            if ex["relation"] == "contradiction":
+            # a contradiction found: one made on purpose (a correction) or not, either way
+            # (the sets before stop 63 label both "contradiction")
+            if ex["relation"] in CLASHES:
                 tally[f"contra/{lang}"] += 1
-                tally[f"contra_ok/{lang}"] += rel.kind == "contradiction"
-            if rel.kind == "contradiction":
+                tally[f"contra_ok/{lang}"] += rel.kind in CLASHES
+            if rel.kind in CLASHES:
                 tally[f"contra_said/{lang}"] += 1
-                tally[f"contra_said_ok/{lang}"] += ex["relation"] == "contradiction"
+                tally[f"contra_said_ok/{lang}"] += ex["relation"] in CLASHES
+            if ex["relation"] == "correction":
+                tally[f"correction/{lang}"] += 1
+                tally[f"correction_ok/{lang}"] += rel.kind == "correction"
     return _rates(tally, ("own", "own_said", "span", "status", "ask", "relate", "contra",
-                          "contra_said"))
+                          "contra_said", "correction"))

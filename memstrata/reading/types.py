@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 __all__ = [
+    "CLASHES",
     "HOLDERS",
     "RELATIONS",
     "WHENS",
@@ -31,13 +32,22 @@ __all__ = [
 Holder = Literal["user", "other"]
 #: when a reading holds: now, no longer, intended, only supposed, or for one occasion
 When = Literal["now", "past", "plan", "hypothetical", "one_off"]
-#: how a newer statement stands to an older one
-RelationKind = Literal["same", "update", "contradiction", "elaboration", "unrelated"]
+#: how a newer statement stands to an older one; a ``correction`` is a contradiction the
+#: user makes on purpose (the older was wrong: "scratch that, it's the 14th", "我从来没养过猫"),
+#: so the newer value is the one to keep; a ``contradiction`` clashes with the older
+#: without saying which is right
+RelationKind = Literal["same", "update", "contradiction", "elaboration", "unrelated",
+                       "correction"]
 
 HOLDERS: tuple[Holder, ...] = ("user", "other")
 WHENS: tuple[When, ...] = ("now", "past", "plan", "hypothetical", "one_off")
+#: in the order of the model's relate head (``correction`` last: a model trained before
+#: it existed has the first five outputs)
 RELATIONS: tuple[RelationKind, ...] = ("same", "update", "contradiction", "elaboration",
-                                       "unrelated")
+                                       "unrelated", "correction")
+#: the relations in which the newer statement clashes with the older (found as a
+#: contradiction in the relate sets' measure, whether made on purpose or not)
+CLASHES: frozenset[RelationKind] = frozenset({"contradiction", "correction"})
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ from memstrata.reading import Asked, ModelReader, Reader, Reading, RuleReader, l
 from memstrata.reading.cascade import CascadeReader
 from memstrata.reading.model import DEFAULT_MODEL_DIR, check_pair, model_available
 from memstrata.reading.score import score_changes, score_lines
+from memstrata.reading.types import RELATIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,8 +36,7 @@ def test_every_reader_satisfies_the_protocol(reader: ModelReader) -> None:
         assert isinstance(r.version, str) and r.version
         asked = r.ask("Where do I live?")
         assert asked is None or isinstance(asked, Asked)
-        assert r.relate("I live in Berlin.", "I live in Munich.").kind in (
-            "same", "update", "contradiction", "elaboration", "unrelated")
+        assert r.relate("I live in Berlin.", "I live in Munich.").kind in RELATIONS
 
 
 def test_auto_is_the_cascade_where_the_models_files_are_present() -> None:
@@ -144,6 +144,11 @@ def test_the_model_reproduces_its_recorded_dev_figures(reader: ModelReader) -> N
              for x in p.read_text("utf-8").splitlines() if x.strip()]
     dev = [x for x in lines if is_dev(x["id"])]
     assert len(dev) == manifest["data"]["dev_lines"]
+    if "correction" not in reader.relations:
+        # trained and measured before the relate lines' corrections were told apart from
+        # contradictions (stop 63): its dev figures are of the labels it was trained on
+        dev = [{**x, "relation": "contradiction"} if x.get("relation") == "correction" else x
+               for x in dev]
     # the change cases' dev figures are read with the change detector, trained (and its
     # thresholds chosen) on the change files it names
     data = manifest.get("detector", {}).get("data", manifest["data"])

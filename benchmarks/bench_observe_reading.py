@@ -27,6 +27,12 @@ The values are compared as the reader scoreboard compares them
 is recorded once in ``results/observe_reading_first_look.json``.
 
     python benchmarks/bench_observe_reading.py [--reader auto] [--sets read_blind5,...]
+
+``--dev`` runs the dev split (one case in ten by a hash of its id, never trained on) of the
+blind rounds that are training data now (``data/reading/changes/read_blind*.jsonl``) as one
+set, and writes ``results/observe_reading_dev_<reader>.json``: the data on which to choose
+what ``observe`` reads with (a reader, a threshold) before a blind round judges it. No first
+look is recorded for it.
 """
 
 from __future__ import annotations
@@ -51,6 +57,17 @@ from tqdm import tqdm
 from memstrata.reading.score import change_case_attribute, value_matches
 
 BLIND = Path(__file__).resolve().parent / "data" / "reading" / "blind"
+CHANGES = BLIND.parent / "changes"
+
+
+def dev_cases() -> list[dict[str, Any]]:
+    """The dev split of the blind rounds' change cases that are training data now."""
+    from memstrata.reading.train import is_dev
+
+    return [case for path in sorted(CHANGES.glob("read_blind*.jsonl"))
+            for case in (json.loads(x) for x in path.read_text("utf-8").splitlines()
+                         if x.strip())
+            if is_dev(case["id"])]
 START = datetime(2026, 3, 2, 18, tzinfo=UTC)
 #: what a user asks to get the value back (the benchmark's own questions)
 QUESTIONS = {
@@ -232,10 +249,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reader", default="auto")
     parser.add_argument("--sets", default="", help="comma-separated set names (default all)")
     parser.add_argument("--dir", type=Path, default=BLIND, help="where the sets are")
+    parser.add_argument("--dev", action="store_true",
+                        help="the dev split of the blind rounds now training data")
     args = parser.parse_args(argv)
     from memstrata.reading import load_reader
 
     version = load_reader(args.reader).version
+    if args.dev:
+        cases = dev_cases()
+        got = run_set(cases, args.reader)
+        write_result(f"observe_reading_dev_{args.reader}",
+                     {"reader": args.reader, "version": version, "cases": len(cases),
+                      "sets": {"dev": got["figures"]}})
+        return 0
     names = [p.stem for p in sorted(args.dir.glob("read_*.jsonl"))]
     if args.sets:
         names = [n for n in names if n in args.sets.split(",")]

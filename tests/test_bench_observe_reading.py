@@ -47,3 +47,15 @@ def test_a_correction_left_to_confirm_counts_as_lost_after_reading() -> None:
     assert figures["after_observe/change_lost_after_reading_n"] == 1
     assert figures["after_observe/guard_lost_after_reading_n"] == 0
     assert figures["after_observe/change_all"] == 0.5
+
+
+def test_the_dev_cases_are_the_dev_split_of_the_blind_rounds_in_training() -> None:
+    from memstrata.reading.train import is_dev
+
+    bench = _bench()
+    cases = bench.dev_cases()
+    files = sorted((REPO / "benchmarks/data/reading/changes").glob("read_blind*.jsonl"))
+    every = [x for p in files for x in p.read_text("utf-8").splitlines() if x.strip()]
+    assert cases and all(is_dev(c["id"]) for c in cases)
+    assert 0.05 < len(cases) / len(every) < 0.15  # one in ten
+    assert {c["kind"] for c in cases} == {"change", "guard"}

@@ -261,3 +261,24 @@ def test_a_fact_restated_then_forgotten_does_not_come_back_through_the_nightly_s
     memory.vector_index.flush()
     assert scan_database(memory, (REINFORCED,)) == {}
     assert all(REINFORCED not in h.content for h in memory.recall(v, "what is my email"))
+
+
+def test_a_record_erased_with_the_hop_takes_the_turns_that_restated_it(
+        memory: MemoryManager, clock: ManualClock):
+    """Reproduction (v23 read "My email is X" as an email and a gym, then forgetting every
+    record with X left "As I said, my email is X", which the nightly summary quoted): one
+    turn forms two records, a later turn restates one of them; forgetting the other erases
+    the first turn and, with it, the record formed from it - and now the turn that
+    restated that record too."""
+    v = "hop"
+    first = memory.observe(v, "s1", "user", "I live in Zqleeds and I work at Zqsiemens.")
+    formed = [d.record_id for d in first.decisions if d.outcome == "written"]
+    assert len(formed) == 2, first
+    clock.advance(minutes=1)
+    again = memory.observe(v, "s1", "user", "As I said, I live in Zqleeds.")
+    assert [d.outcome for d in again.decisions] == ["reinforced"], again
+    employer = [r.id for r in memory.memories(v, limit=10)
+                if r.slot is not None and r.slot.attribute == "employer"]
+    memory.forget(v, employer[0])
+    assert memory.memories(v, limit=10) == []
+    assert scan_database(memory, ("Zqleeds", "Zqsiemens")) == {}

@@ -76,6 +76,28 @@ def _turn_refs(row: Any) -> tuple[str | None, set[int], tuple[int, int] | None]:
     return row.session_id, single, rng
 
 
+def _turns_of(conn: Connection, user_id: str, rows: Iterable[Any]) -> set[int]:
+    """The ids of the turns ``rows`` were formed from or restated by."""
+    turn_ids: set[int] = set()
+    for row in rows:
+        session, single, rng = _turn_refs(row)
+        turn_ids |= single
+        if rng is not None and session is not None:
+            turn_ids |= set(conn.execute(
+                select(turns.c.id).where(turns.c.user_id == user_id,
+                                         turns.c.session_id == session,
+                                         turns.c.id >= rng[0], turns.c.id <= rng[1])
+            ).scalars())
+    return turn_ids
+
+
+def _erased_turns(conn: Connection, user_id: str, turn_ids: set[int]) -> list[Any]:
+    return list(conn.execute(
+        select(turns.c.id, turns.c.session_id, turns.c.text)
+        .where(turns.c.user_id == user_id, turns.c.id.in_(sorted(turn_ids)))
+    ).all()) if turn_ids else []
+
+
 def plan_forget(conn: Connection, user_id: str, memory_id: str, *, history: bool
                 ) -> Forgotten | None:
     """Everything one ``forget`` of ``memory_id`` removes; ``None`` if no such record."""
@@ -86,20 +108,8 @@ def plan_forget(conn: Connection, user_id: str, memory_id: str, *, history: bool
     if not ids:
         return None
     rows = dict(_store.fetch(conn, user_id, ids))
-    turn_ids: set[int] = set()
-    for row in rows.values():
-        session, single, rng = _turn_refs(row)
-        turn_ids |= single
-        if rng is not None and session is not None:
-            turn_ids |= set(conn.execute(
-                select(turns.c.id).where(turns.c.user_id == user_id,
-                                         turns.c.session_id == session,
-                                         turns.c.id >= rng[0], turns.c.id <= rng[1])
-            ).scalars())
-    erased_turns = conn.execute(
-        select(turns.c.id, turns.c.session_id, turns.c.text)
-        .where(turns.c.user_id == user_id, turns.c.id.in_(sorted(turn_ids)))
-    ).all() if turn_ids else []
+    turn_ids = _turns_of(conn, user_id, rows.values())
+    erased_turns = _erased_turns(conn, user_id, turn_ids)
     # one hop: other records formed from the same turns
     sessions = sorted({str(t.session_id) for t in erased_turns})
     if sessions:
@@ -107,13 +117,21 @@ def plan_forget(conn: Connection, user_id: str, memory_id: str, *, history: bool
                 memories.c.user_id == user_id, memories.c.session_id.in_(sessions))):
             if row.id in rows:
                 continue
-            session, single, rng = _turn_refs(row)
+            _session, single, rng = _turn_refs(row)
             hit = bool(single & turn_ids) or (
                 rng is not None and any(rng[0] <= t <= rng[1] for t in turn_ids))
             if hit:
                 for extra in _store.chain_ids(conn, user_id, row.id):
                     rows.setdefault(extra, row)
         rows = dict(_store.fetch(conn, user_id, list(rows)))
+        # and the turns that formed or restated those records: a record erased with the
+        # hop leaves no turn that said it ("My email is X" formed an email and a
+        # misread gym record; forgetting the gym took the email record with it and left
+        # "As I said, my email is X", which the nightly summary quoted again)
+        more = _turns_of(conn, user_id, rows.values()) - turn_ids
+        if more:
+            turn_ids |= more
+            erased_turns = _erased_turns(conn, user_id, turn_ids)
     texts: list[str] = [t.text for t in erased_turns]
     embedded: list[str] = []
     for row in rows.values():

@@ -56,6 +56,9 @@ def test_an_employer_is_read_without_the_occupation_beside_it(mm: MemoryManager)
     assert _active(mm, "employer") == ["Siemens"]  # the rules read "Siemens as an engineer"
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "known misreading of model-3c0282bec30a, to be fixed with training data: it reads the "
+    "employer in 我在腾讯当产品经理 as '腾讯当' (the test expects '腾讯'), as v21 and v22 did"))
 def test_a_chinese_employer_before_the_occupation_is_read_alone(mm: MemoryManager) -> None:
     mm.observe("u", "s1", "user", "我在腾讯当产品经理")
     # model-9df268ebcf01 marked "腾讯当", which its checker dropped (fixed by training data)

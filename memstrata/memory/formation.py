@@ -171,7 +171,8 @@ def observe(
     corrected: list[str] = []
     for c, d in zip(candidates, decisions, strict=True):
         if c.replaces and c.slot is None and d.stored and d.record_id:
-            corrected += _supersede_replaced(manager, user_id, scope, d.record_id, c.replaces)
+            corrected += _supersede_replaced(manager, user_id, scope, d.record_id, c.replaces,
+                                             turn_id=turn_id)
     return Observation(turn_id, user_id, session_id, role, candidates, tuple(decisions),
                        tuple(corrected))
 
@@ -441,12 +442,14 @@ def _changes_of_known_values(manager: MemoryManager, user_id: str, scope: str, t
 
 
 def _supersede_replaced(manager: MemoryManager, user_id: str, scope: str, new_id: str,
-                        replaced: str) -> list[str]:
+                        replaced: str, *, turn_id: int) -> list[str]:
     """"Actually, not X but Y" in free text: older live statements about X in the scope
     are superseded by the correction now (the write path only sees structured slots).
 
     The same judgement the ``conflicts`` job makes; done here so the next recall
-    already answers Y. History is kept (``superseded`` with ``superseded_by``).
+    already answers Y. History is kept (``superseded`` with ``superseded_by``). A memory
+    formed from the same turn (``turn_id``: the new value read as a slot, "it's not Sofia
+    Marquez, it's Sofía Márquez Olvera") says X too, and is the correction, not its target.
     """
     needle = _text.normalize(replaced)
     m = memories.c
@@ -455,7 +458,7 @@ def _supersede_replaced(manager: MemoryManager, user_id: str, scope: str, new_id
         if not txn.lock(user_id):  # pragma: no cover - the user was erased meanwhile
             return []
         rows = conn.execute(
-            select(m.id, m.content, m.type, m.valid_from, m.status, m.supersedes)
+            select(m.id, m.content, m.type, m.valid_from, m.status, m.supersedes, m.metadata)
             .where(m.user_id == user_id, m.scope == scope,
                    m.status.in_([Status.ACTIVE.value, Status.DEMOTED.value,
                                  Status.PENDING_CONFIRMATION.value]))
@@ -469,6 +472,7 @@ def _supersede_replaced(manager: MemoryManager, user_id: str, scope: str, new_id
         targets = sorted(
             (r for r in rows
              if r.id != new_id and r.type in FACT_TYPES and r.valid_from <= new.valid_from
+             and (r.metadata or {}).get("turn_id") != turn_id
              and needle in _text.normalize(r.content)
              and classify(Item(r.content, r.type), newer, cosine=0.0,
                           duplicate_similarity=1.0).relation == "update"),

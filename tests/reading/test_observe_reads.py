@@ -241,6 +241,52 @@ def test_a_correction_of_a_birthday_replaces_it_at_once(
     assert _active(mm, "birthday") == ["June 14th"]
 
 
+class _ReadsAs(_RelatesAs):
+    """The configured reader, except that ``read`` of ``turn`` gives ``readings``: the write
+    path tested apart from any model's reading of the turn."""
+
+    def __init__(self, inner: Reader, turn: str, readings: list[Reading]) -> None:
+        super().__init__(inner, "contradiction")
+        self.turn, self.readings = turn, readings
+
+    def read(self, turn: str, held: Sequence[Held] = ()) -> list[Reading]:
+        return list(self.readings) if turn == self.turn else self.inner.read(turn, held)
+
+    def relate(self, older: str, newer: str) -> Relation:
+        return self.inner.relate(older, newer)
+
+
+@pytest.mark.parametrize(("prior", "turn", "attribute", "value"), [
+    ("My name is Sofia Marquez", "ok so the name you have for me - ugh, I typed it wrong when "
+     "I set this up. it's not Sofia Marquez, it's Sofía Márquez Olvera, both surnames",
+     "name", "Sofía Márquez Olvera"),
+    ("My GP is Dr. Hughes", "my GP, Dr. Hug- no, sorry, not her anymore, I switched practices "
+     "in January. my GP is Dr. Oyelaran now", "doctor", "Dr. Oyelaran"),
+])
+def test_a_correction_in_words_keeps_the_value_read_from_the_same_turn(
+        mm: MemoryManager, clock: ManualClock, monkeypatch: pytest.MonkeyPatch, prior: str,
+        turn: str, attribute: str, value: str) -> None:
+    """Reproduction (the twenty-third blind round through observe, read right alone: two
+    of its twelve changes lost on the write path): "not X, it's Y" forms the reader's new
+    slot Y and the rules' free-text correction of X from one turn; the correction then
+    superseded every live memory that says X - the new slot too, whose text is the same
+    turn - and left no active value."""
+    _observe_all(mm, clock, [prior])
+    start = turn.index(value)
+    reading = Reading(attribute, value, confidence=0.96, span=(start, start + len(value)))
+    reads = _ReadsAs(mm.reader, turn, [reading])
+    monkeypatch.setattr(MemoryManager, "reader", property(lambda self: reads))
+    mm.observe("u", "s1", "user", turn)
+    assert _active(mm, attribute) == [value]
+    from memstrata.consolidation import ConsolidationSettings, Consolidator
+
+    clock.advance(timedelta(days=1))
+    jobs = Consolidator(mm, settings=ConsolidationSettings.build(schedule={"timezone": "UTC"}))
+    for job in ("summarize", "conflicts", "expire"):
+        assert jobs.run(job).status == "finished"
+    assert _active(mm, attribute) == [value]
+
+
 def test_two_values_read_in_one_turn_survive_the_nightly_duplicates(
         mm: MemoryManager, clock: ManualClock) -> None:
     # "I live in Leeds with my partner" forms a city and a partner record of the same

@@ -59,3 +59,18 @@ def test_the_dev_cases_are_the_dev_split_of_the_blind_rounds_in_training() -> No
     assert cases and all(is_dev(c["id"]) for c in cases)
     assert 0.05 < len(cases) / len(every) < 0.15  # one in ten
     assert {c["kind"] for c in cases} == {"change", "guard"}
+
+
+def test_a_diet_stored_as_the_registrys_chinese_label_is_the_expected_one() -> None:
+    """Reproduction (the twenty-third round through observe: a Chinese turn's new diet,
+    dairy-free, read right and stored as the registry shows it, 不吃乳制品, was counted a
+    miss): a diet matches the expected label in any form the registry or a writer gives."""
+    from memstrata.reading import registry
+    from memstrata.reading.score import value_matches
+
+    for label, zh in registry()["diet"].labels_zh.items():
+        assert value_matches("diet", zh, label) and value_matches("diet", label, zh)
+        assert value_matches("diet", label.upper(), label)
+    assert value_matches("diet", "plant-based", "vegan")
+    assert not value_matches("diet", "不吃乳制品", "vegan")
+    assert not value_matches("diet", "素食", "omnivore")

@@ -35,6 +35,15 @@ _DIET = {"plant-based": "vegan", "plant based": "vegan", "not vegetarian": "omni
          "低碳水": "low-carb", "荤素都吃": "omnivore", "吃肉": "omnivore", "不吃素": "omnivore"}
 
 
+def _diet_label(value: str) -> str:
+    """The registry's label of a diet as written: a writer's word for it, or the label as
+    ``observe`` stores it for a Chinese turn (the registry's ``labels_zh``: 不吃乳制品 is
+    dairy-free)."""
+    v = value.strip().casefold()
+    v = _DIET.get(v, v)
+    return {zh: label for label, zh in registry()["diet"].labels_zh.items()}.get(v, v)
+
+
 def _norm(value: str) -> str:
     return _PUNCT.sub("", unicodedata.normalize("NFKC", value).casefold())
 
@@ -42,10 +51,7 @@ def _norm(value: str) -> str:
 def value_matches(attribute: str, got: str, expect: str) -> bool:
     """Whether a read value is the expected one (case, spacing and punctuation aside)."""
     if attribute == "diet":
-        e = expect.strip().casefold()
-        e = _DIET.get(e, e)
-        g = got.strip().casefold()
-        return _DIET.get(g, g) == e
+        return _diet_label(got) == _diet_label(expect)
     a, b = _norm(got), _norm(expect)
     if not a or not b:
         return False

@@ -17,9 +17,10 @@ threshold - this job finds, per user and scope:
   forward only for the model, below the offline floor: compatible) the offline
   rules of :mod:`memstrata.policies.contradiction`;
 * actions: an explicit correction **supersedes** the older record (kept as
-  history, linked both ways); **duplicates merge** into the oldest record,
-  which absorbs their use counts, confidence, expiry and provenance
-  (``metadata.merged_from`` / ``metadata.sources``) while the copies become
+  history, linked both ways); **duplicates merge** into the oldest record (a
+  pinned one first, then one with a structured slot), which absorbs their use
+  counts, confidence, expiry and provenance (``metadata.merged_from`` /
+  ``metadata.sources``) while the copies become
   ``superseded`` by it; a **contradiction** links both records into one
   conflict group as ``pending_confirmation`` - flagged, never deleted - so the
   context builder asks the user.
@@ -235,16 +236,25 @@ def _candidates(recs: Sequence[_Rec], ctx: JobContext) -> _Pairs:
                 shortest = min(len(grams[i]), len(grams[j]))
                 if n >= min(2, shortest) and n / max(1, shortest) >= 0.5:
                     pairs.add(i, j)
-    # corrections: older records that mention what is being replaced
+    # corrections: older records that mention what is being replaced (not one formed from
+    # the correction's own turn: "not X, it's Y" read as the slot Y says X too)
     for j, r in enumerate(recs):
         replaced = r.item.replaces or replaced_value(r.item.content)
         if not replaced:
             continue
         needle = normalize(replaced)
         for i, other in enumerate(recs):
-            if i != j and other.order < r.order and needle in normalize(other.item.content):
+            if i != j and other.order < r.order and not _same_turn(other, r) \
+                    and needle in normalize(other.item.content):
                 pairs.add(i, j)
     return pairs
+
+
+def _same_turn(a: _Rec, b: _Rec) -> bool:
+    """Whether two memories were formed from one turn by ``observe`` (their order is then
+    the order of one transaction's writes, not of what the user said)."""
+    turn = a.row["metadata"].get("turn_id")
+    return turn is not None and turn == b.row["metadata"].get("turn_id")
 
 
 #: a word shared by more records than this says nothing about two of them
@@ -434,7 +444,7 @@ def _plan_scope(user_id: str, recs: Sequence[_Rec], ctx: JobContext, plan: UserP
     # 1. explicit corrections supersede
     superseded_by: dict[int, int] = {}
     for (i, j), v in sorted(verdicts.items(), key=lambda kv: recs[kv[0][1]].order):
-        if v.relation != "update" or i in superseded_by:
+        if v.relation != "update" or i in superseded_by or _same_turn(recs[i], recs[j]):
             continue
         superseded_by[i] = j
         state[i].update(superseded(by=recs[j].id, by_valid_from=float(recs[j].row["valid_from"]),
@@ -444,7 +454,9 @@ def _plan_scope(user_id: str, recs: Sequence[_Rec], ctx: JobContext, plan: UserP
         if latest is None or recs[i].order > _order_of(recs, latest):
             state[j]["supersedes"] = recs[i].id
             touched.setdefault(j, ("link", f"supersedes {recs[i].id}: {v.reason}"))
-    # 2. duplicates merge into the oldest (a pinned record wins)
+    # 2. duplicates merge into the oldest (a pinned record wins, then one with a slot: a
+    # turn that restates a held value forms its slot and, from another of its readings, a
+    # memory of the same words without one - merged into that, the held value was lost)
     uf = _UnionFind()
     for (i, j), v in verdicts.items():
         if v.relation == "duplicate" and i not in superseded_by and j not in superseded_by and \
@@ -453,7 +465,8 @@ def _plan_scope(user_id: str, recs: Sequence[_Rec], ctx: JobContext, plan: UserP
             uf.union(i, j)
     keeper_of: dict[int, int] = {}
     for group in uf.groups():
-        keeper = min(group, key=lambda x: (not bool(recs[x].row["pinned"]), recs[x].order))
+        keeper = min(group, key=lambda x: (not bool(recs[x].row["pinned"]),
+                                           recs[x].row["slot_key"] is None, recs[x].order))
         dups = [x for x in group if x != keeper]
         reason = next((verdicts[k].reason for k in verdicts
                        if keeper in k and set(k) & set(dups)), "duplicate")

@@ -287,6 +287,41 @@ def test_a_correction_in_words_keeps_the_value_read_from_the_same_turn(
     assert _active(mm, attribute) == [value]
 
 
+@pytest.mark.parametrize(("prior", "turn", "attribute", "value"), [
+    ("My GP is Dr. Hughes", "Dr. Fenwick (my son's paediatrician) says the rash is nothing, but "
+     "should I book in with my own GP, Dr. Hughes, for a second opinion or is that overkill?",
+     "doctor", "Dr. Hughes"),
+    ("I study at Riga Technical University", "I study at Riga Technical University", "school",
+     "Riga Technical University"),
+])
+def test_a_held_value_restated_keeps_its_slot_through_the_nightly_duplicates(
+        mm: MemoryManager, clock: ManualClock, monkeypatch: pytest.MonkeyPatch, prior: str,
+        turn: str, attribute: str, value: str) -> None:
+    """Reproduction (the dev split of the blind rounds through observe and the nightly jobs:
+    two guards the reader and observe held were broken by the jobs): a turn that restates
+    the held value forms its slot and, from the rules, a memory of the same words without
+    one (or a multi-valued reading of the turn does: "my son's paediatrician"); the nightly
+    ``conflicts`` merged the two exact duplicates into the older, the slotless one, and left
+    no active value of the attribute."""
+    from memstrata.consolidation import ConsolidationSettings, Consolidator
+
+    _observe_all(mm, clock, [prior])
+    start = turn.rindex(value)
+    readings = [Reading(attribute, value, confidence=0.95, span=(start, start + len(value)))]
+    if "my son" in turn:  # a child of the user's, read first (the readers sort by span): a
+        # memory of the turn's words with no slot
+        at = turn.index("son")
+        readings.insert(0, Reading("children", "son", confidence=0.95, span=(at, at + 3)))
+    reads = _ReadsAs(mm.reader, turn, readings)
+    monkeypatch.setattr(MemoryManager, "reader", property(lambda self: reads))
+    _observe_all(mm, clock, [turn])
+    assert _active(mm, attribute) == [value]
+    jobs = Consolidator(mm, settings=ConsolidationSettings.build(schedule={"timezone": "UTC"}))
+    for job in ("summarize", "conflicts", "expire"):
+        assert jobs.run(job).status == "finished"
+    assert _active(mm, attribute) == [value]
+
+
 def test_two_values_read_in_one_turn_survive_the_nightly_duplicates(
         mm: MemoryManager, clock: ManualClock) -> None:
     # "I live in Leeds with my partner" forms a city and a partner record of the same

@@ -59,20 +59,21 @@ def test_offline_the_newest_city_stays_current_across_sessions(
 
 
 def test_with_an_llm_summarize_reads_a_change_the_fast_path_missed(
-        sqlite_manager: MemoryManager, clock: ManualClock, server: OpenAICompatServer):
+        rules_manager: MemoryManager, clock: ManualClock, server: OpenAICompatServer):
     settings = ConsolidationSettings.build(schedule={"timezone": "UTC"}, llm={
         "model": "scripted", "base_url": server.base_url, "api_key": "k", "retries": 0})
-    jobs = Consolidator(sqlite_manager, settings=settings)
-    chat(sqlite_manager, "dev", "s1", "I live in Leeds with my partner.")
+    jobs = Consolidator(rules_manager, settings=settings)
+    chat(rules_manager, "dev", "s1", "I live in Leeds with my partner.")
     clock.advance(days=1)
     server.push(Reply.text(json.dumps({"summary": "Talked about hikes.", "facts": []})))
     nightly(jobs)
     clock.advance(days=30)
-    # (model-5b111323b1cf missed "Waking up in Bristol instead of Leeds ..."; its successor
-    # reads that one, and misses this)
-    chat(sqlite_manager, "dev", "s2",
+    # observe reads with the frozen rules here, which miss this (model-5b111323b1cf missed
+    # "Waking up in Bristol instead of Leeds ...", its successors read that one, and the
+    # model alone, the default reader since stop 64, reads this one)
+    chat(rules_manager, "dev", "s2",
          "Swapping Leeds for Bristol was the best thing for my commute.")
-    assert city(sqlite_manager, "dev") == ["Leeds"]  # the fast path cannot read it
+    assert city(rules_manager, "dev") == ["Leeds"]  # the fast path cannot read it
     clock.advance(days=1)
     server.push(Reply.text("```json\n" + json.dumps({
         "summary": "The user moved to Bristol.",
@@ -85,8 +86,8 @@ def test_with_an_llm_summarize_reads_a_change_the_fast_path_missed(
             {"attribute": "city", "value": "Bristol", "holder": "user", "when": "now",
              "negated": False, "confidence": 0.9}]}]}) + "\n```"))
     nightly(jobs)
-    assert city(sqlite_manager, "dev") == ["Bristol"]
-    (leeds,) = [r for r in sqlite_manager.memories("dev", statuses="superseded")
+    assert city(rules_manager, "dev") == ["Bristol"]
+    (leeds,) = [r for r in rules_manager.memories("dev", statuses="superseded")
                 if r.slot is not None and r.slot.value == "Leeds"]
     assert leeds.status is Status.SUPERSEDED
     # the last summarize request (the conflicts job may ask about pairs after it)

@@ -124,13 +124,16 @@ def test_a_value_the_model_translated_is_refused_and_the_users_words_stay(
 
 
 def test_the_users_own_change_read_at_night_supersedes_and_a_sisters_does_not(
-        manager: MemoryManager, clock: ManualClock, server: OpenAICompatServer):
-    """On SQLite and PostgreSQL."""
-    mm = manager
+        rules_manager: MemoryManager, clock: ManualClock, server: OpenAICompatServer):
+    """On SQLite and PostgreSQL. ``observe`` reads with the frozen rules here, which read
+    neither turn below (the model alone, the default since stop 64, reads the first), so
+    both wait for the night: what is tested is the night's reading of turns the fast path
+    missed."""
+    mm = rules_manager
     tell(mm, "dev", "s1", "I live in Leeds with my partner.")
     assert active(mm, "dev", "city") == ["Leeds"]
     clock.advance(days=30)
-    # the fast path reads neither (model-39a313c9f04f), so both wait for the night
+    # the fast path reads neither, so both wait for the night
     moved = "Swapping Leeds for Bristol was the best thing for my commute."
     sister = "My sister swapped Bristol for Cardiff last week, she loves it."
     tell(mm, "dev", "s2", moved, sister)
@@ -159,8 +162,8 @@ def test_the_users_own_change_read_at_night_supersedes_and_a_sisters_does_not(
 
 
 def test_reading_draws_on_the_runs_budget_and_lands_in_the_call_log(
-        sqlite_manager: MemoryManager, clock: ManualClock, server: OpenAICompatServer):
-    mm = sqlite_manager
+        rules_manager: MemoryManager, clock: ManualClock, server: OpenAICompatServer):
+    mm = rules_manager  # the rules leave the turn unread (the model alone reads it)
     tell(mm, "log", "s1", "Swapping Leeds for Bristol was the best thing for my commute.")
     jobs = nightly_with(mm, server, facts=[], read=by_text({}))
     clock.advance(days=1)
@@ -172,8 +175,8 @@ def test_reading_draws_on_the_runs_budget_and_lands_in_the_call_log(
 
 
 def test_past_the_budget_nothing_is_read_and_the_run_still_finishes(
-        sqlite_manager: MemoryManager, clock: ManualClock, server: OpenAICompatServer):
-    mm = sqlite_manager
+        rules_manager: MemoryManager, clock: ManualClock, server: OpenAICompatServer):
+    mm = rules_manager  # the rules leave the turn unread (the model alone reads it)
     tell(mm, "poor", "s1", "I live in Leeds.")
     clock.advance(days=30)
     tell(mm, "poor", "s2", "Swapping Leeds for Bristol was the best thing for my commute.")

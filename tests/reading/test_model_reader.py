@@ -39,8 +39,8 @@ def test_every_reader_satisfies_the_protocol(reader: ModelReader) -> None:
         assert r.relate("I live in Berlin.", "I live in Munich.").kind in RELATIONS
 
 
-def test_auto_is_the_cascade_where_the_models_files_are_present() -> None:
-    assert load_reader("auto").name == "cascade"
+def test_auto_is_the_model_where_its_files_are_present() -> None:
+    assert load_reader("auto").name == "model"
 
 
 def test_a_move_is_the_users_city_now_and_the_old_one_past(reader: ModelReader) -> None:

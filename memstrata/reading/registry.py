@@ -43,6 +43,11 @@ class Attribute:
             return self.labels_zh.get(value, value)
         return value
 
+    def label_of(self, shown: str) -> str:
+        """The label a value :meth:`display` showed stands for (不吃乳制品 -> dairy-free);
+        any other value as given."""
+        return next((label for label, zh in self.labels_zh.items() if zh == shown), shown)
+
 
 @dataclass(frozen=True)
 class Registry:

@@ -40,8 +40,7 @@ def _diet_label(value: str) -> str:
     ``observe`` stores it for a Chinese turn (the registry's ``labels_zh``: 不吃乳制品 is
     dairy-free)."""
     v = value.strip().casefold()
-    v = _DIET.get(v, v)
-    return {zh: label for label, zh in registry()["diet"].labels_zh.items()}.get(v, v)
+    return registry()["diet"].label_of(_DIET.get(v, v))
 
 
 def _norm(value: str) -> str:

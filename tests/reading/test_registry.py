@@ -38,6 +38,9 @@ def test_a_label_is_shown_in_the_users_language() -> None:
     assert diet.display("vegan", "zh") == "纯素"
     assert diet.display("vegan", "en") == "vegan"
     assert registry()["city"].display("上海", "zh") == "上海"
+    # and back: what display showed stands for its label
+    assert all(diet.label_of(diet.display(x, "zh")) == x for x in diet.labels)
+    assert diet.label_of("vegan") == "vegan" and registry()["city"].label_of("上海") == "上海"
 
 
 def test_an_unknown_attribute_is_a_typed_error() -> None:

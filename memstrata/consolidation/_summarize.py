@@ -41,6 +41,7 @@ policy, duplicate check, ``seq``), and everything they change is recorded.
 from __future__ import annotations
 
 import contextvars
+import functools
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -60,9 +61,17 @@ from memstrata.consolidation.reports import Method, PlannedAction
 from memstrata.errors import LLMError, MemstrataError, ModelMismatchError
 from memstrata.memory import Database, RecordTxn, WriteTxn, changed_columns, queries, superseded
 from memstrata.memory.embedder import embed_with_sentences
-from memstrata.memory.formation import candidates_from_readings
+from memstrata.memory.formation import candidates_from_readings, corrected_attributes
 from memstrata.policies.extraction import canonical_attribute
-from memstrata.reading import Held, LLMReader, Reading, load_reader, registry, to_stored
+from memstrata.reading import (
+    Held,
+    LLMReader,
+    Reading,
+    Relation,
+    load_reader,
+    registry,
+    to_stored,
+)
 from memstrata.reading.score import value_matches
 from memstrata.reading.statements import worth_keeping
 from memstrata.types import MemoryInput, MemoryType, Slot, Source, Status
@@ -132,8 +141,9 @@ class _Todo:
     user_id: str
     sessions: list[_SessionTodo] = field(default_factory=list)
     tasks: list[_TaskTodo] = field(default_factory=list)
-    #: (scope, attribute, value) the user holds now (read only when a model is asked)
-    held: list[tuple[str, str, str]] = field(default_factory=list)
+    #: (scope, attribute, value, the statement it was said in) the user holds now (read
+    #: only when a model is asked)
+    held: list[tuple[str, str, str, str]] = field(default_factory=list)
     #: the LLM reader's readings of the unread user turns (:meth:`SummarizeJob._read`)
     read: _Read | None = None
 
@@ -160,6 +170,9 @@ class _Read:
     name: str
     #: turn id -> its checked readings (a turn absent was not read)
     readings: dict[int, list[Reading]] = field(default_factory=dict)
+    #: turn id -> the stable attributes whose held value the turn sets right
+    #: (:func:`~memstrata.memory.formation.corrected_attributes`)
+    corrected: dict[int, frozenset[str]] = field(default_factory=dict)
     error: str | None = None
 
 
@@ -421,6 +434,7 @@ class SummarizeJob:
             fast = load_reader(ctx.memory_settings.reader)
             for t, readings in zip(unread, got, strict=True):
                 read.readings[t.id] = _whose_checked(readings, fast.read(t.text))
+            _relate_corrections(reader, todo, read)
         todo.read = read
 
     def _session_line(self, ctx: JobContext, session_turns: list[Turn], max_chars: int,
@@ -630,7 +644,7 @@ def _read_facts(todo: _Todo, scope: str, item: _SessionTodo, plan: UserPlan) -> 
         plan.errors.append(f"session {item.session_id}: the reader read nothing "
                            f"({read.error})")
         return []
-    held = [Held(a, v) for sc, a, v in todo.held if sc == scope]
+    held = [Held(a, v) for sc, a, v, _ in todo.held if sc == scope]
     out: list[_New] = []
     for t in item.turns:
         readings = read.readings.get(t.id)
@@ -638,7 +652,8 @@ def _read_facts(todo: _Todo, scope: str, item: _SessionTodo, plan: UserPlan) -> 
             continue
         stored = to_stored(readings, read.version)
         for c in candidates_from_readings(t.text, readings, held, reader_name=read.name,
-                                          reader_version=read.version):
+                                          reader_version=read.version,
+                                          corrected=read.corrected.get(t.id, ())):
             if c.reading is None:
                 continue  # the rules' share of the turn, formed by ``observe``
             metadata: dict[str, Any] = {
@@ -658,6 +673,37 @@ def _read_facts(todo: _Todo, scope: str, item: _SessionTodo, plan: UserPlan) -> 
             out.append(_New("extract", fact, reason=f"read from turn {t.id} by the LLM "
                                                     "reader"))
     return out
+
+
+def _relate_corrections(reader: LLMReader, todo: _Todo, read: _Read) -> None:
+    """Which held name or birthday each read turn sets right, related by the LLM reader
+    through the run's gate as ``observe`` relates with its reader
+    (:func:`~memstrata.memory.formation.corrected_attributes`): a correction replaces the
+    held value at once, anything else (a contradiction said in passing, no answer, the
+    budget spent) leaves a conflict to confirm. Asked only for a turn read with a new value
+    of such an attribute."""
+    def relate(older: str, newer: str) -> Relation:
+        try:
+            return reader.relate(older, newer)
+        except LLMError:
+            return Relation(kind="unrelated", confidence=0.0)
+
+    for s in todo.sessions:
+        scope = _scope_of([dict(t.metadata) for t in s.turns])
+        held = [Held(a, v) for sc, a, v, _ in todo.held if sc == scope]
+        said: dict[str, str] = {a: content for sc, a, _, content in todo.held if sc == scope}
+        for t in s.turns:
+            readings = read.readings.get(t.id)
+            if readings:
+                corrected = corrected_attributes(relate, t.text, readings, held,
+                                                 functools.partial(_said, said))
+                if corrected:
+                    read.corrected[t.id] = corrected
+
+
+def _said(said: dict[str, str], attributes: Sequence[str]) -> dict[str, str]:
+    """The statements each of ``attributes`` was said in, of ``said`` (all of them)."""
+    return {a: said[a] for a in attributes if a in said}
 
 
 def _whose_checked(readings: list[Reading], fast: Sequence[Reading]) -> list[Reading]:

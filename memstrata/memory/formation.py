@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
@@ -66,7 +66,7 @@ from memstrata.types import (
 if TYPE_CHECKING:
     from memstrata.memory.manager import MemoryManager
     from memstrata.policies.extraction import Extracted
-    from memstrata.reading import Held, Reader, Reading, Registry
+    from memstrata.reading import Held, Reader, Reading, Registry, Relation
 
 __all__ = ["Observation", "candidates_from_readings", "observe"]
 
@@ -248,16 +248,28 @@ def _read_candidates(manager: MemoryManager, reader: Reader, user_id: str, scope
 
 def _corrected(manager: MemoryManager, reader: Reader, user_id: str, scope: str, text: str,
                read: Sequence[Reading], held: Sequence[Held]) -> frozenset[str]:
-    """The stable single-valued attributes (a name, a birthday) whose held value ``text``
-    sets right: the reader reads a new value of the user's own, now, and relates the
-    statement the held value came from to the turn as a ``correction`` (the user says the
-    older was wrong: "scratch what I said, the hospital record has the 14th",
-    之前跟你说错了，身份证上是陈冠谕) or an ``update`` (a name changed). An explicit correction
-    wins at once (DESIGN.md, Conflict); any other relation (a contradiction said in passing)
-    leaves a different value of a stable attribute a conflict to confirm.
+    """:func:`corrected_attributes` of a turn ``observe`` reads, related by its reader."""
+    return corrected_attributes(
+        reader.relate, text, read, held,
+        lambda todo: _held_statements(manager, user_id, scope, todo))
 
-    The reader is asked only for such a reading, so a turn that reads no new stable value
-    costs nothing more.
+
+def corrected_attributes(relate: Callable[[str, str], Relation], text: str,
+                         read: Sequence[Reading], held: Sequence[Held],
+                         statements: Callable[[Sequence[str]], Mapping[str, str]]
+                         ) -> frozenset[str]:
+    """The stable single-valued attributes (a name, a birthday) whose held value ``text``
+    sets right: ``read`` (a reader's readings of ``text``) has a new value of the user's
+    own, now, and ``relate`` relates the statement the held value came from
+    (``statements(attributes)``: attribute -> its text) to the turn as a ``correction``
+    (the user says the older was wrong: "scratch what I said, the hospital record has the
+    14th", 之前跟你说错了，身份证上是陈冠谕) or an ``update`` (a name changed). An explicit
+    correction wins at once (DESIGN.md, Conflict); any other relation (a contradiction said
+    in passing) leaves a different value of a stable attribute a conflict to confirm.
+
+    ``relate`` is asked only for such a reading, so a turn that reads no new stable value
+    costs nothing more. ``observe`` relates with its reader; the nightly ``summarize``
+    with the LLM reader that read the turn.
     """
     from memstrata.reading import registry
 
@@ -271,9 +283,9 @@ def _corrected(manager: MemoryManager, reader: Reader, user_id: str, scope: str,
                    and _text.normalize(values[r.attribute]) != _text.normalize(r.value)})
     if not todo:
         return frozenset()
-    statements = _held_statements(manager, user_id, scope, todo)
-    return frozenset(a for a in todo if a in statements
-                     and reader.relate(statements[a], text).kind in _REPLACES)
+    said = statements(todo)
+    return frozenset(a for a in todo if a in said
+                     and relate(said[a], text).kind in _REPLACES)
 
 
 def candidates_from_readings(text: str, read: Sequence[Reading], held: Sequence[Held], *,

@@ -193,19 +193,20 @@ def session_turns_of(conn: Connection, wanted: Sequence[tuple[str, str, int]]
 
 
 def held_values_of(conn: Connection, user_ids: Sequence[str]
-                   ) -> dict[str, list[tuple[str, str, str]]]:
-    """Each user's active values about themselves: (scope, attribute, value) of every active
-    slot whose subject is the user (users with none are absent)."""
-    out: dict[str, list[tuple[str, str, str]]] = {}
+                   ) -> dict[str, list[tuple[str, str, str, str]]]:
+    """Each user's active values about themselves: (scope, attribute, value, content) of
+    every active slot whose subject is the user, ``content`` the statement it was said in
+    (users with none are absent)."""
+    out: dict[str, list[tuple[str, str, str, str]]] = {}
     m = memories.c
     for r in conn.execute(
-            select(m.user_id, m.scope, m.attribute, m.value)
+            select(m.user_id, m.scope, m.attribute, m.value, m.content)
             .where(m.user_id.in_(list(user_ids)), m.status == Status.ACTIVE.value,
                    m.subject == USER_SUBJECT, m.attribute.is_not(None))
             .order_by(m.user_id, m.valid_from, m.id)):
         if r.value:
-            out.setdefault(str(r.user_id), []).append((str(r.scope), str(r.attribute),
-                                                       str(r.value)))
+            out.setdefault(str(r.user_id), []).append(
+                (str(r.scope), str(r.attribute), str(r.value), str(r.content)))
     return out
 
 

@@ -33,15 +33,20 @@ def server() -> Iterator[OpenAICompatServer]:
 
 def nightly_with(manager: MemoryManager, server: OpenAICompatServer, *,
                  facts: list[dict[str, Any]], read: Answer,
+                 relate: Callable[[str, str], dict[str, Any]] | None = None,
                  budget: int = 1_000_000) -> Consolidator:
-    """A consolidator whose model answers every session with ``facts`` and every read call
-    with ``read(turns)``; a pair question gets no verdict (the offline judge decides)."""
+    """A consolidator whose model answers every session with ``facts``, every read call
+    with ``read(turns)`` and every relate call with ``relate(older, newer)`` (no answer
+    without it); a pair question gets no verdict (the offline judge decides)."""
 
     def answer(request: dict[str, Any]) -> Reply:
         tools = [t["function"]["name"] for t in request.get("tools") or []]
         if "submit_readings" in tools:
             turns = json.loads(request["messages"][-1]["content"])["turns"]
             return Reply.tool_calls([("submit_readings", read(turns))])
+        if "submit_relation" in tools and relate is not None:
+            pair = json.loads(request["messages"][-1]["content"])
+            return Reply.tool_calls([("submit_relation", relate(pair["older"], pair["newer"]))])
         if "long-term memory" in request["messages"][0]["content"]:
             return Reply.text(json.dumps({"summary": "A chat with the user.",
                                           "facts": facts}, ensure_ascii=False))
@@ -210,3 +215,75 @@ def test_a_sisters_move_the_model_reads_as_the_users_is_not_taken(
     hits = mm.recall("sis", "我现在住哪个城市？" if mine == "上海" else
                      "Which city do I live in now?", k=3, record_use=False)
     assert hits and mine in hits[0].content
+
+
+SPELLING = "ugh, autocorrect mangled it earlier - the passport spelling is Kathryn Lee"
+
+
+def relation(kind: str) -> Callable[[str, str], dict[str, Any]]:
+    return lambda older, newer: {"kind": kind, "attribute": "name", "confidence": 0.9}
+
+
+def relate_calls(server: OpenAICompatServer) -> list[dict[str, Any]]:
+    return [json.loads(r["messages"][-1]["content"]) for r in server.chat_requests()
+            if any(t["function"]["name"] == "submit_relation" for t in r.get("tools") or [])]
+
+
+def test_a_name_set_right_read_at_night_replaces_the_held_one_at_once(
+        manager: MemoryManager, clock: ManualClock, server: OpenAICompatServer):
+    """On SQLite and PostgreSQL. A turn kept unread (``extract_memories=False``: an import
+    that leaves reading to the night) sets the user's name right. The night's reader reads
+    the new name, and the LLM relates the statement the held name came from to the turn:
+    a correction replaces the held name at once, as ``observe`` does (it was left a
+    conflict to confirm: the night did not ask)."""
+    mm = manager
+    tell(mm, "kl", "s1", "My name is Katherine Li.")
+    assert active(mm, "kl", "name") == ["Katherine Li"]
+    clock.advance(days=3)
+    mm.observe("kl", "s2", "user", SPELLING, extract_memories=False)
+    mm.observe("kl", "s2", "assistant", "Okay.")
+    jobs = nightly_with(mm, server, facts=[], read=by_text(
+        {SPELLING: [reading("name", "Kathryn Lee")]}), relate=relation("correction"))
+    night(jobs, clock)
+    assert active(mm, "kl", "name") == ["Kathryn Lee"]
+    assert not mm.conflicts("kl")
+    (old,) = [r for r in mm.memories("kl", statuses="superseded")
+              if r.slot is not None and r.slot.value == "Katherine Li"]
+    assert old.superseded_by is not None
+    # asked once, through the run's gate, with the held name's own statement
+    assert relate_calls(server) == [{"older": "My name is Katherine Li.", "newer": SPELLING}]
+    assert [c.purpose for c in list_calls(mm.db, "kl")].count("read") == 2
+
+
+def test_a_different_name_said_in_passing_at_night_stays_a_conflict_to_confirm(
+        sqlite_manager: MemoryManager, clock: ManualClock, server: OpenAICompatServer):
+    """The same turn related as a contradiction said in passing (or not answered): a
+    different value of a stable attribute is not taken on the night's word alone."""
+    mm = sqlite_manager
+    tell(mm, "kc", "s1", "My name is Katherine Li.")
+    clock.advance(days=3)
+    mm.observe("kc", "s2", "user", SPELLING, extract_memories=False)
+    jobs = nightly_with(mm, server, facts=[], read=by_text(
+        {SPELLING: [reading("name", "Kathryn Lee")]}), relate=relation("contradiction"))
+    night(jobs, clock)
+    assert sorted(r.slot.value for r in mm.memories("kc", statuses="pending_confirmation")
+                  if r.slot is not None and r.slot.attribute == "name") == [
+        "Katherine Li", "Kathryn Lee"]
+    assert mm.conflicts("kc")
+    assert len(relate_calls(server)) == 1
+
+
+def test_no_relate_call_when_the_night_reads_no_new_stable_value(
+        sqlite_manager: MemoryManager, clock: ManualClock, server: OpenAICompatServer):
+    mm = sqlite_manager
+    tell(mm, "kn", "s1", "My name is Katherine Li.")
+    clock.advance(days=3)
+    same = "as I said, Katherine Li, and I moved to Bristol"
+    mm.observe("kn", "s2", "user", same, extract_memories=False)
+    jobs = nightly_with(mm, server, facts=[], read=by_text(
+        {same: [reading("name", "Katherine Li"), reading("city", "Bristol")]}),
+        relate=relation("correction"))
+    night(jobs, clock)
+    assert active(mm, "kn", "name") == ["Katherine Li"]
+    assert active(mm, "kn", "city") == ["Bristol"]
+    assert relate_calls(server) == []

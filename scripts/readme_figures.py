@@ -509,7 +509,7 @@ def _observe_reading(ob: dict[str, Any]) -> Figure:
         f"{f('after_nightly/change')}; guards held {f('after_observe/guard')}, after the "
         f"nightly jobs {f('after_nightly/guard')}",
         "`observe_reading_model.json` (the default reader, the model alone, since stop 64; "
-        "the cascade's in `observe_reading_auto.json`), `observe_reading_first_look.json`",
+        "the cascade's in `observe_reading_cascade.json`), `observe_reading_first_look.json`",
         title="Changes through observe",
         what=f"the same {len(sets)} blind change sets through `observe`, default reader",
         result=f"changes {_mean(sets, 'after_observe/change_all'):.2f} (target 0.85), guards "

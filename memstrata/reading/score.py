@@ -6,7 +6,10 @@ Three kinds of data, all JSON Lines or the benchmark JSON files:
 * change cases (``prior``, ``statement``, ``kind`` change / guard, ``attribute``, ``expect``:
   the blind formation sets) - a change is read when the reader gives the user's own
   current value of the attribute, equal to ``expect``; a guard holds when it gives no
-  current value of the attribute other than the prior one;
+  current value of the attribute other than the prior one (``guard_*``: a new value of a
+  multi-valued attribute - another pet - is no change of the one held; ``guard_strict_*``
+  counts it too: a guard holds strictly when the reader gives the user no current value
+  of the attribute that the prior did not say, which is what ``observe`` then keeps);
 * ask cases (``text``, ``attribute``, ``whose``, ``time``).
 """
 
@@ -22,8 +25,8 @@ from memstrata.reading.protocol import Reader
 from memstrata.reading.registry import registry
 from memstrata.reading.types import CLASHES, Held, Reading
 
-__all__ = ["change_case_attribute", "prior_value", "score_changes", "score_lines",
-           "value_matches"]
+__all__ = ["change_case_attribute", "prior_value", "prior_values", "score_changes",
+           "score_lines", "value_matches"]
 
 _PUNCT = re.compile(r"[\s\-_.,'’\"“”!?。，！？()（）]+")
 #: the words the blind sets' writers use for a diet that the registry labels otherwise
@@ -84,7 +87,8 @@ def score_changes(reader: Reader, cases: Sequence[dict[str, Any]]) -> dict[str, 
     reg = registry()
     for case in cases:
         attr = change_case_attribute(case)
-        prior = prior_value(reader, case, attr)
+        priors = prior_values(reader, case, attr)
+        prior = priors[0] if priors else None
         held = (Held(attr, prior),) if prior else ()
         readings = reader.read(case["statement"], held)
         own = _own_now(readings, attr)
@@ -103,26 +107,36 @@ def score_changes(reader: Reader, cases: Sequence[dict[str, Any]]) -> dict[str, 
             tally[f"change_ok/{lang}"] += ok
         else:
             changed = [r for r in own if not (prior and value_matches(attr, r.value, prior))]
+            # strict: no value of the user's own, now, that the prior did not say - also of
+            # a multi-valued attribute (a neighbour's husky read as the user's new pet is
+            # what observe then keeps, though it changes none of the pets held)
+            added = [r for r in own if not any(value_matches(attr, r.value, p) for p in priors)]
             if reg[attr].cardinality == "multi" and attr not in ("instruction", "language"):
                 changed = []  # another pet is no change of the one held
             ok = not changed
             tally[f"guard/{lang}"] += 1
             tally[f"guard_ok/{lang}"] += ok
+            tally[f"guard_strict/{lang}"] += 1
+            tally[f"guard_strict_ok/{lang}"] += not added
         if not ok:
             misses.append({"id": case.get("id"), "kind": case["kind"], "attribute": attr,
                            "statement": case["statement"], "expect": case.get("expect"),
                            "read": [f"{r.attribute}={r.value} ({r.holder}/{r.when}"
                                     f"{'/not' if r.negated else ''})" for r in readings]})
-    return {**_rates(tally, ("change", "guard")), "misses": misses}
+    return {**_rates(tally, ("change", "guard", "guard_strict")), "misses": misses}
 
 
 def prior_value(reader: Reader, case: dict[str, Any], attr: str) -> str | None:
     """The user's own value of ``attr`` that ``reader`` reads in a change case's prior."""
+    values = prior_values(reader, case, attr)
+    return values[0] if values else None
+
+
+def prior_values(reader: Reader, case: dict[str, Any], attr: str) -> list[str]:
+    """Every value of the user's own of ``attr`` that ``reader`` reads in a change case's
+    prior, in the order read (a cat and its name: ``["cat", "Mochi"]``)."""
     prior = case.get("prior") or ""
-    for r in reader.read(prior):
-        if r.attribute == attr and r.holder == "user":
-            return r.value
-    return None
+    return [r.value for r in reader.read(prior) if r.attribute == attr and r.holder == "user"]
 
 
 def _rates(tally: Counter[str], kinds: Sequence[str]) -> dict[str, Any]:

@@ -457,6 +457,9 @@ def _readers(rd: dict[str, Any]) -> Figure:
         out = (f"changes {_mean(changes, 'change_all'):.2f} (EN {_mean(changes, 'change_en'):.2f}"
                f", ZH {_mean(changes, 'change_zh'):.2f}), guards {_mean(changes, 'guard_all'):.2f}"
                f" (EN {_mean(changes, 'guard_en'):.2f}, ZH {_mean(changes, 'guard_zh'):.2f})")
+        if any(v.get("guard_strict_all") is not None for v in changes):
+            out += (f", strictly (a new pet, allergy, child or service of the user's own "
+                    f"counted) {_mean(changes, 'guard_strict_all'):.2f}")
         if asks:
             out += f", asked attribute {_mean(asks, 'ask_all'):.2f}"
         if rel:
@@ -487,7 +490,10 @@ def _readers(rd: dict[str, Any]) -> Figure:
         title="Readers of meaning",
         what="readers of meaning on 4 sets written blind (EN + ZH): the shipped model",
         result=f"changes **{_mean(model_changes, 'change_all'):.2f}** (target 0.92), guards "
-               f"{_mean(model_changes, 'guard_all'):.2f} (target 0.97); the cascade "
+               f"{_mean(model_changes, 'guard_all'):.2f}"
+               + (f" (strictly {_mean(model_changes, 'guard_strict_all'):.2f})"
+                  if any(v.get("guard_strict_all") is not None for v in model_changes) else "")
+               + " (target 0.97); the cascade "
                f"{_mean(cascade_changes, 'change_all'):.2f} / "
                f"{_mean(cascade_changes, 'guard_all'):.2f}",
     )

@@ -66,7 +66,7 @@ from memstrata.types import (
 if TYPE_CHECKING:
     from memstrata.memory.manager import MemoryManager
     from memstrata.policies.extraction import Extracted
-    from memstrata.reading import Held, Reader, Reading, Registry, Relation
+    from memstrata.reading import Held, Reader, Reading, Relation
 
 __all__ = ["Observation", "candidates_from_readings", "observe"]
 
@@ -303,9 +303,10 @@ def candidates_from_readings(text: str, read: Sequence[Reading], held: Sequence[
     """
     from memstrata.policies.extraction import Extracted, extract
     from memstrata.reading import registry
+    from memstrata.reading.kept import one_value_each
 
     reg = registry()
-    readings = _one_value_each(reg, [r for r in read if r.current_own], list(held))
+    readings = one_value_each(reg, [r for r in read if r.current_own], held)
     # a value said beside a denied one of the user's own ("it's july 4, not july 14",
     # "其实是3月18号，不是8号") corrects the held value, stable or not
     denied = {r.attribute for r in read if r.holder == "user" and r.negated}
@@ -364,30 +365,6 @@ def _names_held(text: str, reading: Reading, held: Sequence[Held]) -> bool:
                                        if len(w) >= 3 and not w.isdigit()} - new) & words:
             return True
     return False
-
-
-def _one_value_each(reg: Registry, readings: list[Reading], held: list[Held]) -> list[Reading]:
-    """At most one reading of each single-valued attribute: a turn that names the held
-    value beside a new one ("monzo card came and the barclays account is closed" while
-    Barclays is held) changes it to the new one; of several new ones, the reader's surest
-    ("GP is now Dr Eze at Riverside Medical") - not whichever came last."""
-    kept: dict[str, Reading] = {}
-    for r in readings:
-        if reg[r.attribute].cardinality != "single":
-            continue
-        best = kept.get(r.attribute)
-        if best is None or _rank_reading(r, held) > _rank_reading(best, held):
-            kept[r.attribute] = r
-    return [r for r in readings
-            if reg[r.attribute].cardinality != "single" or kept[r.attribute] is r]
-
-
-def _rank_reading(r: Reading, held: list[Held]) -> tuple[bool, float]:
-    """A new value before a restated held one, then the surer."""
-    value = _text.normalize(r.value)
-    restated = any(h.attribute == r.attribute and value and (
-        value in _text.normalize(h.value) or _text.normalize(h.value) in value) for h in held)
-    return (not restated, r.confidence)
 
 
 def _held_values(manager: MemoryManager, user_id: str, scope: str,

@@ -9,7 +9,10 @@ Three kinds of data, all JSON Lines or the benchmark JSON files:
   current value of the attribute other than the prior one (``guard_*``: a new value of a
   multi-valued attribute - another pet - is no change of the one held; ``guard_strict_*``
   counts it too: a guard holds strictly when the reader gives the user no current value
-  of the attribute that the prior did not say, which is what ``observe`` then keeps);
+  of the attribute that the prior did not say, which is what ``observe`` then keeps;
+  ``change_kept_*`` counts a change read only when the one value of a single-valued
+  attribute a write keeps (:func:`memstrata.reading.kept.one_value_each`) is the right one,
+  not any of several read as holding now);
 * ask cases (``text``, ``attribute``, ``whose``, ``time``).
 """
 
@@ -21,6 +24,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from memstrata.reading.kept import one_value_each
 from memstrata.reading.protocol import Reader
 from memstrata.reading.registry import registry
 from memstrata.reading.types import CLASHES, Held, Reading
@@ -105,6 +109,16 @@ def score_changes(reader: Reader, cases: Sequence[dict[str, Any]]) -> dict[str, 
                 ok = any(value_matches("language", r.value, expect) for r in own)
             tally[f"change/{lang}"] += 1
             tally[f"change_ok/{lang}"] += ok
+            # kept: the one value of a single-valued attribute a write keeps is the right one
+            kept = ok
+            if ok and reg[attr].cardinality == "single" and attr not in ("language",
+                                                                          "instruction"):
+                family = (attr, "preferred_name") if attr == "name" else (attr,)
+                kept = any(r.attribute in family and value_matches(attr, r.value, expect)
+                           for r in one_value_each(reg, [r for r in readings if r.current_own],
+                                                   held))
+            tally[f"change_kept/{lang}"] += 1
+            tally[f"change_kept_ok/{lang}"] += kept
         else:
             changed = [r for r in own if not (prior and value_matches(attr, r.value, prior))]
             # strict: no value of the user's own, now, that the prior did not say - also of
@@ -123,7 +137,8 @@ def score_changes(reader: Reader, cases: Sequence[dict[str, Any]]) -> dict[str, 
                            "statement": case["statement"], "expect": case.get("expect"),
                            "read": [f"{r.attribute}={r.value} ({r.holder}/{r.when}"
                                     f"{'/not' if r.negated else ''})" for r in readings]})
-    return {**_rates(tally, ("change", "guard", "guard_strict")), "misses": misses}
+    return {**_rates(tally, ("change", "change_kept", "guard", "guard_strict")),
+            "misses": misses}
 
 
 def prior_value(reader: Reader, case: dict[str, Any], attr: str) -> str | None:

@@ -353,17 +353,17 @@ def test_one_turn_changes_a_single_valued_attribute_to_one_value(
 
 
 def test_of_several_readings_of_one_attribute_a_new_value_then_the_surer_is_kept() -> None:
-    from memstrata.memory.formation import _one_value_each
     from memstrata.reading import Held, Reading, registry
+    from memstrata.reading.kept import one_value_each
 
     reg = registry()
     old = Reading("bank", "barclays", confidence=0.99)
     new = Reading("bank", "Monzo", confidence=0.8)
     pets = [Reading("pets", "Mochi"), Reading("pets", "corgi")]
     held = [Held("bank", "Barclays")]
-    assert _one_value_each(reg, [old, new, *pets], held) == [new, *pets]
+    assert one_value_each(reg, [old, new, *pets], held) == [new, *pets]
     # nothing held: the surer
-    assert _one_value_each(reg, [old, new], []) == [old]
+    assert one_value_each(reg, [old, new], []) == [old]
 
 
 def test_every_reading_of_a_turn_is_stored_with_its_memories(mm: MemoryManager) -> None:

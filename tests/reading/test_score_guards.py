@@ -1,7 +1,12 @@
-"""Guards of a multi-valued attribute (stop 65): the alone measure held them whatever the
-reader read ("another pet is no change of the one held"), so a neighbour's husky read as the
-user's own new pet - which ``observe`` then keeps - never counted against a reader alone.
-``guard_strict_*`` counts it; ``guard_*`` keeps its meaning, so recorded first looks compare."""
+"""What a reader alone is scored on, against what ``observe`` keeps (stop 65).
+
+Guards of a multi-valued attribute: the alone measure held them whatever the reader read
+("another pet is no change of the one held"), so a neighbour's husky read as the user's own
+new pet - which ``observe`` then keeps - never counted against a reader alone.
+``guard_strict_*`` counts it. Changes: a value read in two pieces, or beside a second value
+read as holding now, counted as read if any piece matched; ``change_kept_*`` counts it only
+when the one value a write keeps is right. ``change_*`` and ``guard_*`` keep their meaning, so
+recorded first looks compare."""
 
 from __future__ import annotations
 
@@ -74,3 +79,23 @@ def test_a_single_valued_guard_reads_the_same_both_ways() -> None:
 def test_every_value_the_prior_says_is_the_users() -> None:
     assert prior_values(_reader(), {"prior": PRIOR}, "pets") == ["cat", "Mochi"]
     assert prior_values(_reader(), {"prior": ""}, "pets") == []
+
+
+def test_a_change_counts_as_kept_only_when_the_value_a_write_keeps_is_right() -> None:
+    prior, split, whole = "my phone is an iPhone 13", "換咗部華為Pura 70", "got a Pixel 9 today"
+    reader = _Reads({
+        prior: [Reading("phone", "iPhone 13")],
+        # the value read in two pieces; the write keeps the surer one, 華為
+        split: [Reading("phone", "華為", confidence=0.99),
+                Reading("phone", "Pura 70", confidence=0.93)],
+        whole: [Reading("phone", "Pixel 9", confidence=0.9),
+                Reading("phone", "iPhone 13", when="past", confidence=0.95)],
+    })
+    cases = [{"id": "s", "lang": "zh", "kind": "change", "attribute": "phone", "prior": prior,
+              "statement": split, "expect": "華為Pura 70"},
+             {"id": "w", "lang": "en", "kind": "change", "attribute": "phone", "prior": prior,
+              "statement": whole, "expect": "Pixel 9"}]
+    got = score_changes(reader, cases)
+    assert got["change_all"] == 1.0  # "Pura 70" is most of "華為Pura 70"
+    assert got["change_kept_all"] == 0.5 and got["change_kept_zh"] == 0.0
+    assert got["change_kept_en"] == 1.0 and got["change_kept_all_n"] == 2

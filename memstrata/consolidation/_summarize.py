@@ -41,7 +41,6 @@ policy, duplicate check, ``seq``), and everything they change is recorded.
 from __future__ import annotations
 
 import contextvars
-import functools
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -690,20 +689,22 @@ def _relate_corrections(reader: LLMReader, todo: _Todo, read: _Read) -> None:
 
     for s in todo.sessions:
         scope = _scope_of([dict(t.metadata) for t in s.turns])
-        held = [Held(a, v) for sc, a, v, _ in todo.held if sc == scope]
-        said: dict[str, str] = {a: content for sc, a, _, content in todo.held if sc == scope}
-        for t in s.turns:
-            readings = read.readings.get(t.id)
-            if readings:
-                corrected = corrected_attributes(relate, t.text, readings, held,
-                                                 functools.partial(_said, said))
-                if corrected:
-                    read.corrected[t.id] = corrected
+        _relate_session(relate, s.turns, read,
+                        [(a, v, said) for sc, a, v, said in todo.held if sc == scope])
 
 
-def _said(said: dict[str, str], attributes: Sequence[str]) -> dict[str, str]:
-    """The statements each of ``attributes`` was said in, of ``said`` (all of them)."""
-    return {a: said[a] for a in attributes if a in said}
+def _relate_session(relate: Callable[[str, str], Relation], turns: Sequence[Turn],
+                    read: _Read, held_here: Sequence[tuple[str, str, str]]) -> None:
+    """:func:`_relate_corrections` of one session's ``turns``, with ``held_here`` the
+    (attribute, value, statement) the user holds in the session's scope."""
+    held = [Held(a, v) for a, v, _ in held_here]
+    said = {a: statement for a, _, statement in held_here}
+    for t in turns:
+        readings = read.readings.get(t.id)
+        if readings:
+            corrected = corrected_attributes(relate, t.text, readings, held, lambda _: said)
+            if corrected:
+                read.corrected[t.id] = corrected
 
 
 def _whose_checked(readings: list[Reading], fast: Sequence[Reading]) -> list[Reading]:

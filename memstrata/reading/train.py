@@ -984,8 +984,11 @@ DECODE = "bio"
 CHECK_GRID = ((0.05, 0.1, 0.2, 0.3), (0.9, 0.95))
 
 
-#: the figures the checker's thresholds trade against each other
-CHECK_FIGURES = ("change_all", "guard_all", "own_all", "own_said_all")
+#: the figures the checker's thresholds trade against each other: changes counted only when
+#: the one value a write keeps is right, guards held strictly (no new value of the user's
+#: own, now, of any attribute) - what ``observe`` then keeps, since v26 (stop 66); until
+#: v25 the lenient ``change_all`` and ``guard_all``
+CHECK_FIGURES = ("change_kept_all", "guard_strict_all", "own_all", "own_said_all")
 
 #: how far under the shipped model a chosen point may be on one figure
 CHECK_TOLERANCE = 0.005
@@ -1034,7 +1037,8 @@ def choose_check(out: Path, dev_lines: Sequence[dict[str, Any]],
 
     For each point of :data:`CHECK_GRID` the exported reader (its tags read as
     :data:`DECODE` says) reads the dev change cases
-    (changes read, guards held) and the dev read lines (the user's own current values
+    (changes whose kept value is right, guards held strictly: :data:`CHECK_FIGURES`) and
+    the dev read lines (the user's own current values
     found, and right when found); the point is chosen by :func:`choose_point` against the
     model in ``baseline`` (the shipped one, scored on the same split; none: the best sum).
     The sweep, the baseline's figures and the reason are recorded in the manifest.

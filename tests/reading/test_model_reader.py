@@ -213,13 +213,13 @@ def test_the_checker_is_chosen_no_worse_than_the_shipped_model() -> None:
 
     def point(threshold: float, change: float, guard: float, own: float, said: float
               ) -> dict[str, float]:
-        return {"check_threshold": threshold, "check_above": 0.95, "change_all": change,
-                "guard_all": guard, "own_all": own, "own_said_all": said,
+        return {"check_threshold": threshold, "check_above": 0.95, "change_kept_all": change,
+                "guard_strict_all": guard, "own_all": own, "own_said_all": said,
                 "sum": round(change + guard + own + said, 4)}
 
     sweep = [point(0.1, 0.878, 0.9464, 0.7799, 0.8385),   # sum 3.4428
              point(0.2, 0.8746, 0.9571, 0.7636, 0.8534)]  # sum 3.4487: own found lower
-    shipped = {"change_all": 0.8537, "guard_all": 0.9464, "own_all": 0.7808,
+    shipped = {"change_kept_all": 0.8537, "guard_strict_all": 0.9464, "own_all": 0.7808,
                "own_said_all": 0.8428}
     best, why = choose_point(sweep, shipped)
     assert best["check_threshold"] == 0.1 and "no worse" in why

@@ -258,9 +258,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.dev:
         cases = dev_cases()
         got = run_set(cases, args.reader)
+        # the misses and the cases in order, for bench_reader_pairs' case-by-case comparison
         write_result(f"observe_reading_dev_{args.reader}",
                      {"reader": args.reader, "version": version, "cases": len(cases),
-                      "sets": {"dev": got["figures"]}})
+                      "sets": {"dev": got["figures"]}, "misses": got["misses"],
+                      "case_ids": [c["id"] for c in cases],
+                      "case_kinds": [c["kind"] for c in cases]})
         return 0
     names = [p.stem for p in sorted(args.dir.glob("read_*.jsonl"))]
     if args.sets:

@@ -42,17 +42,9 @@ GUARDS = [
     ("我现在税前月薪一万八，在成都算中等水平吧？年终奖一般怎么谈比较好？",
      "大学室友跳槽去了华为，月薪直接涨到三万五，好羡慕。跳槽涨多少算正常？",
      "我现在每个月工资多少？办房贷要填收入。"),
-    pytest.param(
-        "我开的视频会员是爱奇艺的年卡，主要看综艺。最近有什么好看的新节目？",
-        "双十一腾讯视频年卡在打折，犹豫要不要入一个，你觉得划算吗？",
-        "我现在开的是哪个平台的视频会员？想整理一下每个月的订阅支出。",
-        marks=pytest.mark.xfail(strict=True, reason=(
-            "known misreading, to be fixed with training data: the model (model-39a313c9f04f, "
-            "and the candidate model-7efbcc891a85) reads an offer the user is only considering "
-            "('腾讯视频年卡在打折，犹豫要不要入一个') as their current streaming service "
-            "(0.95; the candidate 0.98), and since remember stores readings, recall takes "
-            "it for the newest statement of it; through observe the same reading was "
-            "already stored"))),
+    ("我开的视频会员是爱奇艺的年卡，主要看综艺。最近有什么好看的新节目？",
+     "双十一腾讯视频年卡在打折，犹豫要不要入一个，你觉得划算吗？",
+     "我现在开的是哪个平台的视频会员？想整理一下每个月的订阅支出。"),
     ("我现在每个月房租4500，一室一厅，在杭州滨江。这个价格算贵吗？",
      "上海徐汇的一室户现在一般多少钱一个月？帮朋友打听一下。",
      "我每个月交多少房租？在做记账预算。"),

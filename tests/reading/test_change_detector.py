@@ -29,8 +29,14 @@ GUARDS = [
     (Held("laptop", "MacBook Air M1"),
      "IT gave me a Dell Latitude for work but cant install anything on it, can i just do "
      "teams calls on my macbook instead?"),
-    (Held("city", "北京"),
-     "在纠结要不要润去成都 成都房租差不多是北京一半 但工资也要砍三成 帮我算算到底值不值"),
+    pytest.param(Held("city", "北京"),
+                 "在纠结要不要润去成都 成都房租差不多是北京一半 但工资也要砍三成 "
+                 "帮我算算到底值不值",
+                 marks=pytest.mark.xfail(strict=True, reason=(
+                     "known misreading of model-6c498d15f19c, to be fixed with training data: "
+                     "it reads 北京 in '成都房租差不多是北京一半' as the user's city now (0.64), "
+                     "the held value itself, which changes nothing held but is a current "
+                     "value the test expects none of"))),
 ]
 #: (held, turn, the user's new value)
 CHANGE_CASES = [
@@ -41,7 +47,8 @@ CHANGE_CASES = [
      "广电"),
 ]
 _SANFORD = pytest.mark.xfail(strict=True, reason=(
-    "known misreading of model-3c0282bec30a, to be fixed with training data: it reads the "
+    "known misreading of model-3c0282bec30a and model-6c498d15f19c, to be fixed with "
+    "training data: it reads the "
     "employer in 'officially Sanford Health as of monday' as 'Sanford' (the test expects "
     "'Sanford Health'; through observe the cascade keeps Avera McKennan); "
     "model-39a313c9f04f read it whole"))
@@ -212,20 +219,21 @@ def test_the_detectors_thresholds_keep_the_guards_of_reading_without_it() -> Non
     assert best["guard_all"] >= alone["guard_all"] and best["change_all"] > alone["change_all"]
 
 
-_STILL = ("known misreading of the shipped detector: a value the first pass read in a turn "
-          "about something else (Deepavali) is still taken as the held attribute's new value "
-          "(Ocho Rios too until model-3c0282bec30a, which reads it right)")
+_OCHO = pytest.mark.xfail(strict=True, reason=(
+    "known misreading of model-6c498d15f19c, to be fixed with training data: it reads 'Ocho' "
+    "in 'he is taking me to Ocho Rios on Sunday' as the user's gym now (0.98; the test "
+    "expects no gym read). Deepavali, taken as the held city's new value until v23, is "
+    "read right"))
 #: (held, a turn about another attribute): statements of change cases of the dev split,
 #: read with a held value of an attribute they do not speak of
 UNRELATED = [
     pytest.param(Held("city", "Austin"),
                  "Oi my new boss at Grab damn chill one, never need to OT. Can help me write "
-                 "the leave email anot, want to take Deepavali week",
-                 marks=pytest.mark.xfail(strict=True, reason=_STILL)),
+                 "the leave email anot, want to take Deepavali week"),
     pytest.param(Held("gym", "Smart Fit"),
                  "It has been three years since Dale passed. Winston from my church and I are "
                  "officially an item now, he is taking me to Ocho Rios on Sunday. What should "
-                 "I pack for a day trip"),
+                 "I pack for a day trip", marks=_OCHO),
     (Held("home_internet", "Unifi"), "so jonas and i are over (amicably!!) and i've been "
                                      "seeing Elif for about three months, she's great — ideas "
                                      "for a weekend trip from vienna by train?"),

@@ -51,6 +51,18 @@ def summarizer(request: dict[str, Any]) -> Reply:
 CALLS = 2
 
 
+def expected_calls(mm: MemoryManager, users: list[str]) -> int:
+    """The calls a summarize run makes for ``populate``'s users: a summary each, and one
+    reading by the LLM reader of each user turn ``observe`` read no fact from
+    (``fast_extracted`` 0: what the night asks the model to read). ``populate``'s turns
+    are meant to be such turns, CALLS a user (the premise's own test below); counting
+    them here keeps the tests of concurrency about concurrency whatever the shipped
+    reader makes of one of them."""
+    return sum(1 + sum(1 for t in mm.episodic.turns(user, "s1")
+                       if t.role == "user" and not t.metadata.get("fast_extracted"))
+               for user in users)
+
+
 def settings(server: OpenAICompatServer, *, batch_users: int = 50, **llm: Any
              ) -> ConsolidationSettings:
     return ConsolidationSettings.build(
@@ -62,8 +74,7 @@ def settings(server: OpenAICompatServer, *, batch_users: int = 50, **llm: Any
 _TRIP6 = pytest.mark.xfail(strict=True, reason=(
     "known misreading of model-6c498d15f19c, to be fixed with training data: it reads "
     "'Trip number 6: I need a train to city 6.' as the user's car 'city 6' (0.48), so that "
-    "user's turn is not left to the LLM reader and the run makes one call fewer than CALLS "
-    "per user (the test expects 2 x users)"))
+    "user's turn is not left to the LLM reader (the test expects every turn left to it)"))
 
 
 def populate(mm: MemoryManager, users: int, *, prefix: str = "u") -> list[str]:
@@ -104,23 +115,31 @@ def content(mm: MemoryManager, users: list[str]) -> list[tuple[Any, ...]]:
 
 
 @_TRIP6
+def test_populate_leaves_every_turn_to_the_llm_reader(manager: MemoryManager) -> None:
+    """The premise of the tests below: ``observe`` reads no fact in any of populate's
+    turns, so the night asks the LLM reader about each (CALLS a user)."""
+    users = populate(manager, 30)
+    assert expected_calls(manager, users) == 30 * CALLS
+
+
 def test_a_run_keeps_its_calls_within_the_concurrency_bound(
         manager: MemoryManager, clock: ManualClock, server: OpenAICompatServer):
     users = populate(manager, 24)
+    calls_expected = expected_calls(manager, users)
     clock.advance(hours=1)
     report = Consolidator(manager, settings=settings(server, batch_users=12, concurrency=4)
                           ).run("summarize")
     assert report.status == "finished" and report.method == "llm"
-    assert report.llm_calls == 24 * CALLS and report.counts["summarize_session"] == 24
+    assert report.llm_calls == calls_expected and report.counts["summarize_session"] == 24
     assert 2 <= server.max_in_flight <= 4  # concurrent, and never past the bound
     with manager.db.read() as conn:  # the call log: one row per call
-        assert conn.execute(select(func.count()).select_from(llm_calls)).scalar() == 24 * CALLS
+        assert conn.execute(select(func.count()).select_from(llm_calls)).scalar() \
+            == calls_expected
         spent, calls = conn.execute(select(budgets.c.spent, budgets.c.calls)).one()
-    assert calls == 24 * CALLS and spent == report.prompt_tokens + report.completion_tokens
+    assert calls == calls_expected and spent == report.prompt_tokens + report.completion_tokens
     assert sorted(u for u in users if manager.memories(u, types=["summary"])) == users
 
 
-@_TRIP6
 def test_concurrent_results_are_those_of_the_sequential_run(
         tmp_path: Path, embedder: Any, server: OpenAICompatServer):
     results = []
@@ -129,6 +148,7 @@ def test_concurrent_results_are_those_of_the_sequential_run(
         with MemoryManager.open(f"sqlite:///{tmp_path / f'c{concurrency}.db'}",
                                 embedder=embedder, clock=clock) as mm:
             users = populate(mm, 20)
+            calls_expected = expected_calls(mm, users)
             clock.advance(hours=1)
             report = Consolidator(mm, settings=settings(server, batch_users=10,
                                                         concurrency=concurrency)
@@ -138,7 +158,7 @@ def test_concurrent_results_are_those_of_the_sequential_run(
                             content(mm, users),
                             sorted((a.user_id, a.action, a.reason) for a in actions)))
     assert results[0] == results[1]
-    assert results[0][1] == 20 * CALLS
+    assert results[0][1] == calls_expected
 
 
 def test_retriable_errors_are_retried_and_a_400_is_not(
@@ -416,7 +436,6 @@ def test_a_gate_without_a_database_budget_keeps_the_same_rule(tmp_path: Path):
 # ------------------------------------------------------------ planning ahead in a worker
 
 
-@_TRIP6
 def test_a_worker_plans_the_next_batches_while_it_applies_one(
         manager: MemoryManager, clock: ManualClock, server: OpenAICompatServer):
     """On PostgreSQL the model's latency hides the writes: while a batch's transaction
@@ -427,6 +446,7 @@ def test_a_worker_plans_the_next_batches_while_it_applies_one(
     from memstrata.consolidation import RunHooks, Worker
 
     users = populate(manager, 30)
+    calls_expected = expected_calls(manager, users)
     clock.advance(hours=1)
     seen_while_applying: list[int] = []
     ahead = manager.db.dialect == "postgresql"
@@ -434,7 +454,7 @@ def test_a_worker_plans_the_next_batches_while_it_applies_one(
     def before_commit(run_id: str, batch: int) -> None:
         if batch == 1 and ahead:  # wait (bounded) for the second and third batches' calls
             deadline = time.monotonic() + 20
-            while len(server.requests) < 30 * CALLS and time.monotonic() < deadline:
+            while len(server.requests) < calls_expected and time.monotonic() < deadline:
                 time.sleep(0.01)
         seen_while_applying.append(len(server.requests))
 
@@ -447,11 +467,12 @@ def test_a_worker_plans_the_next_batches_while_it_applies_one(
     report = jobs.get_run(run_id)
     assert report.status == "finished" and report.method == "llm" and report.batches == 3
     # batches 2 and 3 asked while batch 1 was being applied (PostgreSQL), or only after it
-    assert (seen_while_applying[0] == 30 * CALLS) is ahead
+    assert (seen_while_applying[0] == calls_expected) is ahead
     assert (seen_while_applying[0] <= 10 * CALLS) is not ahead
-    assert report.llm_calls == 30 * CALLS and report.counts["summarize_session"] == 30
+    assert report.llm_calls == calls_expected and report.counts["summarize_session"] == 30
     assert sorted(u for u in users if len(manager.memories(u, types=["summary"])) == 1) == users
     with manager.db.read() as conn:
-        assert conn.execute(select(func.count()).select_from(llm_calls)).scalar() == 30 * CALLS
+        assert conn.execute(select(func.count()).select_from(llm_calls)).scalar() \
+            == calls_expected
         spent, calls = conn.execute(select(budgets.c.spent, budgets.c.calls)).one()
-    assert calls == 30 * CALLS and spent == report.prompt_tokens + report.completion_tokens
+    assert calls == calls_expected and spent == report.prompt_tokens + report.completion_tokens

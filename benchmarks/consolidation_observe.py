@@ -198,9 +198,11 @@ def run(url: str | None, users: int, turns_per_user: int, seed: int) -> dict[str
     return {
         "benchmark": "observe latency per turn, no LLM",
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
-                    "platform": platform.platform()},
+                    "platform": platform.platform(),
+                    "when": datetime.now(UTC).isoformat(timespec="seconds")},
         "database": "sqlite (file, WAL)" if url.startswith("sqlite") else url.split(":")[0],
         "embedder": embedder.name + " (packaged, one torch thread for single texts)",
+        "reader": _reader_version(),
         "setup": {"users": users, "user_turns": len(user_rows),
                   "assistant_turns": len(rows) - len(user_rows), "seed": seed,
                   "unique_texts": True, "records_at_end": stats["records"]},
@@ -220,6 +222,13 @@ def run(url: str | None, users: int, turns_per_user: int, seed: int) -> dict[str
         "write_outcomes": outcomes,
         "target": {"p95_ms_including_embedding": 20.0},
     }
+
+
+def _reader_version() -> str:
+    """The default reader ``observe`` read every turn with (``reader="auto"``)."""
+    from memstrata.reading import load_reader
+
+    return load_reader("auto").version
 
 
 def main() -> None:

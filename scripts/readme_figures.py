@@ -234,6 +234,11 @@ def _batch_remember(st: dict[str, Any]) -> Figure:
     )
 
 
+def _read_by(ob: dict[str, Any]) -> str:
+    """Which reader read the turns, where the run says (since stop 66)."""
+    return f", read by {ob['reader'].split('+')[0]}" if ob.get("reader") else ""
+
+
 def _observe(ob: dict[str, Any]) -> Figure:
     p95 = ob["user_turns_with_extraction"]["p95_ms"]
     target = ob["target"]["p95_ms_including_embedding"]
@@ -242,13 +247,14 @@ def _observe(ob: dict[str, Any]) -> Figure:
         f"p95 **{p95:.1f} ms** SQLite, "
         f"{ob['postgresql']['user_turns_with_extraction']['p95_ms']:.1f} ms PostgreSQL "
         f"(the embedding alone p50 {ob['embedding']['embed_p50_ms_when_called']:.1f} ms on the "
-        f"day measured; target {target:.0f} ms)",
+        f"day measured; target {target:.0f} ms)" + _read_by(ob),
         "`consolidation_observe.json`",
         title="Observe latency",
         what="`observe` a turn that forms a memory (incl. embedding)",
         result=f"p95 **{p95:.1f} ms** SQLite, "
                f"{ob['postgresql']['user_turns_with_extraction']['p95_ms']:.1f} ms PostgreSQL "
-               f"(target {target:.0f} ms, {'met' if p95 <= target else 'missed'})",
+               f"(target {target:.0f} ms, {'met' if p95 <= target else 'missed'})"
+               + _read_by(ob),
     )
 
 

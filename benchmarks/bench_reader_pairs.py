@@ -109,8 +109,8 @@ def _merged_looks(paths: list[Path]) -> dict[str, Any]:
     return looks
 
 
-def _with_scores(got: dict[str, Any], change: str, guard: str) -> dict[str, Any]:
-    return {**got, "score": score(got["a_only"], got["b_only"], change, guard)}
+def _with_score(got: dict[str, Any]) -> dict[str, Any]:
+    return {**got, "score": score(got["a_only"], got["b_only"])}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -150,8 +150,7 @@ def main(argv: list[str] | None = None) -> int:
                for r in (a, b)]
         kinds_obs = {c["id"]: c["kind"] for c in cases}
         result["through_observe"] = {
-            when: _with_scores(compare(kinds_obs, per[0][when], per[1][when]),
-                               "change", "guard")
+            when: _with_score(compare(kinds_obs, per[0][when], per[1][when]))
             for when in ("after_observe", "after_nightly")}
     else:
         result["through_observe"] = None  # a version's first looks are not there
@@ -164,8 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         per = [observe_outcomes(dev, r["misses"]) for r in runs]
         kinds_dev = {c["id"]: c["kind"] for c in dev}
         result["dev_through_observe"] = {
-            when: _with_scores(compare(kinds_dev, per[0][when], per[1][when]),
-                               "change", "guard")
+            when: _with_score(compare(kinds_dev, per[0][when], per[1][when]))
             for when in ("after_observe", "after_nightly")}
     write_result(args.out, result)
     brief = {"alone": {k: result["alone"][k] for k in ("a", "b", "score", "score_strict")}}

@@ -3,28 +3,17 @@ the other misses, and the release rules' score - changes gained less twice the g
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
-from types import ModuleType
 
-REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
-
-def _bench() -> ModuleType:
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    spec = importlib.util.spec_from_file_location("bench_reader_pairs",
-                                                  REPO / "benchmarks" / "bench_reader_pairs.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+import bench_reader_pairs as bench  # a script's module, on the path above
 
 
 def test_a_lost_guard_costs_twice_a_gained_change() -> None:
     """A gains two changes B misses and breaks one guard B holds: 2 - 2 = 0, no better.
     Cases both get right, or both miss, count for neither."""
-    bench = _bench()
     cases = [{"id": f"c{i}", "kind": "change"} for i in range(4)] + \
         [{"id": f"g{i}", "kind": "guard"} for i in range(3)]
     misses_a = [{"id": "c3", "after_observe": False, "after_nightly": False},
@@ -51,7 +40,6 @@ def test_the_reader_alone_is_scored_one_case_at_a_time_with_the_strict_forms() -
     a sister's move holds - lenient and strict alike."""
     from memstrata.reading import load_reader
 
-    bench = _bench()
     reader = load_reader("model")
     cases = [{"id": "t-1", "lang": "en", "kind": "change", "attribute": "city",
               "prior": "I live in Leeds", "statement": "we moved to Porto last month",

@@ -186,6 +186,7 @@ def run(url: str | None, users: int, turns_per_user: int, seed: int) -> dict[str
                              "embedded": False, "outcomes": []})
                 clock.advance(timedelta(seconds=30))
         stats = memory.stats()
+        reader = memory.reader.version  # the reader observe read every turn with
     user_rows = [r for r in rows if r["role"] == "user"]
     extracting = [r for r in user_rows if r["embedded"]]
     plain = [r for r in user_rows if not r["embedded"]]
@@ -202,7 +203,7 @@ def run(url: str | None, users: int, turns_per_user: int, seed: int) -> dict[str
                     "when": datetime.now(UTC).isoformat(timespec="seconds")},
         "database": "sqlite (file, WAL)" if url.startswith("sqlite") else url.split(":")[0],
         "embedder": embedder.name + " (packaged, one torch thread for single texts)",
-        "reader": _reader_version(),
+        "reader": reader,
         "setup": {"users": users, "user_turns": len(user_rows),
                   "assistant_turns": len(rows) - len(user_rows), "seed": seed,
                   "unique_texts": True, "records_at_end": stats["records"]},
@@ -222,13 +223,6 @@ def run(url: str | None, users: int, turns_per_user: int, seed: int) -> dict[str
         "write_outcomes": outcomes,
         "target": {"p95_ms_including_embedding": 20.0},
     }
-
-
-def _reader_version() -> str:
-    """The default reader ``observe`` read every turn with (``reader="auto"``)."""
-    from memstrata.reading import load_reader
-
-    return load_reader("auto").version
 
 
 def main() -> None:

@@ -85,6 +85,10 @@ def test_other_questions_ask_for_none(query):
     assert asked_attribute(query) is None
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "known misreading of model-1c911b2bf5ff, to be fixed with training data: it reads the "
+    "age in '今天是我30岁生日！' as a plan (0.95), not the user's age now, so no age is held "
+    "(the test expects 30 first for 我多大了？); v26 read it right, v23 did not"))
 def test_the_current_slot_outranks_a_summary_quoting_the_old_value(manager: MemoryManager,
                                                                    clock: ManualClock):
     for text in ("我住在北京，平时坐地铁上班。", "我在腾讯工作。", "帮我订个周末的餐厅吧。"):
@@ -147,7 +151,8 @@ _FILLER = [
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "known misreading of model-3c0282bec30a and model-6c498d15f19c, to be fixed with "
+    "known misreading of model-3c0282bec30a, model-6c498d15f19c and model-1c911b2bf5ff, "
+    "to be fixed with "
     "training data: it reads "
     "'First week at Spotify went fine' as the user's streaming service (0.68), not their "
     "employer, so 'Where do I currently work?' does not find it first (the test expects it)"))

@@ -263,10 +263,6 @@ def test_a_fact_restated_then_forgotten_does_not_come_back_through_the_nightly_s
     assert all(REINFORCED not in h.content for h in memory.recall(v, "what is my email"))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known misreading of model-6c498d15f19c, to be fixed with training data: in 'I live in "
-    "Zqleeds and I work at Zqsiemens.' it reads the employer alone, not the made-up city "
-    "Zqleeds, so the turn forms one record (the test expects two)"))
 def test_a_record_erased_with_the_hop_takes_the_turns_that_restated_it(
         memory: MemoryManager, clock: ManualClock):
     """Reproduction (v23 read "My email is X" as an email and a gym, then forgetting every

@@ -141,11 +141,6 @@ def test_a_dry_run_never_calls_the_llm(sqlite_manager: MemoryManager, clock: Man
     assert server.chat_requests() == []
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known misreading of model-6c498d15f19c, to be fixed with training data: it reads 'Kind "
-    "of tempted by Apple Music ... Not sure it's worth the hassle' as the user's streaming "
-    "service now (0.96), so observe makes the held Spotify wait beside it (the test expects "
-    "Spotify active and no verdict-less pair judged)"))
 def test_a_pair_put_forward_only_for_the_llm_is_not_judged_offline_without_its_verdict(
         sqlite_manager: MemoryManager, clock: ManualClock, server: OpenAICompatServer):
     """Issue 33 (bench_never_worse --loopback: the one question lost by ``conflicts``): with

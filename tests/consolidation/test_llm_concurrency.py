@@ -71,12 +71,6 @@ def settings(server: OpenAICompatServer, *, batch_users: int = 50, **llm: Any
              **llm})
 
 
-_TRIP6 = pytest.mark.xfail(strict=True, reason=(
-    "known misreading of model-6c498d15f19c, to be fixed with training data: it reads "
-    "'Trip number 6: I need a train to city 6.' as the user's car 'city 6' (0.48), so that "
-    "user's turn is not left to the LLM reader (the test expects every turn left to it)"))
-
-
 def populate(mm: MemoryManager, users: int, *, prefix: str = "u") -> list[str]:
     names = [f"{prefix}{n:03d}" for n in range(users)]
     for n, user in enumerate(names):
@@ -114,7 +108,6 @@ def content(mm: MemoryManager, users: list[str]) -> list[tuple[Any, ...]]:
 # ------------------------------------------------------------ concurrency in a run
 
 
-@_TRIP6
 def test_populate_leaves_every_turn_to_the_llm_reader(manager: MemoryManager) -> None:
     """The premise of the tests below: ``observe`` reads no fact in any of populate's
     turns, so the night asks the LLM reader about each (CALLS a user)."""

@@ -33,7 +33,8 @@ GUARDS = [
                  "在纠结要不要润去成都 成都房租差不多是北京一半 但工资也要砍三成 "
                  "帮我算算到底值不值",
                  marks=pytest.mark.xfail(strict=True, reason=(
-                     "known misreading of model-6c498d15f19c, to be fixed with training data: "
+                     "known misreading of model-6c498d15f19c and model-1c911b2bf5ff, to be "
+                     "fixed with training data: "
                      "it reads 北京 in '成都房租差不多是北京一半' as the user's city now (0.64), "
                      "the held value itself, which changes nothing held but is a current "
                      "value the test expects none of"))),
@@ -46,13 +47,7 @@ CHANGE_CASES = [
     (Held("mobile_carrier", "移动"), "携号转网转到广电了 19块的套餐 号码没变 就是信号不知道咋样",
      "广电"),
 ]
-_SANFORD = pytest.mark.xfail(strict=True, reason=(
-    "known misreading of model-3c0282bec30a and model-6c498d15f19c, to be fixed with "
-    "training data: it reads the "
-    "employer in 'officially Sanford Health as of monday' as 'Sanford' (the test expects "
-    "'Sanford Health'; through observe the cascade keeps Avera McKennan); "
-    "model-39a313c9f04f read it whole"))
-CHANGES = [pytest.param(*CHANGE_CASES[0], marks=_SANFORD), CHANGE_CASES[1]]
+CHANGES = CHANGE_CASES
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +112,6 @@ def test_with_nothing_held_the_detector_reads_nothing(reader: ModelReader,
     assert reader.read(turn, [Held("employer", "Siemens")]) == alone.read(turn)
 
 
-@_SANFORD
 def test_a_change_and_a_guard_reach_the_users_memory_through_observe(
         db_url: str, embedder: Embedder, clock: ManualClock) -> None:
     mm = MemoryManager.open(db_url, embedder=embedder, clock=clock)
@@ -219,11 +213,6 @@ def test_the_detectors_thresholds_keep_the_guards_of_reading_without_it() -> Non
     assert best["guard_all"] >= alone["guard_all"] and best["change_all"] > alone["change_all"]
 
 
-_OCHO = pytest.mark.xfail(strict=True, reason=(
-    "known misreading of model-6c498d15f19c, to be fixed with training data: it reads 'Ocho' "
-    "in 'he is taking me to Ocho Rios on Sunday' as the user's gym now (0.98; the test "
-    "expects no gym read). Deepavali, taken as the held city's new value until v23, is "
-    "read right"))
 #: (held, a turn about another attribute): statements of change cases of the dev split,
 #: read with a held value of an attribute they do not speak of
 UNRELATED = [
@@ -233,7 +222,7 @@ UNRELATED = [
     pytest.param(Held("gym", "Smart Fit"),
                  "It has been three years since Dale passed. Winston from my church and I are "
                  "officially an item now, he is taking me to Ocho Rios on Sunday. What should "
-                 "I pack for a day trip", marks=_OCHO),
+                 "I pack for a day trip"),
     (Held("home_internet", "Unifi"), "so jonas and i are over (amicably!!) and i've been "
                                      "seeing Elif for about three months, she's great — ideas "
                                      "for a weekend trip from vienna by train?"),

@@ -98,6 +98,14 @@ class Candidate:
     def said_at(self) -> float:
         return float(self.row.valid_from)
 
+    @property
+    def said_until(self) -> float:
+        """When the last of it was said: a session summary's last turn (its ``valid_from``
+        is the session's first), any other record's ``said_at``."""
+        if _TYPE[self.row.type] is MemoryType.SUMMARY:
+            return max(self.said_at, float(self.row.created_at))
+        return self.said_at
+
 
 @dataclass(slots=True)
 class Gathered:
@@ -424,8 +432,11 @@ def _answers_first(kept: list[Candidate], answers: Collection[str],
     others = [c for c in kept if c.row.id not in answers]
     if any(c.parts.dense >= _REPEATS_QUERY for c in others):
         return
-    # every answer is compared with the others' scores as they were before this step
-    scores = [(c.parts.score, c.said_at) for c in others]
+    # every answer is compared with the others' scores as they were before this step;
+    # a session summary counts as said at the session's end (the summary of the session
+    # the answer was said in is no older than the answer: lifted above it, the answer
+    # would overtake a newer statement that the summary's score happened to exceed)
+    scores = [(c.parts.score, c.said_until) for c in others]
     for c in kept:
         if c.row.id not in answers:
             continue

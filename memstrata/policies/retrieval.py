@@ -434,8 +434,8 @@ class RetrievalPolicy:
         updatable = [k in self.updatable for k in kinds]
         # asked about now, a session summary quoting an older state is outdated by a newer
         # statement about the same thing too (it never outdates one: it is a happening)
-        outdatable = [u or (asks_current and k is MemoryType.SUMMARY)
-                      for u, k in zip(updatable, kinds, strict=True)]
+        summary = [k is MemoryType.SUMMARY for k in kinds]
+        outdatable = [u or (asks_current and s) for u, s in zip(updatable, summary, strict=True)]
         checked = [i for i in range(n) if admitted[i]][:top]
         for i in checked:
             if not outdatable[i]:
@@ -455,17 +455,22 @@ class RetrievalPolicy:
                 found = asks_current and states and self.current_similarity <= 1.0 and (
                     lexical or admitted[j]
                     or relevance[j] >= self.current_relevance_ratio * relevance[i])
+                # an older session summary holds a whole session: the question may have
+                # found it by another of its topics (small talk found beside the drink
+                # the user asks about, word overlap 0.07 with a newer statement), so being
+                # found with it takes what a change takes, not the lower current_similarity
+                loose = not summary[i]
                 if not same and similarity is not None and lexical:
                     overlap = similarity[i][j]
                     same = ((change or found) and overlap >= self.lexical_change_similarity) \
                         or (overlap >= self.lexical_similarity and comparable) \
                         or (found and admitted[j]
-                            and (change or overlap >= self.current_similarity))
+                            and (change or (loose and overlap >= self.current_similarity)))
                 elif not same and similarity is not None:
                     sim = similarity[i][j]
                     same = (sim >= self.same_thing_similarity and comparable) \
-                        or (change and sim >= self.change_similarity) \
-                        or (found and sim >= self.current_similarity)
+                        or ((change or (found and not loose)) and sim >= self.change_similarity) \
+                        or (found and loose and sim >= self.current_similarity)
                 if not same:
                     continue
                 out[i] = True

@@ -540,6 +540,53 @@ def test_a_memory_forgotten_between_planning_and_applying_is_not_written_back(
     assert not any(canary in c for c in contents)
 
 
+#: the other process of the test below: it forgets one record of the user, and exits
+_FORGET_CHILD = """
+import sys
+from memstrata import MemoryManager
+url, index, user, record = sys.argv[1:5]
+with MemoryManager.open(url, index_dir=index) as memory:
+    memory.forget(user, record)
+"""
+
+
+def test_a_memory_forgotten_by_another_process_between_planning_and_applying_stays_gone(
+        manager: MemoryManager, jobs: Consolidator, clock, db_url: str, tmp_path) -> None:
+    """Issue 33: as above with the ``forget`` in another process (another connection, its
+    own index and caches), on SQLite and PostgreSQL: the apply re-checks its sources inside
+    its write transaction, so what another process forgot is not written back."""
+    import os
+    import subprocess
+    import sys
+
+    from memstrata.consolidation._summarize import SummarizeJob
+
+    canary = "zqotherproc3"
+    obs = manager.observe("alice", "s1", "user", f"My email is {canary}@example.com.")
+    manager.observe("alice", "s1", "user", "I prefer quiet hotels near the sea.")
+    clock.advance(hours=2)
+    ctx = jobs._context(dry_run=False, run_id="r1", options={}, gate=None)
+    job = SummarizeJob()
+    with manager.db.read() as conn:
+        planned = job.plan(conn, ctx, "alice")
+    assert any(canary in n.item.content for n in planned.payload.new), "the test is wrong"
+    assert obs.written
+    done = subprocess.run(
+        [sys.executable, "-c", _FORGET_CHILD, db_url, str(tmp_path / "index"), "alice",
+         obs.written[0]],
+        env={**os.environ, "HF_HUB_OFFLINE": "1"}, capture_output=True, text=True,
+        timeout=120)
+    assert done.returncode == 0, done.stderr
+    with manager.changes() as txn:
+        assert job.apply(txn, ctx, planned).actions == []
+    jobs.run("summarize")
+    contents = [r.content for r in manager.memories("alice", statuses=list(Status), limit=100)]
+    assert any(r.startswith("Session") for r in contents), contents
+    assert not any(canary in c for c in contents)
+    with manager.db.read() as conn:
+        assert not [r for r in conn.execute(select(actions)).all() if canary in str(r)]
+
+
 def test_a_merge_into_a_keeper_forgotten_between_planning_and_applying_keeps_the_copy(
         manager: MemoryManager, jobs: Consolidator, clock):
     """Issue 33: the keeper of a planned merge was forgotten before the apply; the copy was

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from sqlalchemy import insert, select
@@ -510,14 +511,12 @@ def test_a_user_erased_between_planning_and_applying_stays_erased(manager: Memor
         assert conn.execute(select(turns).where(turns.c.user_id == "alice")).first() is None
 
 
-def test_a_memory_forgotten_between_planning_and_applying_is_not_written_back(
-        manager: MemoryManager, jobs: Consolidator, clock):
-    """Issue 33: the nightly summary was planned from the session's turns, a ``forget``
-    removed a record and its turn before the apply, and the apply (which checked only the
-    session's last turn) wrote the summary quoting the forgotten turn."""
+def _summary_planned_with(manager: MemoryManager, jobs: Consolidator, clock, canary: str
+                          ) -> tuple[str, Any, Any, Any]:
+    """A session of alice's whose first turn forms a record holding ``canary``, and the
+    nightly summary of it planned (not applied): ``(record id, job, context, plan)``."""
     from memstrata.consolidation._summarize import SummarizeJob
 
-    canary = "zqmidrun7"
     obs = manager.observe("alice", "s1", "user", f"My email is {canary}@example.com.")
     manager.observe("alice", "s1", "user", "I prefer quiet hotels near the sea.")
     manager.observe("alice", "s1", "user", "Can you plan a weekend in Porto for me?")
@@ -528,7 +527,17 @@ def test_a_memory_forgotten_between_planning_and_applying_is_not_written_back(
         planned = job.plan(conn, ctx, "alice")
     assert any(canary in n.item.content for n in planned.payload.new), "the test is wrong"
     assert obs.written
-    manager.forget("alice", obs.written[0])  # lands between the plan and the apply
+    return obs.written[0], job, ctx, planned
+
+
+def test_a_memory_forgotten_between_planning_and_applying_is_not_written_back(
+        manager: MemoryManager, jobs: Consolidator, clock):
+    """Issue 33: the nightly summary was planned from the session's turns, a ``forget``
+    removed a record and its turn before the apply, and the apply (which checked only the
+    session's last turn) wrote the summary quoting the forgotten turn."""
+    canary = "zqmidrun7"
+    record, job, ctx, planned = _summary_planned_with(manager, jobs, clock, canary)
+    manager.forget("alice", record)  # lands between the plan and the apply
     with manager.changes() as txn:
         assert job.apply(txn, ctx, planned).actions == []
     assert not any(canary in r.content
@@ -559,21 +568,11 @@ def test_a_memory_forgotten_by_another_process_between_planning_and_applying_sta
     import subprocess
     import sys
 
-    from memstrata.consolidation._summarize import SummarizeJob
-
     canary = "zqotherproc3"
-    obs = manager.observe("alice", "s1", "user", f"My email is {canary}@example.com.")
-    manager.observe("alice", "s1", "user", "I prefer quiet hotels near the sea.")
-    clock.advance(hours=2)
-    ctx = jobs._context(dry_run=False, run_id="r1", options={}, gate=None)
-    job = SummarizeJob()
-    with manager.db.read() as conn:
-        planned = job.plan(conn, ctx, "alice")
-    assert any(canary in n.item.content for n in planned.payload.new), "the test is wrong"
-    assert obs.written
+    record, job, ctx, planned = _summary_planned_with(manager, jobs, clock, canary)
     done = subprocess.run(
         [sys.executable, "-c", _FORGET_CHILD, db_url, str(tmp_path / "index"), "alice",
-         obs.written[0]],
+         record],
         env={**os.environ, "HF_HUB_OFFLINE": "1"}, capture_output=True, text=True,
         timeout=120)
     assert done.returncode == 0, done.stderr

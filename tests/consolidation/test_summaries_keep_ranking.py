@@ -72,6 +72,23 @@ def _rank(mm: MemoryManager, user: str, question: str, text: str) -> int | None:
                  if h.record.type is not MemoryType.SUMMARY and h.content == text), None)
 
 
+def _keeps_its_place(mm: MemoryManager, jobs: Consolidator, clock: ManualClock, user: str,
+                     turns: list[tuple[str, datetime, str]], question: str, first: str,
+                     second: str) -> None:
+    """``first`` ranks above ``second`` (or alone) for ``question`` before the nightly
+    ``summarize`` and after it."""
+    _observe(mm, clock, user, turns)
+
+    def in_order() -> bool:
+        a, b = _rank(mm, user, question, first), _rank(mm, user, question, second)
+        return a is not None and (b is None or a < b)
+
+    assert in_order()
+    assert jobs.run("summarize", user_id=user).status == "finished"
+    assert any(r.type is MemoryType.SUMMARY for r in mm.memories(user))
+    assert in_order()
+
+
 DENTIST = [
     ("s1", S1, "Who painted The Starry Night?"),
     ("s1", S1 + timedelta(minutes=1), "My dentist is Dr. Patel at Bright Smile Dental on 5th. "
@@ -97,19 +114,9 @@ def test_a_held_value_is_not_lifted_above_the_summary_of_its_own_session(
     old value was said in counted as said at that session's first turn, so the old
     statement was lifted just above its own summary - past the new dentist, whom the
     summary happened to outscore. A summary counts as said at its session's end now."""
-    _observe(manager, clock, "dana", DENTIST)
-    question = ("I just chipped a tooth on a popcorn kernel 😭 Whose office should I call "
-                "first thing tomorrow?")
-    new, old = DENTIST[7][2], DENTIST[1][2]
-
-    def newer_first() -> bool:
-        n, o = _rank(manager, "dana", question, new), _rank(manager, "dana", question, old)
-        return n is not None and (o is None or n < o)
-
-    assert newer_first()
-    assert jobs.run("summarize", user_id="dana").status == "finished"
-    assert any(r.type is MemoryType.SUMMARY for r in manager.memories("dana"))
-    assert newer_first()
+    _keeps_its_place(manager, jobs, clock, "dana", DENTIST,
+                     "I just chipped a tooth on a popcorn kernel 😭 Whose office should I "
+                     "call first thing tomorrow?", DENTIST[7][2], DENTIST[1][2])
 
 
 DRINK = [
@@ -139,15 +146,5 @@ def test_a_small_talk_summary_lends_its_place_to_no_newer_statement(
     outdated by the treat at a word overlap of 0.07 and lifted it to the summary's score,
     past the latte. A summary holds a whole session, so being found beside it takes what a
     change takes now."""
-    _observe(manager, clock, "mei", DRINK)
-    question = "我每天下午雷打不动的那杯是什么？同事说顺路帮我带。"
-    held, treat = DRINK[1][2], DRINK[8][2]
-
-    def held_first() -> bool:
-        h, t = _rank(manager, "mei", question, held), _rank(manager, "mei", question, treat)
-        return h is not None and (t is None or h < t)
-
-    assert held_first()
-    assert jobs.run("summarize", user_id="mei").status == "finished"
-    assert any(r.type is MemoryType.SUMMARY for r in manager.memories("mei"))
-    assert held_first()
+    _keeps_its_place(manager, jobs, clock, "mei", DRINK,
+                     "我每天下午雷打不动的那杯是什么？同事说顺路帮我带。", DRINK[1][2], DRINK[8][2])

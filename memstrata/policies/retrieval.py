@@ -440,6 +440,12 @@ class RetrievalPolicy:
         for i in checked:
             if not outdatable[i]:
                 continue
+            # an older session summary holds a whole session: the question may have found
+            # it by another of its topics (small talk found beside the drink the user asks
+            # about, word overlap 0.07 with a newer statement), so being found with it takes
+            # what a change takes, not the lower current_similarity
+            near, near_overlap = (self.change_similarity, self.lexical_change_similarity) \
+                if summary[i] else (self.current_similarity, self.current_similarity)
             for j in range(n):
                 if i == j or not updatable[j] or \
                         said_at[j] - said_at[i] < self.update_gap_seconds:
@@ -455,22 +461,16 @@ class RetrievalPolicy:
                 found = asks_current and states and self.current_similarity <= 1.0 and (
                     lexical or admitted[j]
                     or relevance[j] >= self.current_relevance_ratio * relevance[i])
-                # an older session summary holds a whole session: the question may have
-                # found it by another of its topics (small talk found beside the drink
-                # the user asks about, word overlap 0.07 with a newer statement), so being
-                # found with it takes what a change takes, not the lower current_similarity
-                loose = not summary[i]
                 if not same and similarity is not None and lexical:
                     overlap = similarity[i][j]
                     same = ((change or found) and overlap >= self.lexical_change_similarity) \
                         or (overlap >= self.lexical_similarity and comparable) \
-                        or (found and admitted[j]
-                            and (change or (loose and overlap >= self.current_similarity)))
+                        or (found and admitted[j] and (change or overlap >= near_overlap))
                 elif not same and similarity is not None:
                     sim = similarity[i][j]
                     same = (sim >= self.same_thing_similarity and comparable) \
-                        or ((change or (found and not loose)) and sim >= self.change_similarity) \
-                        or (found and loose and sim >= self.current_similarity)
+                        or (change and sim >= self.change_similarity) \
+                        or (found and sim >= near)
                 if not same:
                     continue
                 out[i] = True
